@@ -1,0 +1,56 @@
+# Zhisuan: the two commands are `make run` and `make test`. Everything they need is installed
+# by the targets below, so both work on a fresh machine.
+SHELL := /bin/bash
+PY := .venv/bin/python
+VENV_STAMP := .venv/.installed
+NPM_STAMP := frontend/node_modules/.installed
+
+.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend bench migrate seed
+
+run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
+	$(PY) manage.py serve
+
+$(VENV_STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+$(NPM_STAMP): frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+frontend: $(NPM_STAMP)
+	cd frontend && npm run --silent build
+
+migrate: $(VENV_STAMP)
+	$(PY) manage.py migrate --noinput -v0
+
+seed: $(VENV_STAMP)
+	$(PY) manage.py seed_demo
+
+test: lint test-backend test-frontend e2e ## every suite: lint, types, backend, frontend, browser
+	@echo "make test: all suites passed"
+
+lint: $(VENV_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy .
+
+test-backend: $(VENV_STAMP)
+	scripts/ensure-services.sh
+	$(PY) -m pytest
+
+test-frontend: $(NPM_STAMP)
+	cd frontend && npm run --silent typecheck && npm run --silent lint && npm test --silent
+
+e2e: $(VENV_STAMP) frontend
+	scripts/ensure-chromium.sh
+	scripts/e2e.sh
+
+schema: $(VENV_STAMP) ## regenerate the committed OpenAPI schema and the frontend client
+	DJANGO_SETTINGS_MODULE=config.settings.dev $(PY) manage.py spectacular --file openapi/schema.yaml --validate --fail-on-warn
+	cd frontend && npm run --silent gen:api
+
+bench: $(VENV_STAMP) ## scheduling-core benchmark (prints a table)
+	$(PY) bench/sched_core.py

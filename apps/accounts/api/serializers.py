@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.accounts.models import ApiToken, User
+from apps.tenancy.models import Membership
+
+
+class UserSerializer(serializers.ModelSerializer[User]):
+    class Meta:
+        model = User
+        fields = ["id", "username", "display_name", "is_platform_admin"]
+        read_only_fields = fields
+
+
+class TenantRefSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+
+
+class MembershipRefSerializer(serializers.ModelSerializer[Membership]):
+    tenant = TenantRefSerializer()
+
+    class Meta:
+        model = Membership
+        fields = ["tenant", "role"]
+
+
+class SessionSerializer(serializers.Serializer[Any]):
+    user = UserSerializer()
+    memberships = MembershipRefSerializer(many=True)
+
+
+class LoginSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=256, style={"input_type": "password"})
+
+
+class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
+    ttl_days = serializers.IntegerField(
+        write_only=True, required=False, min_value=1, max_value=365, help_text="Lifetime in days."
+    )
+    is_active = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_used_at",
+            "is_active",
+            "ttl_days",
+        ]
+        read_only_fields = [
+            "prefix",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_used_at",
+        ]
+
+
+class NewApiTokenSerializer(ApiTokenSerializer):
+    token = serializers.CharField(read_only=True, help_text="Shown once; store it now.")
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = [*ApiTokenSerializer.Meta.fields, "token"]

@@ -1,0 +1,136 @@
+"""Session login for the browser, and personal API tokens."""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib.auth import authenticate, login, logout
+from django.db.models import QuerySet
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import ensure_csrf_cookie
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from apps.accounts import services
+from apps.accounts.api.serializers import (
+    ApiTokenSerializer,
+    LoginSerializer,
+    NewApiTokenSerializer,
+    SessionSerializer,
+)
+from apps.accounts.models import ApiToken, User
+from apps.audit import services as audit
+from apps.audit.models import AuditAction
+from apps.core.viewsets import request_user
+
+log = logging.getLogger("zhisuan.auth")
+
+
+def session_payload(user: User) -> dict[str, object]:
+    memberships = user.memberships.select_related("tenant").order_by("tenant__slug")
+    return dict(SessionSerializer({"user": user, "memberships": memberships}).data)
+
+
+@method_decorator(ensure_csrf_cookie, name="dispatch")
+class SessionView(APIView):
+    """Who am I. Also hands the browser its CSRF cookie, even when not logged in."""
+
+    @extend_schema(responses=SessionSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(session_payload(request_user(request)))
+
+
+class LoginView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(request=LoginSerializer, responses=SessionSerializer)
+    def post(self, request: Request) -> Response:
+        # Login must carry a CSRF token too, or another site could log a browser in.
+        SessionAuthentication().enforce_csrf(request)
+        data = LoginSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(
+            request._request,
+            username=data.validated_data["username"],
+            password=data.validated_data["password"],
+        )
+        if not isinstance(user, User):
+            log.warning(
+                "login failed: username=%s ip=%s",
+                data.validated_data["username"],
+                request.META.get("REMOTE_ADDR"),
+            )
+            raise serializers.ValidationError({"password": ["Unknown username or wrong password."]})
+        login(request._request, user)
+        return Response(session_payload(user))
+
+
+class LogoutView(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request: Request) -> Response:
+        logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ApiTokenViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[ApiToken],
+):
+    """The caller's own API tokens. DELETE revokes (the row stays for the audit trail)."""
+
+    serializer_class = ApiTokenSerializer
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "tokens"
+
+    def get_queryset(self) -> QuerySet[ApiToken]:
+        if getattr(self, "swagger_fake_view", False):
+            return ApiToken.objects.none()
+        return ApiToken.objects.filter(user=request_user(self.request))
+
+    @extend_schema(responses={201: NewApiTokenSerializer})
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        data = ApiTokenSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = request_user(request)
+        token, plaintext = services.create_token(
+            user=user,
+            name=data.validated_data["name"],
+            ttl_days=data.validated_data.get("ttl_days"),
+        )
+        audit.record(
+            actor=user,
+            action=AuditAction.CREATE,
+            instance=token,
+            tenant=None,
+            before=None,
+            after=audit.snapshot(token),
+        )
+        body = NewApiTokenSerializer(token).data
+        body["token"] = plaintext
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
+        token = self.get_object()
+        before = audit.snapshot(token)
+        services.revoke_token(token=token)
+        audit.record(
+            actor=request_user(request),
+            action=AuditAction.UPDATE,
+            instance=token,
+            tenant=None,
+            before=before,
+            after=audit.snapshot(token),
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)

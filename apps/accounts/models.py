@@ -1,0 +1,52 @@
+"""Users and personal API tokens."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.utils import timezone
+
+
+class User(AbstractUser):
+    """A person using Zhisuan. Platform admins see across tenants through admin endpoints."""
+
+    display_name = models.CharField(max_length=150, blank=True)
+    is_platform_admin = models.BooleanField(
+        default=False, help_text="Operates the whole platform: clusters, pools, all tenants."
+    )
+
+    def __str__(self) -> str:
+        return self.display_name or self.username
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def active(self) -> ApiTokenQuerySet:
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True, expires_at__gt=now)
+
+
+class ApiToken(models.Model):
+    """A personal API token. Only a SHA-256 digest of the secret is stored; the plaintext is
+    shown once at creation. Tokens carry the owner's own permissions, never more."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    # The public prefix identifies the row without a hash scan; the digest proves the secret.
+    prefix = models.CharField(max_length=16, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None and self.expires_at > timezone.now()

@@ -1,0 +1,32 @@
+"""Reads over clusters, pools and nodes."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
+
+from apps.clusters.models import Cluster, Node
+
+
+def clusters_with_counts() -> QuerySet[Cluster]:
+    """Clusters annotated with pool, node and accelerator counts in one query."""
+    return Cluster.objects.annotate(
+        pool_count=Count("pools", distinct=True),
+        node_count=Count("nodes", distinct=True),
+    ).annotate(
+        gpu_count=Coalesce(Sum("nodes__accelerator_count", filter=Q(nodes__is_spare=False)), 0)
+    )
+
+
+def accelerators_by_model() -> list[dict[str, object]]:
+    """Schedulable accelerators (spares excluded) per model and vendor."""
+    rows = (
+        Node.objects.filter(is_spare=False, accelerator_count__gt=0)
+        .values("accelerator_model", "accelerator_vendor")
+        .annotate(count=Sum("accelerator_count"))
+        .order_by("-count", "accelerator_model")
+    )
+    return [
+        {"model": r["accelerator_model"], "vendor": r["accelerator_vendor"], "count": r["count"]}
+        for r in rows
+    ]

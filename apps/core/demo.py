@@ -1,0 +1,152 @@
+"""Demo data for the embedded default: a platform admin, two tenants, one simulated cluster.
+
+The demo passwords are printed by ``make run`` and are meant for a laptop, never production
+(``seed_demo`` refuses to run under production settings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from apps.accounts.models import User
+from apps.clusters.models import Arch, Cluster, ClusterKind, Device, Node, ResourcePool, Vendor
+from apps.tenancy.models import Membership, Project, Role, Tenant
+
+DEMO_PASSWORD = "zhisuan-demo"  # noqa: S105 - documented demo login for the local default
+
+
+@dataclass(frozen=True)
+class DemoUser:
+    username: str
+    display_name: str
+    tenant: str | None
+    role: Role | None
+
+
+DEMO_USERS = (
+    DemoUser("admin", "Platform Admin", None, None),
+    DemoUser("alice", "Alice (vision admin)", "vision", Role.TENANT_ADMIN),
+    DemoUser("bob", "Bob (vision researcher)", "vision", Role.MEMBER),
+    DemoUser("victor", "Victor (vision viewer)", "vision", Role.VIEWER),
+    DemoUser("carol", "Carol (nlp admin)", "nlp", Role.TENANT_ADMIN),
+    DemoUser("dave", "Dave (nlp researcher)", "nlp", Role.MEMBER),
+)
+DEMO_TENANTS = {
+    "vision": ("Vision Lab", "Computer vision: detection and video models."),
+    "nlp": ("NLP Lab", "Large language model pre-training and serving."),
+}
+
+
+@dataclass(frozen=True)
+class PoolShape:
+    name: str
+    description: str
+    vendor: Vendor
+    model: str
+    arch: Arch
+    nodes: int
+    per_node: int
+    nodes_per_leaf: int
+    leaves_per_su: int
+    rdma_nics: int
+    spares: int = 0
+
+
+DEMO_POOLS = (
+    PoolShape(
+        "a800-train", "A800 training (NVSwitch, 4x200G IB)", Vendor.NVIDIA, "A800",
+        Arch.X86_64, nodes=16, per_node=8, nodes_per_leaf=4, leaves_per_su=2, rdma_nics=4,
+        spares=1,
+    ),
+    PoolShape(
+        "ascend-infer", "Ascend 910B inference", Vendor.HUAWEI, "Ascend910B",
+        Arch.ARM64, nodes=4, per_node=8, nodes_per_leaf=4, leaves_per_su=1, rdma_nics=0,
+    ),
+)  # fmt: skip
+
+CLUSTER_NAME = "sim-a800"
+
+
+def _users() -> dict[str, User]:
+    users: dict[str, User] = {}
+    for spec in DEMO_USERS:
+        user, created = User.objects.get_or_create(
+            username=spec.username, defaults={"display_name": spec.display_name}
+        )
+        if created:
+            user.set_password(DEMO_PASSWORD)
+            if spec.tenant is None:
+                user.is_platform_admin = user.is_staff = user.is_superuser = True
+            user.save()
+        users[spec.username] = user
+    return users
+
+
+def _tenants(users: dict[str, User]) -> None:
+    for slug, (name, description) in DEMO_TENANTS.items():
+        tenant, _ = Tenant.objects.get_or_create(
+            slug=slug, defaults={"name": name, "description": description}
+        )
+        Project.objects.get_or_create(tenant=tenant, name="default")
+    for spec in DEMO_USERS:
+        if spec.tenant and spec.role:
+            Membership.objects.get_or_create(
+                tenant=Tenant.objects.get(slug=spec.tenant),
+                user=users[spec.username],
+                defaults={"role": spec.role},
+            )
+
+
+def _cluster() -> Cluster:
+    cluster, created = Cluster.objects.get_or_create(
+        name=CLUSTER_NAME,
+        defaults={
+            "kind": ClusterKind.SIMULATED,
+            "description": "Simulated cluster (in-process): jobs, telemetry and faults are "
+            "generated, not real hardware.",
+        },
+    )
+    if not created:
+        return cluster
+    for shape in DEMO_POOLS:
+        pool = ResourcePool.objects.create(
+            cluster=cluster, name=shape.name, description=shape.description
+        )
+        for i in range(shape.nodes + shape.spares):
+            leaf = i // shape.nodes_per_leaf
+            su = leaf // shape.leaves_per_su
+            node = Node.objects.create(
+                cluster=cluster,
+                pool=pool,
+                name=f"{shape.name}-{i:03d}",
+                arch=shape.arch,
+                cpu_milli=128_000,
+                memory_mib=1_024 * 1_024,
+                accelerator_vendor=shape.vendor,
+                accelerator_model=shape.model,
+                accelerator_count=shape.per_node,
+                rdma_nics=shape.rdma_nics,
+                scalable_unit=f"{shape.name}-su{su}",
+                leaf_switch=f"{shape.name}-leaf{leaf}",
+                spine="spine0",
+                is_spare=i >= shape.nodes,
+            )
+            Device.objects.bulk_create(
+                Device(node=node, index=d, model=shape.model, uuid=f"{node.name}-dev{d}")
+                for d in range(shape.per_node)
+            )
+    return cluster
+
+
+@transaction.atomic
+def seed() -> Cluster:
+    """Create the demo objects; running it again changes nothing."""
+    users = _users()
+    _tenants(users)
+    return _cluster()
+
+
+def demo_gpu_count() -> int:
+    return sum(shape.nodes * shape.per_node for shape in DEMO_POOLS)

@@ -1,0 +1,63 @@
+"""One JSON error shape for the whole API: ``{"detail": str, "errors": {field: [msg]}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+log = logging.getLogger("zhisuan.api")
+
+
+def _flatten(detail: Any) -> Any:
+    if isinstance(detail, dict):
+        return {str(k): _flatten(v) for k, v in detail.items()}
+    if isinstance(detail, list):
+        return [_flatten(v) for v in detail]
+    return str(detail)
+
+
+def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        )
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    request = context.get("request")
+    if response.status_code in (401, 403) and request is not None:
+        user = getattr(request, "user", None)
+        log.warning(
+            "denied: status=%s user=%s method=%s path=%s",
+            response.status_code,
+            getattr(user, "username", None) or "anonymous",
+            request.method,
+            request.path,
+        )
+    if isinstance(exc, exceptions.ValidationError):
+        errors = _flatten(exc.detail)
+        if not isinstance(errors, dict):
+            errors = {"non_field_errors": errors}
+        response.data = {"detail": "Invalid input.", "errors": errors}
+    else:
+        detail = response.data.get("detail") if isinstance(response.data, dict) else None
+        response.data = {"detail": str(detail or exc)}
+    return response
+
+
+def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Django's handler500 for /api paths: still JSON, never an HTML page."""
+    return JsonResponse(
+        {"detail": "Internal server error."}, status=status.HTTP_500_INTERNAL_SERVER_ERROR
+    )

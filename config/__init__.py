@@ -1,0 +1,1 @@
+"""Django project configuration for Zhisuan (settings, URLs, ASGI, Celery)."""

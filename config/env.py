@@ -1,0 +1,99 @@
+"""Typed access to environment variables: the one place settings read the environment.
+
+Every variable the platform understands is declared here with its type and default, so the
+README's configuration table and the code cannot drift apart silently (a test checks the
+README lists every name in ``DOCUMENTED``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# name -> one-line description; the README's configuration table must list every name.
+DOCUMENTED: dict[str, str] = {
+    "DJANGO_SETTINGS_MODULE": "settings module: config.settings.dev | test | prod",
+    "ZS_SECRET_KEY": "Django secret key (required in prod)",
+    "ZS_DEBUG": "debug mode (dev default true, prod always false)",
+    "ZS_ALLOWED_HOSTS": "comma-separated host names the server answers",
+    "ZS_CSRF_TRUSTED_ORIGINS": "comma-separated origins trusted for CSRF and websockets",
+    "ZS_DATA_DIR": "where the embedded default keeps SQLite and other state (default var/)",
+    "DATABASE_URL": "database URL; unset in dev means SQLite under ZS_DATA_DIR",
+    "REDIS_URL": "Redis URL for the Celery broker and the channel layer; unset in dev means "
+    "in-process (memory) broker and channel layer",
+    "ZS_HOST": "address `manage.py serve` binds (default 127.0.0.1)",
+    "ZS_PORT": "port `manage.py serve` binds (default 8000)",
+    "ZS_EMBEDDED_WORKER": "run a Celery worker thread inside `manage.py serve` (default true "
+    "when REDIS_URL is unset)",
+    "ZS_CLUSTER_BACKEND": "cluster interface: simulated | kubernetes (default simulated)",
+    "ZS_LOG_LEVEL": "root log level (default INFO)",
+    "ZS_TOKEN_TTL_DAYS": "default lifetime of a new API token in days (default 90)",
+    "ZS_FRONTEND_DIST": "folder with the built dashboard (default frontend/dist)",
+}
+
+
+class ConfigError(RuntimeError):
+    """Raised at start-up when an environment variable is missing or malformed."""
+
+
+def _check(name: str) -> None:
+    if name not in DOCUMENTED:
+        raise ConfigError(f"{name} is read but not declared in config.env.DOCUMENTED")
+
+
+def get_str(name: str, default: str) -> str:
+    _check(name)
+    return os.environ.get(name, default)
+
+
+def get_optional_str(name: str) -> str | None:
+    _check(name)
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def require_str(name: str) -> str:
+    value = get_optional_str(name)
+    if value is None:
+        raise ConfigError(f"environment variable {name} must be set")
+    return value
+
+
+def get_bool(name: str, default: bool) -> bool:
+    _check(name)
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def get_int(name: str, default: int) -> int:
+    _check(name)
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def get_list(name: str, default: list[str]) -> list[str]:
+    _check(name)
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def get_path(name: str, default: Path) -> Path:
+    _check(name)
+    raw = os.environ.get(name)
+    return Path(raw).resolve() if raw else default

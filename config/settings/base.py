@@ -1,0 +1,187 @@
+"""Settings shared by every environment. Environment-specific modules import and adjust these."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+import django_stubs_ext
+
+from config import env
+
+# Lets ModelAdmin[Model], QuerySet[Model] etc. be subscripted at runtime for precise types.
+django_stubs_ext.monkeypatch()
+
+BASE_DIR: Path = env.BASE_DIR
+DATA_DIR: Path = env.get_path("ZS_DATA_DIR", BASE_DIR / "var")
+FRONTEND_DIST: Path = env.get_path("ZS_FRONTEND_DIST", BASE_DIR / "frontend" / "dist")
+
+DEBUG = env.get_bool("ZS_DEBUG", False)
+ALLOWED_HOSTS = env.get_list("ZS_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.get_list(
+    "ZS_CSRF_TRUSTED_ORIGINS", ["http://127.0.0.1:8000", "http://localhost:8000"]
+)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "channels",
+    "apps.core",
+    "apps.accounts",
+    "apps.tenancy",
+    "apps.audit",
+    "apps.clusters",
+]
+
+MIDDLEWARE = [
+    "apps.core.metrics.PrometheusMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = None
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "/login"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env.get_optional_str("DATABASE_URL")
+
+
+def database_from_url(url: str | None) -> dict[str, Any]:
+    """A database config from DATABASE_URL, or SQLite under DATA_DIR for the embedded default."""
+    if url:
+        return dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(DATA_DIR / "zhisuan.sqlite3"),
+        # SQLite serialises writers; a longer timeout keeps the worker thread and the
+        # web thread from failing with "database is locked" under the embedded default.
+        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+    }
+
+
+DATABASES = {"default": database_from_url(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns at start-up when missing
+# The built dashboard is served at the site root (index.html, /assets/...).
+WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
+
+REDIS_URL = env.get_optional_str("REDIS_URL")
+
+# --- Celery -----------------------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # keep the platform's own logging config
+CELERY_WORKER_REDIRECT_STDOUTS = False
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = (
+    {"visibility_timeout": 300} if REDIS_URL else {"polling_interval": 0.01}
+)
+
+# --- Channels ---------------------------------------------------------------------------------
+CHANNEL_LAYERS: dict[str, Any] = (
+    {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+        }
+    }
+    if REDIS_URL
+    else {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+)
+
+# --- REST framework ---------------------------------------------------------------------------
+REST_FRAMEWORK: dict[str, Any] = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.accounts.authentication.ApiTokenAuthentication",
+        "apps.accounts.authentication.CsrfSessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "apps.core.pagination.IdCursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.core.errors.json_exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_THROTTLE_RATES": {"login": "20/min", "tokens": "60/min"},
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS: dict[str, Any] = {
+    "TITLE": "Zhisuan API",
+    "DESCRIPTION": "REST API of Zhisuan (智算), an AI compute platform for GPU clusters.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+}
+
+TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)
+CLUSTER_BACKEND = env.get_str("ZS_CLUSTER_BACKEND", "simulated")
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the dashboard reads it to send X-CSRFToken
+SESSION_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+
+LOG_LEVEL = env.get_str("ZS_LOG_LEVEL", "INFO").upper()
+LOGGING: dict[str, Any] = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.server": {"level": "WARNING"},
+        "uvicorn.access": {"level": "WARNING"},
+        "celery": {"level": "WARNING"},
+    },
+}

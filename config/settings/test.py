@@ -1,0 +1,31 @@
+"""Tests: real PostgreSQL and Redis at 127.0.0.1 unless DATABASE_URL / REDIS_URL say otherwise."""
+
+import os
+
+from config.settings.base import *  # noqa: F403 - settings modules extend the base by design
+from config.settings.base import database_from_url
+
+SECRET_KEY = "test-only-key"  # noqa: S105 - never used outside the test run
+DEBUG = False
+DATABASES = {
+    "default": database_from_url(
+        os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/zhisuan"
+    )
+}
+# Threads of database_sync_to_async must not keep connections that block test DB teardown.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+TEST_REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+# Unit tests run tasks eagerly; tests that need the real broker configure it explicitly.
+CELERY_BROKER_URL = "memory://"
+CELERY_TASK_ALWAYS_EAGER = True
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": "zs-test"},
+    }
+}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast tests only
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,  # noqa: F405
+    "DEFAULT_THROTTLE_RATES": {"login": "1000/min", "tokens": "1000/min"},
+}

@@ -1,0 +1,45 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from apps.accounts.api.views import ApiTokenViewSet, LoginView, LogoutView, SessionView
+from apps.audit.api.views import PlatformAuditViewSet, TenantAuditViewSet
+from apps.clusters.api.views import ClusterViewSet
+from apps.core import health, metrics, spa
+from apps.core.overview import OverviewView
+from apps.tenancy.api.views import MembershipViewSet, ProjectViewSet, TenantViewSet
+
+TENANT = r"tenants/(?P<tenant>[a-z0-9-]+)"
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("tenants", TenantViewSet, basename="tenant")
+router.register("clusters", ClusterViewSet, basename="cluster")
+router.register("tokens", ApiTokenViewSet, basename="token")
+router.register("audit", PlatformAuditViewSet, basename="audit")
+router.register(f"{TENANT}/members", MembershipViewSet, basename="tenant-member")
+router.register(f"{TENANT}/projects", ProjectViewSet, basename="tenant-project")
+router.register(f"{TENANT}/audit", TenantAuditViewSet, basename="tenant-audit")
+
+api_v1 = [
+    path("auth/session/", SessionView.as_view(), name="auth-session"),
+    path("auth/login/", LoginView.as_view(), name="auth-login"),
+    path("auth/logout/", LogoutView.as_view(), name="auth-logout"),
+    path("overview/", OverviewView.as_view(), name="overview"),
+    *router.urls,
+]
+
+urlpatterns = [
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
+    # Everything else is the dashboard's client-side routing.
+    re_path(r"^(?!api/|admin/|static/|ws/)(?P<path>.*)$", spa.index, name="spa"),
+]
+
+handler500 = "apps.core.errors.server_error"
