@@ -9,3 +9,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 app = Celery("zhisuan")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# The control loop in production: beat ticks these; the embedded default ticks them in-process.
+app.conf.beat_schedule = {
+    "scheduling-cycle": {"task": "apps.scheduling.tasks.scheduling_cycle", "schedule": 2.0},
+    "relay-outbox": {"task": "apps.jobs.tasks.relay_outbox", "schedule": 5.0},
+    "reconcile-jobs": {"task": "apps.jobs.tasks.reconcile_jobs", "schedule": 5.0},
+}

@@ -5,9 +5,12 @@ from rest_framework.routers import DefaultRouter
 
 from apps.accounts.api.views import ApiTokenViewSet, LoginView, LogoutView, SessionView
 from apps.audit.api.views import PlatformAuditViewSet, TenantAuditViewSet
+from apps.clusters.api.pools import PoolViewSet
 from apps.clusters.api.views import ClusterViewSet
 from apps.core import health, metrics, spa
 from apps.core.overview import OverviewView
+from apps.jobs.api.views import JobViewSet
+from apps.quotas.api.views import QuotaAdminViewSet, TenantQuotaViewSet
 from apps.tenancy.api.views import MembershipViewSet, ProjectViewSet, TenantViewSet
 
 TENANT = r"tenants/(?P<tenant>[a-z0-9-]+)"
@@ -18,6 +21,10 @@ router.register("tenants", TenantViewSet, basename="tenant")
 router.register("clusters", ClusterViewSet, basename="cluster")
 router.register("tokens", ApiTokenViewSet, basename="token")
 router.register("audit", PlatformAuditViewSet, basename="audit")
+router.register("pools", PoolViewSet, basename="pool")
+router.register("quotas", QuotaAdminViewSet, basename="quota")
+router.register(f"{TENANT}/jobs", JobViewSet, basename="tenant-job")
+router.register(f"{TENANT}/quotas", TenantQuotaViewSet, basename="tenant-quota")
 router.register(f"{TENANT}/members", MembershipViewSet, basename="tenant-member")
 router.register(f"{TENANT}/projects", ProjectViewSet, basename="tenant-project")
 router.register(f"{TENANT}/audit", TenantAuditViewSet, basename="tenant-audit")

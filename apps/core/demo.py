@@ -12,6 +12,7 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.clusters.models import Arch, Cluster, ClusterKind, Device, Node, ResourcePool, Vendor
+from apps.quotas.models import Quota
 from apps.tenancy.models import Membership, Project, Role, Tenant
 
 DEMO_PASSWORD = "zhisuan-demo"  # noqa: S105 - documented demo login for the local default
@@ -140,12 +141,34 @@ def _cluster() -> Cluster:
     return cluster
 
 
+# (tenant, pool, model, guarantee, borrow limit): vision and nlp split the A800 pool 48/80
+# and may each borrow idle capacity from the other; nlp serves on the Ascend pool.
+DEMO_QUOTAS = (
+    ("vision", "a800-train", "A800", 48, 32),
+    ("nlp", "a800-train", "A800", 80, 48),
+    ("nlp", "ascend-infer", "Ascend910B", 24, 8),
+    ("vision", "ascend-infer", "Ascend910B", 8, 8),
+)
+
+
+def _quotas(cluster: Cluster) -> None:
+    for slug, pool_name, model, guarantee, borrow in DEMO_QUOTAS:
+        Quota.objects.get_or_create(
+            tenant=Tenant.objects.get(slug=slug),
+            pool=ResourcePool.objects.get(cluster=cluster, name=pool_name),
+            accelerator_model=model,
+            defaults={"guarantee": guarantee, "borrow_limit": borrow},
+        )
+
+
 @transaction.atomic
 def seed() -> Cluster:
     """Create the demo objects; running it again changes nothing."""
     users = _users()
     _tenants(users)
-    return _cluster()
+    cluster = _cluster()
+    _quotas(cluster)
+    return cluster
 
 
 def demo_gpu_count() -> int:

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from apps.clusters.models import Cluster, Node, ResourcePool
 from apps.clusters.selectors import accelerators_by_model
 from apps.core.viewsets import request_user
+from apps.jobs.selectors import job_counts
 from apps.tenancy.selectors import visible_tenants
 
 
@@ -34,11 +35,13 @@ class OverviewSerializer(serializers.Serializer[Any]):
 
 
 class OverviewView(APIView):
-    """Capacity is platform-wide (every user may see it); tenant counts are the caller's."""
+    """Capacity is platform-wide (every user may see it); tenant and job counts are the
+    caller's own (platform admins: all)."""
 
     @extend_schema(responses=OverviewSerializer)
     def get(self, request: Request) -> Response:
         by_model = accelerators_by_model()
+        jobs = job_counts(visible_tenants(request_user(request)))
         data = {
             "tenants": visible_tenants(request_user(request)).count(),
             "clusters": Cluster.objects.count(),
@@ -46,8 +49,7 @@ class OverviewView(APIView):
             "nodes": Node.objects.count(),
             "gpus": sum(int(str(row["count"])) for row in by_model),
             "gpus_by_model": by_model,
-            # Jobs arrive with the workloads app; until then there are none to count.
-            "jobs_running": 0,
-            "jobs_pending": 0,
+            "jobs_running": jobs["running"],
+            "jobs_pending": jobs["pending"],
         }
         return Response(OverviewSerializer(data).data)

@@ -39,6 +39,9 @@ INSTALLED_APPS = [
     "apps.tenancy",
     "apps.audit",
     "apps.clusters",
+    "apps.quotas",
+    "apps.jobs",
+    "apps.scheduling",
 ]
 
 MIDDLEWARE = [

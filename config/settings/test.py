@@ -15,9 +15,11 @@ DATABASES = {
 # Threads of database_sync_to_async must not keep connections that block test DB teardown.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 TEST_REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-# Unit tests run tasks eagerly; tests that need the real broker configure it explicitly.
+# Tests call the relay, reconciler and scheduler explicitly (deterministic order); queued task
+# messages go to the in-process memory broker, where no worker consumes them. Tests that need
+# a real worker and broker start them explicitly.
 CELERY_BROKER_URL = "memory://"
-CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_ALWAYS_EAGER = False
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",

@@ -9,7 +9,7 @@ import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from apps.core import embedded
+from apps.core import embedded, ticker
 from config import env
 
 
@@ -24,6 +24,7 @@ class Command(BaseCommand):
         with_worker = env.get_bool("ZS_EMBEDDED_WORKER", settings.REDIS_URL is None)
         if with_worker:
             embedded.start_worker()
+            ticker.start()
         config = uvicorn.Config(
             "config.asgi:application",
             host=options["host"],

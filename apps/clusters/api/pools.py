@@ -1,0 +1,110 @@
+"""Pools with capacity per model, and each pool's queue: position, reason, holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet, Sum
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.clusters.models import Node, ResourcePool
+from apps.core.viewsets import request_user
+from apps.jobs.models import Job, JobState
+from apps.scheduling.models import Hold
+from apps.tenancy.selectors import visible_tenants
+
+
+class PoolSerializer(serializers.ModelSerializer[ResourcePool]):
+    cluster = serializers.CharField(source="cluster.name", read_only=True)
+    capacity = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ResourcePool
+        fields = ["id", "name", "cluster", "description", "capacity"]
+        read_only_fields = fields
+
+    def get_capacity(self, pool: ResourcePool) -> list[dict[str, Any]]:
+        capacity: dict[int, list[dict[str, Any]]] = self.context["capacity"]
+        return capacity.get(pool.pk, [])
+
+
+class QueueEntrySerializer(serializers.Serializer[Any]):
+    position = serializers.IntegerField(allow_null=True)
+    job = serializers.IntegerField(allow_null=True, help_text="null for other tenants' jobs")
+    name = serializers.CharField(allow_null=True)
+    tenant = serializers.CharField(allow_null=True)
+    priority = serializers.IntegerField()
+    devices = serializers.IntegerField()
+    waiting_s = serializers.FloatField()
+    pending_code = serializers.CharField()
+    pending_message = serializers.CharField(allow_null=True)
+    held_nodes = serializers.IntegerField()
+
+
+def capacity_by_pool() -> dict[int, list[dict[str, Any]]]:
+    rows = (
+        Node.objects.filter(is_spare=False, pool__isnull=False)
+        .values("pool_id", "accelerator_model", "accelerator_vendor")
+        .annotate(total=Sum("accelerator_count"))
+        .order_by("pool_id", "accelerator_model")
+    )
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["pool_id"], []).append(
+            {
+                "model": r["accelerator_model"],
+                "vendor": r["accelerator_vendor"],
+                "devices": r["total"],
+            }
+        )
+    return out
+
+
+class PoolViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[ResourcePool]
+):
+    """Resource pools (platform-level; every user sees capacity, not other tenants' work)."""
+
+    serializer_class = PoolSerializer
+    pagination_class = None
+
+    def get_queryset(self) -> QuerySet[ResourcePool]:
+        return ResourcePool.objects.select_related("cluster").order_by("id")
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "capacity": capacity_by_pool()}
+
+    @extend_schema(responses=QueueEntrySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def queue(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The pool's queue in scheduling order. Other tenants' jobs show only their size and
+        priority, so a researcher sees what is ahead without seeing whose it is."""
+        pool = self.get_object()
+        user = request_user(request)
+        mine = set(visible_tenants(user).values_list("pk", flat=True))
+        holds = {h.job_id: len(h.node_ids) for h in Hold.objects.filter(job__pool=pool)}
+        jobs = Job.objects.filter(pool=pool, state=JobState.QUEUED).select_related("tenant")
+        now = timezone.now()
+        entries = []
+        for job in sorted(jobs, key=lambda j: (j.queue_position or 10**9, j.submitted_at)):
+            visible = job.tenant_id in mine
+            entries.append(
+                {
+                    "position": job.queue_position,
+                    "job": job.pk if visible else None,
+                    "name": job.name if visible else None,
+                    "tenant": job.tenant.slug if visible else None,
+                    "priority": job.priority,
+                    "devices": job.requested_devices,
+                    "waiting_s": (now - job.submitted_at).total_seconds(),
+                    "pending_code": job.pending_code,
+                    "pending_message": job.pending_message if visible else None,
+                    "held_nodes": holds.get(job.pk, 0),
+                }
+            )
+        return Response(QueueEntrySerializer(entries, many=True).data)

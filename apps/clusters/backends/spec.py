@@ -1,0 +1,434 @@
+"""Plain descriptions of workloads, statuses and nodes, independent of Kubernetes.
+
+These frozen dataclasses are the vocabulary between the platform (Django models, the scheduling
+core, Celery tasks) and a cluster backend. They import nothing from Django or Kubernetes so that
+tasks, the simulator and tests can build them without settings. Every constructor validates its
+input and raises ``ValueError``: an invalid spec never reaches a cluster.
+
+Mapping fields (``env``, ``labels``, quantities) are stored as given; the dataclasses are frozen
+but, because of them, not hashable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+WorkloadKind = Literal["training", "notebook", "inference"]
+TopologyMode = Literal["none", "soft", "hard"]
+Phase = Literal["pending", "running", "succeeded", "failed", "unknown"]
+NotebookFlavor = Literal["jupyter", "vscode"]
+WatchEventType = Literal["added", "modified", "deleted"]
+
+WORKLOAD_KINDS: tuple[WorkloadKind, ...] = get_args(WorkloadKind)
+TOPOLOGY_MODES: tuple[TopologyMode, ...] = get_args(TopologyMode)
+PHASES: tuple[Phase, ...] = get_args(Phase)
+NOTEBOOK_FLAVORS: tuple[NotebookFlavor, ...] = get_args(NotebookFlavor)
+
+PRIORITY_LEVELS = 6  # P0 (highest) .. P5 (lowest)
+
+# Labels every object we create carries; the job-id label is how a 409 is told apart.
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "zhisuan"
+LABEL_JOB_ID = "zhisuan.io/job-id"
+LABEL_TENANT = "zhisuan.io/tenant"
+LABEL_KIND = "zhisuan.io/kind"
+LABEL_PRIORITY = "zhisuan.io/priority"
+LABEL_POOL = "zhisuan.io/pool"
+LABEL_GROUP = "zhisuan.io/replica-group"
+ANNOTATION_NAME = "zhisuan.io/name"
+ANNOTATION_CORDON_REASON = "zhisuan.io/cordon-reason"
+RESERVED_LABEL_PREFIXES = ("zhisuan.io/", "app.kubernetes.io/managed-by")
+
+NAMESPACE_PREFIX = "zs-"
+_NAME_PREFIX = {"training": "zs-train-", "notebook": "zs-nb-", "inference": "zs-inf-"}
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_RESOURCE_NAME = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def is_dns_label(value: str, max_length: int = 63) -> bool:
+    """Whether ``value`` is an RFC 1123 label (namespace, Service, task names)."""
+    return len(value) <= max_length and bool(_DNS_LABEL.match(value))
+
+
+def is_dns_subdomain(value: str) -> bool:
+    """Whether ``value`` is an RFC 1123 subdomain (node and most object names)."""
+    return len(value) <= 253 and bool(_DNS_SUBDOMAIN.match(value))
+
+
+def is_label_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and not is_dns_subdomain(prefix):
+        return False
+    return len(name) <= 63 and bool(_LABEL_NAME.match(name))
+
+
+def is_label_value(value: str) -> bool:
+    return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
+
+
+def is_resource_name(value: str) -> bool:
+    """Whether ``value`` looks like a Kubernetes resource name (``cpu``, ``nvidia.com/gpu``)."""
+    return bool(_RESOURCE_NAME.match(value))
+
+
+def namespace_for(tenant: str) -> str:
+    """The namespace of a tenant: ``zs-<slug>``."""
+    _require(is_dns_label(tenant, 63 - len(NAMESPACE_PREFIX)), f"invalid tenant slug {tenant!r}")
+    return NAMESPACE_PREFIX + tenant
+
+
+def workload_name(job_id: int, kind: WorkloadKind) -> str:
+    """The name of the primary object of a job: derived from the id only, so repeats collide."""
+    _require(kind in WORKLOAD_KINDS, f"unknown workload kind {kind!r}")
+    _require(job_id > 0, "job_id must be positive")
+    return f"{_NAME_PREFIX[kind]}{job_id}"
+
+
+def priority_class_name(priority: int) -> str:
+    """``zhisuan-p0`` .. ``zhisuan-p5``."""
+    _require(0 <= priority < PRIORITY_LEVELS, f"priority must be 0..5, got {priority}")
+    return f"zhisuan-p{priority}"
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    """A PersistentVolumeClaim of the tenant mounted into every replica."""
+
+    name: str
+    claim_name: str
+    mount_path: str
+    read_only: bool = False
+    sub_path: str = ""
+
+    def __post_init__(self) -> None:
+        _require(is_dns_label(self.name), f"invalid volume name {self.name!r}")
+        _require(is_dns_subdomain(self.claim_name), f"invalid claim name {self.claim_name!r}")
+        _require(
+            self.mount_path.startswith("/") and ":" not in self.mount_path,
+            f"mount path must be absolute without ':', got {self.mount_path!r}",
+        )
+        _require(not self.sub_path.startswith("/"), "sub_path must be relative")
+
+
+@dataclass(frozen=True)
+class ReplicaGroup:
+    """One role of a workload (``master``, ``worker``, ``notebook``, ``server``).
+
+    ``accelerators`` whole devices of ``accelerator_resource`` per replica, or a fractional share
+    ``accelerator_milli`` (1..999 thousandths of one device; then ``accelerators`` is 0).
+    ``node_names`` is the placement our scheduling core decided: the replicas are confined to
+    these nodes (required node affinity); empty leaves the choice to Volcano. ``image`` may be
+    empty only for notebooks (the flavor's default image).
+    """
+
+    name: str
+    replicas: int
+    image: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    accelerators: int = 0
+    accelerator_milli: int | None = None
+    accelerator_resource: str = "nvidia.com/gpu"
+    cpu_milli: int = 1000
+    memory_mib: int = 1024
+    rdma_nics: int = 0
+    node_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _require(is_dns_label(self.name, 40), f"invalid replica group name {self.name!r}")
+        _require(self.replicas >= 1, f"group {self.name}: replicas must be >= 1")
+        _require(self.accelerators >= 0, f"group {self.name}: accelerators must be >= 0")
+        if self.accelerator_milli is not None:
+            _require(
+                0 < self.accelerator_milli < 1000,
+                f"group {self.name}: accelerator_milli must be 1..999",
+            )
+            _require(
+                self.accelerators == 0,
+                f"group {self.name}: a fractional share excludes whole accelerators",
+            )
+        _require(
+            is_resource_name(self.accelerator_resource),
+            f"group {self.name}: invalid accelerator resource {self.accelerator_resource!r}",
+        )
+        _require(self.cpu_milli > 0, f"group {self.name}: cpu_milli must be > 0")
+        _require(self.memory_mib > 0, f"group {self.name}: memory_mib must be > 0")
+        _require(self.rdma_nics >= 0, f"group {self.name}: rdma_nics must be >= 0")
+        for env_name in self.env:
+            _require(bool(_ENV_NAME.match(env_name)), f"invalid env var name {env_name!r}")
+        for node in self.node_names:
+            _require(is_dns_subdomain(node), f"invalid node name {node!r}")
+
+
+@dataclass(frozen=True)
+class NotebookSpec:
+    """A browser IDE: JupyterLab or code-server, protected by ``token``."""
+
+    flavor: NotebookFlavor
+    token: str = field(repr=False)
+    storage_gib: int = 10
+    storage_class: str | None = None
+
+    def __post_init__(self) -> None:
+        _require(self.flavor in NOTEBOOK_FLAVORS, f"unknown notebook flavor {self.flavor!r}")
+        _require(len(self.token) >= 16, "notebook token must have at least 16 characters")
+        _require(self.storage_gib >= 1, "storage_gib must be >= 1")
+
+
+@dataclass(frozen=True)
+class InferenceSpec:
+    """An online model service: ``replicas`` pods (this count, not the replica group's) behind
+    a Service on ``port``; a pod receives traffic once ``readiness_path`` answers."""
+
+    port: int = 8000
+    replicas: int = 1
+    readiness_path: str = "/health"
+
+    def __post_init__(self) -> None:
+        _require(0 < self.port < 65536, "port must be 1..65535")
+        _require(self.replicas >= 1, "replicas must be >= 1")
+        _require(self.readiness_path.startswith("/"), "readiness_path must start with '/'")
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """Everything a backend needs to run one job, already admitted and placed by our core."""
+
+    job_id: int
+    name: str
+    tenant: str
+    kind: WorkloadKind
+    priority: int
+    pool: str
+    queue: str
+    replica_groups: tuple[ReplicaGroup, ...]
+    topology_mode: TopologyMode = "none"
+    topology_highest_tier: int | None = None
+    max_retry: int = 3
+    volumes: tuple[VolumeMount, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    notebook: NotebookSpec | None = None
+    inference: InferenceSpec | None = None
+    # Operator-approved exception: add the IPC_LOCK capability to RDMA replicas. It breaks the
+    # Pod Security "restricted" profile, so the tenant namespace must also have been ensured with
+    # allow_ipc_lock=True. Off by default; prefer an unlimited memlock limit in the runtime.
+    allow_ipc_lock: bool = False
+
+    def __post_init__(self) -> None:
+        _require(self.job_id > 0, "job_id must be positive")
+        _require(bool(self.name), "name must not be empty")
+        namespace_for(self.tenant)
+        _require(self.kind in WORKLOAD_KINDS, f"unknown workload kind {self.kind!r}")
+        priority_class_name(self.priority)
+        _require(is_label_value(self.pool) and bool(self.pool), f"invalid pool {self.pool!r}")
+        _require(is_dns_subdomain(self.queue), f"invalid queue name {self.queue!r}")
+        _require(len(self.replica_groups) >= 1, "at least one replica group is required")
+        names = [group.name for group in self.replica_groups]
+        _require(len(set(names)) == len(names), f"replica group names must be unique: {names}")
+        _require(
+            self.topology_mode in TOPOLOGY_MODES, f"unknown topology mode {self.topology_mode!r}"
+        )
+        if self.topology_highest_tier is not None:
+            _require(self.topology_highest_tier >= 1, "topology_highest_tier must be >= 1")
+        _require(self.max_retry >= 0, "max_retry must be >= 0")
+        volume_names = [volume.name for volume in self.volumes]
+        _require(len(set(volume_names)) == len(volume_names), "volume names must be unique")
+        for key, value in self.labels.items():
+            _require(is_label_key(key), f"invalid label key {key!r}")
+            _require(is_label_value(value), f"invalid label value {value!r} for {key!r}")
+            _require(not key.startswith(RESERVED_LABEL_PREFIXES), f"label {key!r} is reserved")
+        if self.kind != "notebook":
+            for group in self.replica_groups:
+                _require(bool(group.image), f"group {group.name}: image is required")
+        if self.kind == "notebook":
+            _require(self.notebook is not None, "a notebook needs a NotebookSpec")
+            _require(
+                len(self.replica_groups) == 1 and self.replica_groups[0].replicas == 1,
+                "a notebook has exactly one group with one replica",
+            )
+        else:
+            _require(self.notebook is None, "only notebooks take a NotebookSpec")
+        if self.kind == "inference":
+            _require(self.inference is not None, "an inference service needs an InferenceSpec")
+            _require(len(self.replica_groups) == 1, "an inference service has exactly one group")
+        else:
+            _require(self.inference is None, "only inference services take an InferenceSpec")
+
+    @property
+    def namespace(self) -> str:
+        return namespace_for(self.tenant)
+
+    @property
+    def object_name(self) -> str:
+        return workload_name(self.job_id, self.kind)
+
+    @property
+    def gang_size(self) -> int:
+        """How many pods must be placed together (all of them: gang scheduling)."""
+        return sum(group.replicas for group in self.replica_groups)
+
+    @property
+    def priority_class(self) -> str:
+        return priority_class_name(self.priority)
+
+
+@dataclass(frozen=True)
+class WorkloadStatus:
+    """What the cluster reports for one job, mapped onto our five phases."""
+
+    job_id: int
+    kind: WorkloadKind
+    namespace: str
+    name: str
+    phase: Phase
+    message: str = ""
+    resource_version: str = ""
+    replicas_desired: int = 0
+    replicas_pending: int = 0
+    replicas_running: int = 0
+    replicas_succeeded: int = 0
+    replicas_failed: int = 0
+    retry_count: int = 0
+
+    @property
+    def tenant(self) -> str:
+        return self.namespace.removeprefix(NAMESPACE_PREFIX)
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One change seen by ``watch``; ``resource_version`` is the cursor to resume after it."""
+
+    type: WatchEventType
+    status: WorkloadStatus
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class NodeInventory:
+    """A node as the cluster reports it. Quantities are Kubernetes quantity strings."""
+
+    name: str
+    labels: Mapping[str, str]
+    capacity: Mapping[str, str]
+    allocatable: Mapping[str, str]
+    unschedulable: bool
+    ready: bool
+    cordon_reason: str | None = None
+
+    def allocatable_count(self, resource: str) -> int:
+        """Whole units of a countable resource (GPUs, NPUs, NICs); 0 when absent."""
+        return _count(self.allocatable.get(resource))
+
+    def capacity_count(self, resource: str) -> int:
+        return _count(self.capacity.get(resource))
+
+
+def _count(quantity: str | None) -> int:
+    if quantity is None:
+        return 0
+    try:
+        return int(quantity)
+    except ValueError:
+        return 0
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """One Kubernetes object a backend created or found."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """``created`` is False when every object already existed and carried our job-id label."""
+
+    job_id: int
+    created: bool
+    objects: tuple[ObjectRef, ...]
+
+
+@dataclass(frozen=True)
+class DrainResult:
+    """Pods evicted, skipped (DaemonSet and mirror pods) and blocked (a disruption budget said
+    not now); call ``drain`` again while ``complete`` is False."""
+
+    node: str
+    evicted: tuple[str, ...]
+    skipped: tuple[str, ...]
+    blocked: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        return not self.blocked
+
+
+@dataclass(frozen=True)
+class LeafSwitch:
+    """Tier 1 of the fabric: the servers under one leaf switch."""
+
+    name: str
+    nodes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _require(bool(self.nodes), f"leaf {self.name} has no nodes")
+        for node in self.nodes:
+            _require(is_dns_subdomain(node), f"invalid node name {node!r}")
+
+
+@dataclass(frozen=True)
+class ScalableUnit:
+    """Tier 2: a Scalable Unit, a set of leaf switches."""
+
+    name: str
+    leaves: tuple[LeafSwitch, ...]
+
+    def __post_init__(self) -> None:
+        _require(bool(self.leaves), f"scalable unit {self.name} has no leaves")
+
+
+@dataclass(frozen=True)
+class Spine:
+    """Tier 3: the spine layer joining Scalable Units."""
+
+    name: str
+    units: tuple[ScalableUnit, ...]
+
+    def __post_init__(self) -> None:
+        _require(bool(self.units), f"spine {self.name} has no scalable units")
+
+
+@dataclass(frozen=True)
+class NetworkTopology:
+    """The fabric of one cluster, as our topology model knows it."""
+
+    spines: tuple[Spine, ...]
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for spine in self.spines:
+            for unit in spine.units:
+                for leaf in unit.leaves:
+                    for node in leaf.nodes:
+                        _require(node not in seen, f"node {node} is under two leaves")
+                        seen.add(node)

@@ -1,0 +1,61 @@
+"""Websocket events after commit: ``{"type", "topic", "seq", "data"}`` to a tenant's group.
+
+Sequence numbers are per topic: Redis INCR when Redis is configured (shared by every process),
+else a counter in this process (the embedded default is one process).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import defaultdict
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+
+from apps.core import embedded
+from apps.core.consumers import tenant_group
+
+log = logging.getLogger("zhisuan.events")
+_local_seq: defaultdict[str, itertools.count[int]] = defaultdict(lambda: itertools.count(1))
+_lock = threading.Lock()
+
+
+def next_seq(topic: str) -> int:
+    if settings.REDIS_URL:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        return int(client.incr(f"zs:seq:{topic}"))
+    with _lock:
+        return next(_local_seq[topic])
+
+
+def _send(group: str, payload: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": "event.message", "payload": payload}
+    # The in-memory layer is not thread-safe: hand the send to the server's loop when embedded.
+    if not settings.REDIS_URL and embedded.run_on_server_loop(layer.group_send(group, message)):
+        return
+    async_to_sync(layer.group_send)(group, message)
+
+
+def publish_tenant_event(tenant_id: int, tenant_slug: str, kind: str, data: dict[str, Any]) -> None:
+    """Send after the surrounding transaction commits; a failed send is logged, never raised
+    (clients resync from REST on a sequence gap)."""
+
+    def send() -> None:
+        topic = f"tenant:{tenant_slug}"
+        try:
+            payload = {"type": kind, "topic": topic, "seq": next_seq(topic), "data": data}
+            _send(tenant_group(tenant_id), payload)
+        except Exception:
+            log.warning("could not publish %s to %s", kind, topic, exc_info=True)
+
+    transaction.on_commit(send)

@@ -1,0 +1,42 @@
+"""The control loop of the embedded default: scheduler, relay and reconciler on one thread.
+
+In production the same functions run as Celery beat tasks (see config/celery.py); here a
+daemon thread ticks them so `make run` needs nothing else.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from django.db import close_old_connections
+
+log = logging.getLogger("zhisuan.ticker")
+
+
+def tick() -> None:
+    from apps.jobs.relay import reconcile, relay
+    from apps.scheduling.loop import run_cycle
+
+    run_cycle()
+    relay()
+    reconcile()
+    relay()
+
+
+def start(interval_s: float = 1.0) -> threading.Thread:
+    def run() -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                tick()
+            except Exception:
+                log.exception("control loop tick failed")
+            finally:
+                close_old_connections()
+            time.sleep(max(0.05, interval_s - (time.monotonic() - started)))
+
+    thread = threading.Thread(target=run, name="embedded-control-loop", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,232 @@
+"""Job specs in and out. Validation turns every bad spec into a 400 with field errors."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db.models import Max, Sum
+from rest_framework import serializers
+
+from apps.clusters.models import Node, ResourcePool
+from apps.jobs.models import Allocation, Job, JobEvent, JobKind
+from apps.tenancy.models import ADMIN_ROLES, Project
+
+# registry/namespace/name:tag or @sha256:digest, as Docker parses image references.
+IMAGE_REF = re.compile(
+    r"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+    r"(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
+)
+NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit them
+
+
+class ReplicaGroupSerializer(serializers.Serializer[dict[str, Any]]):
+    name = serializers.RegexField(NAME, max_length=40)
+    replicas = serializers.IntegerField(min_value=1, max_value=4096, default=1)
+    accelerators = serializers.IntegerField(min_value=0, max_value=16, default=0)
+    accelerator_milli = serializers.IntegerField(min_value=0, max_value=999, default=0)
+    cpu_milli = serializers.IntegerField(min_value=100, max_value=512_000, default=4000)
+    memory_mib = serializers.IntegerField(min_value=128, max_value=4_194_304, default=16_384)
+    rdma_nics = serializers.IntegerField(min_value=0, max_value=8, default=0)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["accelerators"] and attrs["accelerator_milli"]:
+            raise serializers.ValidationError(
+                {
+                    "accelerator_milli": [
+                        "Ask for whole accelerators or a fraction of one, not both."
+                    ]
+                }
+            )
+        return attrs
+
+
+class TopologySerializer(serializers.Serializer[dict[str, Any]]):
+    mode = serializers.ChoiceField(["none", "soft", "hard"], default="none")
+    highest_tier = serializers.ChoiceField(["leaf", "su", "spine"], default="spine")
+
+
+class VolumeSerializer(serializers.Serializer[dict[str, Any]]):
+    name = serializers.RegexField(NAME, max_length=40)
+    claim = serializers.RegexField(NAME, max_length=63)
+    mount_path = serializers.RegexField(r"^/[^:]*$", max_length=200)
+    read_only = serializers.BooleanField(default=False)  # type: ignore[assignment]  # API name
+
+
+class NotebookOptionsSerializer(serializers.Serializer[dict[str, Any]]):
+    flavor = serializers.ChoiceField(["jupyter", "vscode"], default="jupyter")
+    storage_gib = serializers.IntegerField(min_value=1, max_value=2048, default=20)
+
+
+class InferenceOptionsSerializer(serializers.Serializer[dict[str, Any]]):
+    port = serializers.IntegerField(min_value=1, max_value=65535, default=8000)
+
+
+class AllocationSerializer(serializers.ModelSerializer[Allocation]):
+    node = serializers.CharField(source="node.name", read_only=True)
+
+    class Meta:
+        model = Allocation
+        fields = ["replica_group", "replica_index", "node", "devices", "shares"]
+        read_only_fields = fields
+
+
+class JobSerializer(serializers.ModelSerializer[Job]):
+    """Submit (POST) and read jobs. Spec fields are flattened for a friendly API."""
+
+    pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
+    project = serializers.PrimaryKeyRelatedField(
+        queryset=Project.objects.all(), required=False, allow_null=True
+    )
+    name = serializers.RegexField(NAME, max_length=40)
+    priority = serializers.IntegerField(min_value=0, max_value=5, default=4)
+    image = serializers.CharField(max_length=300, write_only=True)
+    command = serializers.ListField(
+        child=serializers.CharField(max_length=1000), max_length=64, default=list, write_only=True
+    )
+    args = serializers.ListField(
+        child=serializers.CharField(max_length=1000), max_length=256, default=list, write_only=True
+    )
+    env = serializers.DictField(
+        child=serializers.CharField(max_length=4096, allow_blank=True),
+        default=dict,
+        write_only=True,
+    )
+    replica_groups = ReplicaGroupSerializer(many=True, write_only=True)
+    accelerator_model = serializers.CharField(max_length=32, required=False, allow_blank=True)
+    topology = TopologySerializer(required=False, write_only=True)
+    volumes = VolumeSerializer(many=True, required=False, write_only=True)
+    notebook = NotebookOptionsSerializer(required=False, write_only=True)
+    inference = InferenceOptionsSerializer(required=False, write_only=True)
+    max_wait_s = serializers.IntegerField(min_value=60, max_value=30 * 86400, required=False)
+    max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
+    owner = serializers.CharField(source="owner.username", read_only=True, default=None)
+    allocations = AllocationSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id", "name", "kind", "pool", "project", "priority", "owner",
+            "image", "command", "args", "env", "replica_groups", "accelerator_model", "topology",
+            "volumes", "notebook", "inference", "max_wait_s", "max_retries", "spec",
+            "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
+            "pending_code", "pending_message", "queue_position", "attempt", "failures",
+            "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
+        ]  # fmt: skip
+        read_only_fields = [
+            "spec", "requested_devices", "requested_milli", "state", "state_reason",
+            "state_changed_at", "pending_code", "pending_message", "queue_position", "attempt",
+            "failures", "submitted_at", "admitted_at", "started_at", "finished_at",
+        ]  # fmt: skip
+
+    def validate_image(self, value: str) -> str:
+        if not IMAGE_REF.match(value):
+            raise serializers.ValidationError(f"{value!r} is not a valid image reference.")
+        return value
+
+    def validate_env(self, value: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in value if not ENV_NAME.match(k)]
+        if bad:
+            raise serializers.ValidationError(f"Invalid variable name(s): {', '.join(bad)}.")
+        return value
+
+    def validate_project(self, value: Project | None) -> Project | None:
+        if value is not None and value.tenant_id != self.context["view"].tenant.pk:
+            raise serializers.ValidationError("No such project in this tenant.")
+        return value
+
+    def validate_priority(self, value: int) -> int:
+        view = self.context.get("view")
+        if value <= HIGH_PRIORITY and view is not None and view.role not in ADMIN_ROLES:
+            raise serializers.ValidationError(
+                f"P{value} may preempt other work; only tenant admins can submit P0-P2."
+            )
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        kind = attrs.get("kind")
+        groups = attrs.get("replica_groups") or []
+        errors: dict[str, list[str]] = {}
+        if not groups:
+            errors["replica_groups"] = ["At least one replica group is required."]
+        names = [g["name"] for g in groups]
+        if len(set(names)) != len(names):
+            errors["replica_groups"] = ["Replica group names must be unique."]
+        if kind == JobKind.NOTEBOOK and (len(groups) != 1 or groups[0]["replicas"] != 1):
+            errors["replica_groups"] = ["A notebook has exactly one group with one replica."]
+        if kind == JobKind.INFERENCE and len(groups) != 1:
+            errors["replica_groups"] = ["An inference service has exactly one replica group."]
+        errors.update(
+            self._check_capacity(attrs["pool"], attrs.get("accelerator_model", ""), groups)
+        )
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+    @staticmethod
+    def _check_capacity(
+        pool: ResourcePool, model: str, groups: list[dict[str, Any]]
+    ) -> dict[str, list[str]]:
+        nodes = Node.objects.filter(pool=pool, is_spare=False)
+        models = sorted(
+            set(nodes.exclude(accelerator_model="").values_list("accelerator_model", flat=True))
+        )
+        if model and model not in models:
+            known = ", ".join(models) or "none"
+            return {"accelerator_model": [f"Pool {pool.name} has no {model}; it has: {known}."]}
+        if model:
+            nodes = nodes.filter(accelerator_model=model)
+        stats = nodes.aggregate(total=Sum("accelerator_count"), per_node=Max("accelerator_count"))
+        total, per_node = int(stats["total"] or 0), int(stats["per_node"] or 0)
+        wanted = sum(g["accelerators"] * g["replicas"] for g in groups)
+        biggest = max((g["accelerators"] for g in groups), default=0)
+        if biggest > per_node:
+            return {
+                "replica_groups": [
+                    f"A replica asks for {biggest} accelerators; the largest node in "
+                    f"{pool.name} has {per_node}."
+                ]
+            }
+        if wanted > total:
+            return {
+                "replica_groups": [
+                    f"The job asks for {wanted} accelerators; pool {pool.name} has {total}."
+                ]
+            }
+        return {}
+
+    def create(self, validated_data: dict[str, Any]) -> Job:
+        from apps.jobs.services import submit_job
+
+        spec_keys = ("image", "command", "args", "env", "replica_groups", "topology", "volumes")
+        spec: dict[str, Any] = {k: validated_data[k] for k in spec_keys if k in validated_data}
+        model = validated_data.get("accelerator_model") or ""
+        spec["accelerator_models"] = [model] if model else []
+        if validated_data["kind"] == JobKind.NOTEBOOK:
+            spec["notebook"] = validated_data.get("notebook") or {
+                "flavor": "jupyter",
+                "storage_gib": 20,
+            }
+        if validated_data["kind"] == JobKind.INFERENCE:
+            spec["inference"] = validated_data.get("inference") or {"port": 8000}
+        return submit_job(
+            tenant=validated_data["tenant"],
+            owner=validated_data["owner"],
+            name=validated_data["name"],
+            kind=JobKind(validated_data["kind"]),
+            pool=validated_data["pool"],
+            priority=validated_data["priority"],
+            spec=spec,
+            project=validated_data.get("project"),
+            max_wait_s=validated_data.get("max_wait_s"),
+            max_retries=validated_data["max_retries"],
+        )
+
+
+class JobEventSerializer(serializers.ModelSerializer[JobEvent]):
+    class Meta:
+        model = JobEvent
+        fields = ["id", "from_state", "to_state", "reason", "message", "created_at"]
+        read_only_fields = fields

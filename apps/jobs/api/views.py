@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.audit import services as audit
+from apps.audit.models import AuditAction
+from apps.core.viewsets import TenantScopedViewSet, request_user
+from apps.jobs import services
+from apps.jobs.api.serializers import JobEventSerializer, JobSerializer
+from apps.jobs.models import Job
+
+
+class JobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    class Meta:
+        model = Job
+        fields = ["state", "kind", "pool", "priority", "project"]
+
+
+class JobViewSet(TenantScopedViewSet[Job]):
+    """Training jobs, notebooks and inference services of a tenant.
+
+    POST submits (the job is queued; the scheduler admits it). Jobs are not edited in place:
+    cancel, clone or submit anew."""
+
+    serializer_class = JobSerializer
+    queryset = Job.objects.all()
+    filterset_class = JobFilter
+    http_method_names = ["get", "post", "head", "options"]
+
+    def scoped_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
+        return queryset.select_related("owner", "tenant").prefetch_related("allocations__node")
+
+    def save_kwargs(self) -> dict[str, Any]:
+        return {**super().save_kwargs(), "owner": request_user(self.request)}
+
+    def _audited(self, job: Job, before: dict[str, Any]) -> None:
+        audit.record(
+            actor=request_user(self.request),
+            action=AuditAction.UPDATE,
+            instance=job,
+            tenant=self.tenant,
+            before=before,
+            after=audit.snapshot(job),
+        )
+
+    @extend_schema(request=None, responses=JobSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        before = audit.snapshot(job)
+        job = services.cancel_job(job=job, actor=request_user(request))
+        self._audited(job, before)
+        return Response(JobSerializer(job, context=self.get_serializer_context()).data)
+
+    @extend_schema(request=None, responses={201: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def clone(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = services.clone_job(job=self.get_object(), actor=request_user(request))
+        audit.record(
+            actor=request_user(request),
+            action=AuditAction.CREATE,
+            instance=job,
+            tenant=self.tenant,
+            before=None,
+            after=audit.snapshot(job),
+        )
+        data = JobSerializer(job, context=self.get_serializer_context()).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=JobEventSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def events(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        return Response(JobEventSerializer(job.events.all(), many=True).data)

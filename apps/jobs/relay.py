@@ -1,0 +1,165 @@
+"""The outbox relay and the reconciler: the only code that talks to a cluster about jobs.
+
+Relay: claims pending outbox rows (``SKIP LOCKED``, deletes first), performs the action
+through the cluster interface, and marks the row done only after the cluster said yes. A
+crash in between leaves the row pending, and the retry is harmless because object names
+derive from the job id (an existing object with our label counts as success).
+
+Reconciler: level-triggered. It lists what the cluster runs and maps it onto job states;
+anything the database and the cluster disagree on is fixed in the direction of the database's
+desired state (a cancelled job's objects are deleted; a lost object restarts its job).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.clusters.backends.base import ClusterBackend, PermanentError, TransientError
+from apps.clusters.backends.spec import WorkloadStatus
+from apps.clusters.registry import get_backend
+from apps.jobs import services, workload
+from apps.jobs.models import Job, JobState, OutboxAction, OutboxEntry, OutboxState
+
+log = logging.getLogger("zhisuan.relay")
+MAX_BACKOFF_S = 60
+ON_CLUSTER = (JobState.DISPATCHING, JobState.RUNNING)
+MUST_NOT_RUN = (JobState.CANCELLED, JobState.FAILED, JobState.PREEMPTED, JobState.RESTARTING)
+
+
+def _backoff(tries: int, hint: float | None) -> timedelta:
+    return timedelta(seconds=hint if hint else min(MAX_BACKOFF_S, 2 ** min(tries, 6)))
+
+
+def _after_success(entry: OutboxEntry, job: Job) -> None:
+    if entry.action == OutboxAction.APPLY and job.state == JobState.ADMITTED:
+        services.transition(
+            job, JobState.DISPATCHING, reason="Dispatched", message="objects created"
+        )
+    elif entry.action == OutboxAction.DELETE and job.state in (
+        JobState.PREEMPTED,
+        JobState.RESTARTING,
+    ):
+        # The old attempt is gone from the cluster: back to the queue, priority kept.
+        services.transition(
+            job,
+            JobState.QUEUED,
+            reason="Requeued",
+            message=f"attempt {job.attempt} will resume from its newest complete checkpoint",
+        )
+
+
+def relay_one(backend: ClusterBackend | None = None) -> bool:
+    """Process one outbox row; False when none is due."""
+    backend = backend or get_backend()
+    with transaction.atomic():
+        entry = (
+            OutboxEntry.objects.select_for_update(skip_locked=True)
+            .filter(state=OutboxState.PENDING, available_at__lte=timezone.now())
+            .order_by("-action", "id")  # "delete" sorts before "apply": free devices first
+            .first()
+        )
+        if entry is None:
+            return False
+        job = Job.objects.select_for_update().select_related("tenant", "pool").get(pk=entry.job_id)
+        entry.tries += 1
+        try:
+            if entry.action == OutboxAction.APPLY:
+                if job.state != JobState.ADMITTED or job.attempt != entry.attempt:
+                    entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
+                else:
+                    backend.apply(workload.build(job))
+                    entry.state = OutboxState.DONE
+            else:
+                backend.delete(job.pk, job.tenant.slug, job.kind)  # type: ignore[arg-type]
+                entry.state = OutboxState.DONE
+        except TransientError as exc:
+            entry.last_error = str(exc)[:500]
+            entry.available_at = timezone.now() + _backoff(entry.tries, exc.retry_after_s)
+        except (PermanentError, ValueError) as exc:
+            entry.state, entry.last_error = OutboxState.FAILED, str(exc)[:500]
+            log.error("outbox %s failed permanently: %s", entry, exc)
+            if job.state in (JobState.ADMITTED, JobState.DISPATCHING):
+                services.transition(job, JobState.FAILED, reason="DispatchFailed", message=str(exc))
+        if entry.state == OutboxState.DONE:
+            entry.done_at = timezone.now()
+            _after_success(entry, job)
+        entry.save()
+    return True
+
+
+def relay(limit: int = 200, backend: ClusterBackend | None = None) -> int:
+    done = 0
+    while done < limit and relay_one(backend):
+        done += 1
+    return done
+
+
+def _restart_or_fail(job: Job, message: str) -> None:
+    if job.failures >= job.max_retries:
+        services.transition(
+            job, JobState.FAILED, reason="RetriesExhausted", message=f"{message}; no retries left"
+        )
+        return
+    services.transition(
+        job,
+        JobState.RESTARTING,
+        reason="Restarting",
+        message=message,
+        extra={"attempt": job.attempt + 1, "failures": job.failures + 1},
+    )
+    # Delete the failed attempt's objects; the relay requeues the job once they are gone.
+    services.enqueue_outbox(job, OutboxAction.DELETE)
+
+
+def _apply_status(job: Job, status: WorkloadStatus) -> None:
+    if status.phase == "running" and job.state == JobState.DISPATCHING:
+        services.transition(job, JobState.RUNNING, reason="Running", message=status.message)
+    elif status.phase == "succeeded":
+        services.transition(job, JobState.SUCCEEDED, reason="Succeeded", message=status.message)
+    elif status.phase == "failed":
+        _restart_or_fail(job, status.message or "replica failed")
+
+
+def reconcile(backend: ClusterBackend | None = None, grace_s: float = 30.0) -> int:
+    """One level-triggered pass. Returns how many jobs changed state."""
+    backend = backend or get_backend()
+    statuses, _rv = backend.list_status()
+    by_job = {s.job_id: s for s in statuses}
+    changed = 0
+    now = timezone.now()
+    for job in Job.objects.filter(state__in=ON_CLUSTER).select_related("tenant"):
+        status = by_job.get(job.pk)
+        with transaction.atomic():
+            locked = Job.objects.select_for_update().select_related("tenant").get(pk=job.pk)
+            if locked.state not in ON_CLUSTER:
+                continue
+            try:
+                if status is None:
+                    if (now - locked.state_changed_at).total_seconds() > grace_s:
+                        _restart_or_fail(locked, "workload disappeared from the cluster")
+                        changed += 1
+                    continue
+                before = locked.state
+                _apply_status(locked, status)
+                changed += int(locked.state != before)
+            except services.StaleState:
+                continue
+    # Objects of jobs that must not run: delete them (idempotent). Admitted and queued jobs
+    # are left alone, since their new objects may be being created right now.
+    gone = Job.objects.filter(pk__in=list(by_job), state__in=MUST_NOT_RUN)
+    for job in gone:
+        if not OutboxEntry.objects.filter(
+            job=job, action=OutboxAction.DELETE, state=OutboxState.PENDING
+        ).exists():
+            with transaction.atomic():
+                OutboxEntry.objects.update_or_create(
+                    job=job,
+                    action=OutboxAction.DELETE,
+                    attempt=job.attempt,
+                    defaults={"state": OutboxState.PENDING, "available_at": timezone.now()},
+                )
+    return changed

@@ -1,0 +1,177 @@
+"""The write path for jobs: submit, transition (compare-and-set), cancel, retry.
+
+Every state change goes through ``transition``: it checks the one transition table, updates
+the row only if it is still in the expected state (a row count of 0 means someone else moved
+it first), records a JobEvent and publishes a websocket event after commit.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.clusters.models import ResourcePool
+from apps.core.events import publish_tenant_event
+from apps.jobs.models import (
+    HOLDING,
+    TRANSITIONS,
+    Allocation,
+    Job,
+    JobEvent,
+    JobKind,
+    JobState,
+    OutboxAction,
+    OutboxEntry,
+    spec_devices,
+)
+from apps.tenancy.models import Project, Tenant
+
+
+class IllegalTransition(Exception):  # noqa: N818 - reads as the event it reports
+    pass
+
+
+class StaleState(Exception):  # noqa: N818
+    """The job was no longer in the expected state (another actor moved it first)."""
+
+
+def transition(
+    job: Job,
+    to: JobState,
+    *,
+    reason: str,
+    message: str = "",
+    expected: JobState | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Job:
+    """Move ``job`` from ``expected`` (default: its current state) to ``to``, compare-and-set.
+
+    Raises IllegalTransition for a move the table forbids and StaleState when the row was
+    changed by someone else in the meantime. Must run inside a transaction."""
+    source = JobState(expected or job.state)
+    if to not in TRANSITIONS[source]:
+        raise IllegalTransition(f"job {job.pk}: {source} -> {to} is not allowed")
+    now = timezone.now()
+    fields: dict[str, Any] = {
+        "state": to,
+        "state_reason": (message or reason)[:300],
+        "state_changed_at": now,
+        **(extra or {}),
+    }
+    if to == JobState.RUNNING and job.started_at is None:
+        fields["started_at"] = now
+    if to in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+        fields["finished_at"] = now
+    if to != JobState.QUEUED:
+        fields.update(queue_position=None)
+    updated = Job.objects.filter(pk=job.pk, state=source).update(**fields)
+    if updated != 1:
+        raise StaleState(f"job {job.pk} is no longer {source}")
+    for key, value in fields.items():
+        setattr(job, key, value)
+    JobEvent.objects.create(
+        job=job, from_state=source, to_state=to, reason=reason, message=message[:500]
+    )
+    if source in HOLDING and to not in HOLDING:
+        Allocation.objects.filter(job=job).delete()
+    publish_tenant_event(
+        job.tenant_id,
+        job.tenant.slug,
+        "job.updated",
+        {"id": job.pk, "state": to, "reason": reason, "message": message},
+    )
+    return job
+
+
+def record_event(job: Job, *, reason: str, message: str = "") -> JobEvent:
+    return JobEvent.objects.create(job=job, reason=reason, message=message[:500])
+
+
+@transaction.atomic
+def submit_job(
+    *,
+    tenant: Tenant,
+    owner: User,
+    name: str,
+    kind: JobKind,
+    pool: ResourcePool,
+    priority: int,
+    spec: dict[str, Any],
+    project: Project | None = None,
+    max_wait_s: int | None = None,
+    max_retries: int = 3,
+) -> Job:
+    """Record a validated job as queued. Nothing else happens in the request: the scheduler
+    loop admits it and a worker dispatches it."""
+    devices, milli = spec_devices(spec)
+    models = spec.get("accelerator_models") or []
+    job = Job.objects.create(
+        tenant=tenant,
+        owner=owner,
+        project=project,
+        name=name,
+        kind=kind,
+        pool=pool,
+        priority=priority,
+        spec=spec,
+        accelerator_model=models[0] if len(models) == 1 else "",
+        requested_devices=devices,
+        requested_milli=milli,
+        max_wait_s=max_wait_s,
+        max_retries=max_retries,
+        state=JobState.SUBMITTED,
+    )
+    transition(job, JobState.QUEUED, reason="Submitted", message=f"submitted by {owner}")
+    return job
+
+
+@transaction.atomic
+def cancel_job(*, job: Job, actor: User) -> Job:
+    """Cancel at any non-terminal state. Work on the cluster gets a delete action."""
+    job = Job.objects.select_for_update().get(pk=job.pk)
+    if job.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
+        return job
+    on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
+    transition(job, JobState.CANCELLED, reason="Cancelled", message=f"cancelled by {actor}")
+    if on_cluster:
+        enqueue_outbox(job, OutboxAction.DELETE)
+    return job
+
+
+def enqueue_outbox(job: Job, action: OutboxAction, *, at: datetime | None = None) -> OutboxEntry:
+    """One outbox row per (job, action, attempt); the relay is kicked after commit."""
+    entry, _ = OutboxEntry.objects.get_or_create(
+        job=job,
+        action=action,
+        attempt=job.attempt,
+        defaults={"available_at": at or timezone.now()},
+    )
+
+    def kick() -> None:
+        from apps.jobs.tasks import relay_outbox
+
+        relay_outbox.delay()
+
+    transaction.on_commit(kick)
+    return entry
+
+
+@transaction.atomic
+def clone_job(*, job: Job, actor: User) -> Job:
+    """A new queued job with the same spec (retry of a finished job, or a copy)."""
+    return submit_job(
+        tenant=job.tenant,
+        owner=actor,
+        name=job.name,
+        kind=JobKind(job.kind),
+        pool=job.pool,
+        priority=job.priority,
+        spec=job.spec,
+        project=job.project,
+        max_wait_s=job.max_wait_s,
+        max_retries=job.max_retries,
+    )

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class QuotasConfig(AppConfig):
+    name = "apps.quotas"
+    label = "quotas"
+    verbose_name = "Quotas"

@@ -1,0 +1,77 @@
+"""Editing quotas safely: guarantees never add up to more than the pool has."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from apps.clusters.models import Node, ResourcePool
+from apps.quotas.models import Quota
+from apps.tenancy.models import Tenant
+
+
+def pool_capacity(pool: ResourcePool, accelerator_model: str) -> int:
+    """Schedulable devices of the model in the pool (hot spares are held back)."""
+    total = Node.objects.filter(
+        pool=pool, accelerator_model=accelerator_model, is_spare=False
+    ).aggregate(n=Sum("accelerator_count"))["n"]
+    return int(total or 0)
+
+
+def validate_guarantees(
+    *, pool: ResourcePool, accelerator_model: str, tenant: Tenant, guarantee: int
+) -> None:
+    """Raise a field error if this guarantee would push the pool's total past its capacity."""
+    capacity = pool_capacity(pool, accelerator_model)
+    if capacity == 0:
+        raise ValidationError(
+            {"accelerator_model": [f"Pool {pool.name} has no {accelerator_model} devices."]}
+        )
+    others = (
+        Quota.objects.filter(pool=pool, accelerator_model=accelerator_model)
+        .exclude(tenant=tenant)
+        .aggregate(n=Sum("guarantee"))["n"]
+        or 0
+    )
+    if others + guarantee > capacity:
+        raise ValidationError(
+            {
+                "guarantee": [
+                    f"Guarantees in {pool.name} for {accelerator_model} would total "
+                    f"{others + guarantee}, but the pool has {capacity} "
+                    f"({capacity - others} left to guarantee)."
+                ]
+            }
+        )
+
+
+@transaction.atomic
+def set_quota(
+    *,
+    tenant: Tenant,
+    pool: ResourcePool,
+    accelerator_model: str,
+    guarantee: int,
+    borrow_limit: int,
+    weight: int = 1,
+) -> Quota:
+    """Create or update one quota. The pool row is locked so two admins editing guarantees of
+    the same pool at once cannot together exceed its capacity."""
+    ResourcePool.objects.select_for_update().filter(pk=pool.pk).first()
+    validate_guarantees(
+        pool=pool, accelerator_model=accelerator_model, tenant=tenant, guarantee=guarantee
+    )
+    quota, _ = Quota.objects.update_or_create(
+        tenant=tenant,
+        pool=pool,
+        accelerator_model=accelerator_model,
+        defaults={
+            "guarantee": guarantee,
+            "borrow_limit": borrow_limit,
+            "weight": weight,
+            "updated_at": timezone.now(),
+        },
+    )
+    return quota

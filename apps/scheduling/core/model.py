@@ -1,0 +1,335 @@
+"""Records that go into and come out of the scheduling core.
+
+Everything here is a frozen dataclass of plain values so the same core runs in the web
+app (fed by a Django adapter), in the simulator and in the benchmarks. The core never
+mutates these records; it builds its own mutable index from them (see ``index.py``).
+
+Units: accelerators are counted in whole devices in the input; internally and in quotas
+fractional shares are counted in milli-devices (1 device = 1000 milli). CPU is in
+millicores and memory in MiB, as Kubernetes reports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import IntEnum, StrEnum
+
+FULL_DEVICE_MILLI = 1000
+"""A whole device expressed in milli-devices; fractional shares are strictly below it."""
+
+PRIORITIES = range(6)
+"""P0 (highest) .. P5 (lowest)."""
+
+
+class Tier(IntEnum):
+    """Network topology tiers, from the tightest (one server) to no constraint at all.
+
+    Ordered so that ``tier <= max_tier`` means "at least as tight as allowed".
+    """
+
+    NODE = 0
+    LEAF = 1
+    SU = 2
+    SPINE = 3
+    ANY = 4
+
+
+class TopologyMode(StrEnum):
+    """How a job's replicas must be kept together on the network."""
+
+    NONE = "none"
+    SOFT = "soft"  # prefer the tightest tier, fall back to looser ones
+    HARD = "hard"  # never cross ``TopologyRequirement.max_tier``
+
+
+class Packing(StrEnum):
+    """Node choice: binpack keeps whole nodes free, spread is the baseline to compare with."""
+
+    BINPACK = "binpack"
+    SPREAD = "spread"
+
+
+class PendingCode(StrEnum):
+    """Machine-readable category of a pending reason (the UI groups and filters by it)."""
+
+    INVALID = "invalid"
+    NO_MATCH = "no_match"
+    QUOTA = "quota"
+    CAPACITY = "capacity"
+    TOPOLOGY = "topology"
+    RESOURCES = "resources"
+    HELD = "held"
+    RESERVED = "reserved"
+    BLOCKED = "blocked"
+    PARTIAL = "partial"
+    SHARING_DISABLED = "sharing_disabled"
+
+
+class PreemptionKind(StrEnum):
+    PRIORITY = (
+        "priority"  # a P0-P2 job evicting P4/P5 work of its own tenant (or any, without quotas)
+    )
+    RECLAIM = "reclaim"  # a tenant within guarantee taking back capacity another tenant borrowed
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """A resource pool; nodes name their pool by ``pool_id``."""
+
+    pool_id: str
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One server as the scheduler sees it.
+
+    ``free_devices`` lists the device indices that are neither allocated nor broken; when it is
+    ``None`` every index in ``range(accelerator_count)`` not used by a running allocation is
+    free. A device listed as free but also used by a running allocation counts as used.
+    ``cpu_milli``/``memory_mib`` are allocatable totals; running allocations are subtracted.
+    """
+
+    node_id: str
+    pool: str
+    accelerator_model: str = ""
+    accelerator_vendor: str = ""
+    accelerator_count: int = 0
+    free_devices: frozenset[int] | None = None
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    arch: str = "x86_64"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    healthy: bool = True
+    cordoned: bool = False
+    scalable_unit: str = ""
+    leaf_switch: str = ""
+    spine: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceShare:
+    """A fractional share of one device, in milli-devices (0 < milli < 1000)."""
+
+    device: int
+    milli: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAllocation:
+    """What one running job holds on one node."""
+
+    node_id: str
+    devices: tuple[int, ...] = ()
+    shares: tuple[DeviceShare, ...] = ()
+    cpu_milli: int = 0
+    memory_mib: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    """Work that already holds resources; a preemption victim is always a whole RunningJob."""
+
+    job_id: str
+    tenant: str
+    pool: str
+    priority: int
+    started_at: datetime
+    allocations: tuple[NodeAllocation, ...] = ()
+    preemptible: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """Per tenant x pool x accelerator model: a guarantee and how much more may be borrowed.
+
+    The tenant may hold at most ``guarantee + borrow_limit`` devices of that model in that
+    pool. Work above ``guarantee`` is borrowed and can be reclaimed by lenders.
+    """
+
+    tenant: str
+    pool: str
+    accelerator_model: str
+    guarantee: int
+    borrow_limit: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaGroup:
+    """A set of identical replicas (e.g. "master" x1, "worker" x16).
+
+    Exactly one of ``accelerators`` (whole devices per replica, on one node) or
+    ``accelerator_milli`` (a fractional share of one device) may be non-zero; both zero means
+    a CPU-only replica. An empty ``models`` accepts any model.
+    """
+
+    name: str
+    replicas: int
+    accelerators: int = 0
+    accelerator_milli: int = 0
+    models: frozenset[str] = frozenset()
+    vendor: str | None = None
+    arch: str | None = None
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyRequirement:
+    mode: TopologyMode = TopologyMode.NONE
+    max_tier: Tier = Tier.SPINE
+
+
+@dataclass(frozen=True, slots=True)
+class PendingJob:
+    """A job waiting in the queue. ``priority`` is 0..5 for P0..P5."""
+
+    job_id: str
+    tenant: str
+    pool: str
+    priority: int
+    groups: tuple[ReplicaGroup, ...]
+    submit_time: datetime
+    topology: TopologyRequirement = TopologyRequirement()
+    max_wait: timedelta | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """Nodes held for a starving large job; also fed back in the next snapshot for stability.
+
+    Lower-or-equal priority jobs may not take free devices on these nodes until
+    ``expires_at``; higher-priority jobs still may (priority keeps its meaning).
+    """
+
+    job_id: str
+    priority: int
+    node_ids: tuple[str, ...]
+    expires_at: datetime
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    nodes: tuple[Node, ...]
+    running: tuple[RunningJob, ...] = ()
+    quotas: tuple[Quota, ...] = ()
+    pools: tuple[Pool, ...] = ()
+    reservations: tuple[Reservation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Switches and parameters, one group per policy. Defaults are the production settings.
+
+    Invariants that are not switchable, because the product defines them: P3 never preempts
+    and is never preempted, P4/P5 never preempt, only P4/P5 can be victims, a victim always has
+    a strictly lower priority than its preemptor, hard topology is never crossed, and model,
+    vendor and architecture constraints always hold.
+    """
+
+    gang: bool = True
+    packing: Packing = Packing.BINPACK
+    preemption: bool = True
+    preemptor_max_priority: int = 2  # clamped to 2
+    victim_min_priority: int = 4  # clamped to >= 4
+    max_preemption_trials: int = 64
+    topology: bool = True  # off: "soft" requirements are ignored; "hard" still holds
+    delay_scheduling: bool = True
+    large_job_devices: int = 16
+    starvation_threshold: timedelta = timedelta(minutes=30)
+    max_hold: timedelta = timedelta(hours=2)
+    max_holds: int = 1  # like Volcano's reservation: one elected job at a time
+    quotas: bool = True
+    reclaim: bool = True
+    fair_share: bool = True
+    sharing: bool = True
+    backfill: bool = True
+    fragmentation_replica_size: int = 8
+
+
+# -------------------------------------------------------------------------- outputs
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaPlacement:
+    """One replica on one node: whole ``devices``, or ``share_milli`` of ``devices[0]``."""
+
+    group: str
+    replica_index: int
+    node_id: str
+    devices: tuple[int, ...]
+    share_milli: int = 0
+    cpu_milli: int = 0
+    memory_mib: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Every replica of a job (or, with gang off, the replicas that fit: ``partial``).
+
+    ``waits_for`` names preemption victims on the same nodes: their pods must be gone before
+    this job's pods start. ``tier`` is the tightest tier that contains all replicas.
+    """
+
+    job_id: str
+    tenant: str
+    pool: str
+    accelerator_model: str
+    replicas: tuple[ReplicaPlacement, ...]
+    tier: Tier
+    waits_for: tuple[str, ...] = ()
+    partial: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    victim_job_id: str
+    victim_tenant: str
+    preemptor_job_id: str
+    kind: PreemptionKind
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReason:
+    job_id: str
+    code: PendingCode
+    message: str
+    over_max_wait: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Fragmentation:
+    """Free devices that cannot host a ``replica_size``-device replica are stranded.
+
+    In a class of nodes smaller than ``replica_size`` the threshold is the largest node size
+    (a node can at best host a whole-node replica). ``whole_free_nodes`` counts the largest
+    nodes of each class with every device free.
+    """
+
+    replica_size: int
+    free_devices: int
+    stranded_devices: int
+    whole_free_nodes: int
+    hostable_replicas: int
+
+    @property
+    def stranded_ratio(self) -> float:
+        return self.stranded_devices / self.free_devices if self.free_devices else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    placements: tuple[Placement, ...]
+    preemptions: tuple[Preemption, ...]
+    reservations: tuple[Reservation, ...]
+    pending: tuple[PendingReason, ...]
+    fragmentation: Fragmentation
+    warnings: tuple[str, ...] = ()

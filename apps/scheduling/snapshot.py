@@ -1,0 +1,161 @@
+"""Build the core's input (a ClusterSnapshot and the pending queue) from the database.
+
+Identifiers handed to the core: tenants by slug, pools by ``cluster/pool`` name, nodes and
+jobs by primary key, so pending reasons read naturally ("tenant 'vision' ... pool
+'sim-a800/a800-train'") and decisions map straight back to rows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from apps.clusters.models import Device, Node, NodeHealth, ResourcePool
+from apps.jobs.models import HOLDING, Allocation, Job, JobState
+from apps.quotas.models import Quota
+from apps.scheduling import core
+from apps.scheduling.models import Hold
+
+TIERS = {"leaf": core.Tier.LEAF, "su": core.Tier.SU, "spine": core.Tier.SPINE}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    snapshot: core.ClusterSnapshot
+    queue: list[core.PendingJob]
+    pool_keys: dict[int, str]  # pool pk -> core pool id
+    pool_ids: dict[str, int]  # core pool id -> pool pk
+
+
+def pool_key(pool: ResourcePool) -> str:
+    return f"{pool.cluster.name}/{pool.name}"
+
+
+def replica_groups(spec: dict[str, Any]) -> tuple[core.ReplicaGroup, ...]:
+    models = frozenset(spec.get("accelerator_models") or [])
+    return tuple(
+        core.ReplicaGroup(
+            name=str(g["name"]),
+            replicas=int(g.get("replicas", 1)),
+            accelerators=int(g.get("accelerators", 0)),
+            accelerator_milli=int(g.get("accelerator_milli", 0)),
+            models=models,
+            vendor=spec.get("accelerator_vendor") or None,
+            arch=spec.get("arch") or None,
+            cpu_milli=int(g.get("cpu_milli", 0)),
+            memory_mib=int(g.get("memory_mib", 0)),
+        )
+        for g in spec.get("replica_groups", [])
+    )
+
+
+def topology(spec: dict[str, Any]) -> core.TopologyRequirement:
+    topo = spec.get("topology") or {}
+    mode = core.TopologyMode(topo.get("mode", "none"))
+    return core.TopologyRequirement(
+        mode=mode, max_tier=TIERS.get(topo.get("highest_tier", ""), core.Tier.SPINE)
+    )
+
+
+def pending_job(job: Job, tenant: str, pool: str) -> core.PendingJob:
+    return core.PendingJob(
+        job_id=str(job.pk),
+        tenant=tenant,
+        pool=pool,
+        priority=job.priority,
+        groups=replica_groups(job.spec),
+        submit_time=job.submitted_at,
+        topology=topology(job.spec),
+        max_wait=timedelta(seconds=job.max_wait_s) if job.max_wait_s else None,
+    )
+
+
+def build(now: datetime) -> Inputs:
+    pools = {p.pk: p for p in ResourcePool.objects.select_related("cluster")}
+    pool_keys = {pk: pool_key(p) for pk, p in pools.items()}
+    broken: defaultdict[int, set[int]] = defaultdict(set)
+    for node_id, index in Device.objects.exclude(health=NodeHealth.HEALTHY).values_list(
+        "node_id", "index"
+    ):
+        broken[node_id].add(index)
+    nodes = tuple(
+        core.Node(
+            node_id=str(n.pk),
+            pool=pool_keys[n.pool_id or 0],
+            accelerator_model=n.accelerator_model,
+            accelerator_vendor=n.accelerator_vendor,
+            accelerator_count=n.accelerator_count,
+            free_devices=(
+                frozenset(set(range(n.accelerator_count)) - broken[n.pk])
+                if n.pk in broken
+                else None
+            ),
+            cpu_milli=n.cpu_milli,
+            memory_mib=n.memory_mib,
+            arch=n.arch,
+            labels={str(k): str(v) for k, v in (n.labels or {}).items()},
+            healthy=n.health != NodeHealth.FAULTY,
+            cordoned=n.cordoned,
+            scalable_unit=n.scalable_unit,
+            leaf_switch=n.leaf_switch,
+            spine=n.spine,
+        )
+        for n in Node.objects.filter(pool__isnull=False, is_spare=False)
+    )
+    allocations: defaultdict[int, list[core.NodeAllocation]] = defaultdict(list)
+    for a in Allocation.objects.all():
+        allocations[a.job_id].append(
+            core.NodeAllocation(
+                node_id=str(a.node_id),
+                devices=tuple(a.devices),
+                shares=tuple(core.DeviceShare(int(d), int(m)) for d, m in a.shares),
+                cpu_milli=a.cpu_milli,
+                memory_mib=a.memory_mib,
+            )
+        )
+    holding = Job.objects.filter(state__in=HOLDING).select_related("tenant")
+    running = tuple(
+        core.RunningJob(
+            job_id=str(j.pk),
+            tenant=j.tenant.slug,
+            pool=pool_keys[j.pool_id],
+            priority=j.priority,
+            started_at=j.admitted_at or j.submitted_at,
+            allocations=tuple(allocations.get(j.pk, ())),
+        )
+        for j in holding
+    )
+    quotas = tuple(
+        core.Quota(
+            tenant=q.tenant.slug,
+            pool=pool_keys[q.pool_id],
+            accelerator_model=q.accelerator_model,
+            guarantee=q.guarantee,
+            borrow_limit=q.borrow_limit,
+        )
+        for q in Quota.objects.select_related("tenant")
+    )
+    holds = tuple(
+        core.Reservation(
+            job_id=str(h.job_id),
+            priority=h.priority,
+            node_ids=tuple(str(n) for n in h.node_ids),
+            expires_at=h.expires_at,
+            reason=h.reason,
+        )
+        for h in Hold.objects.filter(expires_at__gt=now)
+    )
+    queue = [
+        pending_job(j, j.tenant.slug, pool_keys[j.pool_id])
+        for j in Job.objects.filter(state=JobState.QUEUED).select_related("tenant")
+    ]
+    snapshot = core.ClusterSnapshot(
+        nodes=nodes,
+        running=running,
+        quotas=quotas,
+        pools=tuple(core.Pool(pool_id=k) for k in pool_keys.values()),
+        reservations=holds,
+    )
+    return Inputs(snapshot, queue, pool_keys, {v: k for k, v in pool_keys.items()})

@@ -1,0 +1,13 @@
+"""The scheduling tick. One active at a time in production (Celery beat); admission is also
+serialised in the database, so an accidental second loop cannot over-admit."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from apps.scheduling.loop import run_cycle
+
+
+@shared_task(ignore_result=True)
+def scheduling_cycle() -> int:
+    return run_cycle().admitted

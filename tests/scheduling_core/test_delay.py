@@ -1,0 +1,108 @@
+"""Delay scheduling: capacity is held for a starving large job, for a bounded time."""
+
+from datetime import timedelta
+
+from apps.scheduling.core import PendingCode, Reservation
+
+from .helpers import NOW, ago, job, nodes, pending, placed, run, running, snap, where, whole
+
+
+def _busy():
+    # n0: 4 free, n1: 8 free, n2: full. A 2 x 8 gang does not fit.
+    return snap(
+        nodes(3),
+        [running("a", {"n00000": range(4)}), running("b", {"n00002": range(8)})],
+    )
+
+
+def _big(waited=60, **kw):
+    return job("big", whole(2, 8), waited=waited, **kw)
+
+
+def test_starving_large_job_gets_a_visible_bounded_hold():
+    d = run(_busy(), [_big(), job("small", whole(1, 1), waited=1)])
+    assert d.reservations == (
+        Reservation(
+            job_id="big",
+            priority=4,
+            node_ids=("n00001", "n00000"),
+            expires_at=ago(60) + timedelta(minutes=30) + timedelta(hours=2),
+            reason=(
+                "held for job big (P4, 16 A800) after 1h00m waiting: free devices on these "
+                "nodes go only to it or to higher-priority work until 2025-03-01T13:30:00"
+            ),
+        ),
+    )
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    assert pending(d)["big"].message.endswith("; 2 nodes are held for it until 2025-03-01T13:30:00")
+    small = pending(d)["small"]
+    assert small.code == PendingCode.HELD
+    assert small.message == (
+        "needs 1 A800 (1 x 1); 12 of the free A800 are held for starving job(s) big"
+    )
+
+
+def test_higher_priority_work_still_uses_held_nodes():
+    d = run(_busy(), [_big(), job("p2", whole(1, 1), priority=2, waited=1)])
+    assert where(placed(d)["p2"]) == [("n00000", (4,))]
+    assert len(d.reservations) == 1
+
+
+def test_equal_priority_jobs_submitted_earlier_are_also_kept_off_held_nodes():
+    d = run(_busy(), [_big(), job("older", whole(1, 1), waited=120)])
+    assert pending(d)["older"].code == PendingCode.HELD
+
+
+def test_without_delay_scheduling_small_jobs_take_the_freed_devices():
+    d = run(_busy(), [_big(), job("small", whole(1, 1), waited=1)], delay_scheduling=False)
+    assert d.reservations == ()
+    assert "small" in placed(d)
+    assert pending(d)["big"].code == PendingCode.CAPACITY
+
+
+def test_no_hold_before_the_threshold_or_after_the_bound():
+    for waited in (10, 30 + 120 + 1):
+        d = run(_busy(), [_big(waited=waited), job("small", whole(1, 1), waited=1)])
+        assert d.reservations == ()
+        assert "small" in placed(d)
+
+
+def test_small_jobs_never_get_holds():
+    d = run(_busy(), [job("mid", whole(2, 6), waited=600)], large_job_devices=16)
+    assert d.reservations == ()
+
+
+def test_the_previous_hold_is_reused_so_the_held_set_does_not_wander():
+    prior = Reservation("big", 4, ("n00002", "n00001"), NOW + timedelta(minutes=5))
+    cluster = snap(
+        nodes(3),
+        [running("a", {"n00000": range(4)}), running("b", {"n00002": range(8)})],
+        reservations=(prior,),
+    )
+    d = run(cluster, [_big(), job("small", whole(1, 1), waited=1)])
+    assert d.reservations[0].node_ids == ("n00002", "n00001")
+    assert where(placed(d)["small"]) == [("n00000", (4,))]
+
+
+def test_a_held_job_places_as_soon_as_its_nodes_drain():
+    prior = Reservation("big", 4, ("n00001", "n00000"), NOW)
+    cluster = snap(nodes(3), [running("b", {"n00002": range(8)})], reservations=(prior,))
+    d = run(cluster, [job("small", whole(1, 1), waited=500), _big()])
+    assert sorted(r.node_id for r in placed(d)["big"].replicas) == ["n00000", "n00001"]
+    assert pending(d)["small"].code == PendingCode.CAPACITY
+    assert d.reservations == ()
+
+
+def test_number_of_holds_is_bounded():
+    cluster = snap(nodes(4), [running("x", {f"n0000{i}": range(4) for i in range(4)})])
+    queue = [job(f"big{i}", whole(2, 8), waited=60 + i) for i in range(3)]
+    d = run(cluster, queue, max_holds=1)
+    assert [r.job_id for r in d.reservations] == ["big2"]
+
+
+def test_an_expired_previous_hold_is_not_reused():
+    prior = Reservation("big", 4, ("n00002",), NOW - timedelta(seconds=1))
+    cluster = snap(nodes(3), [running("a", {"n00000": range(4)})], reservations=(prior,))
+    d = run(cluster, [_big(), job("small", whole(1, 1), waited=1)])
+    assert placed(d)["big"].tier  # fits now: n1 and n2 are free
+    assert "small" in placed(d)
