@@ -74,4 +74,11 @@ def set_quota(
             "updated_at": timezone.now(),
         },
     )
+    transaction.on_commit(_kick_queue_sync)
     return quota
+
+
+def _kick_queue_sync() -> None:
+    from apps.quotas.tasks import sync_cluster_queues
+
+    sync_cluster_queues.delay()

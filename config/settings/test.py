@@ -12,6 +12,8 @@ DATABASES = {
         os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/zhisuan"
     )
 }
+# One test database per pytest process, so parallel runs (developers, helpers, CI) never share.
+DATABASES["default"]["TEST"] = {"NAME": f"test_zhisuan_{os.getpid()}"}
 # Threads of database_sync_to_async must not keep connections that block test DB teardown.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 TEST_REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
