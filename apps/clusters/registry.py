@@ -38,15 +38,13 @@ def _simulated() -> SimulatedBackend:
 
 
 def _kubernetes() -> ClusterBackend:
-    from kubernetes import client, config  # untyped; imported only when configured
+    from apps.clusters.backends.kubernetes.backend import (
+        KubernetesBackend,
+        api_client_from_environment,
+    )
 
-    from apps.clusters.backends.kubernetes.backend import KubernetesBackend
-
-    try:
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-    except config.ConfigException:
-        config.load_kube_config()  # type: ignore[no-untyped-call]
-    return KubernetesBackend(client.ApiClient())
+    # In-cluster service account when running in a pod, else $KUBECONFIG / ~/.kube/config.
+    return KubernetesBackend(api_client_from_environment())
 
 
 def get_backend() -> ClusterBackend:

@@ -86,6 +86,15 @@ def is_resource_name(value: str) -> bool:
     return bool(_RESOURCE_NAME.match(value))
 
 
+_LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def label_safe(value: str) -> str:
+    """``value`` made into a valid label value (pool names may hold spaces, non-ASCII...)."""
+    cleaned = _LABEL_UNSAFE.sub("-", value)[:63]
+    return re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", cleaned)
+
+
 def namespace_for(tenant: str) -> str:
     """The namespace of a tenant: ``zs-<slug>``."""
     _require(is_dns_label(tenant, 63 - len(NAMESPACE_PREFIX)), f"invalid tenant slug {tenant!r}")
@@ -236,7 +245,7 @@ class WorkloadSpec:
         namespace_for(self.tenant)
         _require(self.kind in WORKLOAD_KINDS, f"unknown workload kind {self.kind!r}")
         priority_class_name(self.priority)
-        _require(is_label_value(self.pool) and bool(self.pool), f"invalid pool {self.pool!r}")
+        _require(bool(self.pool.strip()), "pool must not be empty")
         _require(is_dns_subdomain(self.queue), f"invalid queue name {self.queue!r}")
         _require(len(self.replica_groups) >= 1, "at least one replica group is required")
         names = [group.name for group in self.replica_groups]
