@@ -5,7 +5,7 @@ PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 NPM_STAMP := frontend/node_modules/.installed
 
-.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend bench migrate seed
+.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend bench migrate seed manifests
 
 run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
 	$(PY) manage.py serve
@@ -54,3 +54,6 @@ schema: $(VENV_STAMP) ## regenerate the committed OpenAPI schema and the fronten
 
 bench: $(VENV_STAMP) ## scheduling-core benchmark (prints a table)
 	$(PY) bench/sched_core.py
+
+manifests: ## print the Kubernetes install (kubectl apply -k platform/ does the same)
+	@for f in $$(python3 -c "import yaml; print(' '.join(yaml.safe_load(open('platform/kustomization.yaml'))['resources']))" 2>/dev/null || .venv/bin/python -c "import yaml; print(' '.join(yaml.safe_load(open('platform/kustomization.yaml'))['resources']))"); do echo "---"; cat platform/$$f; done

@@ -1,0 +1,238 @@
+"""Node health REST for the dashboard (platform admins only) and the agents' report endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Prefetch, Q, QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.audit import services as audit
+from apps.audit.models import AuditAction
+from apps.clusters.models import Node
+from apps.core.viewsets import AuditedModelViewSet, request_user
+from apps.health import probes, services
+from apps.health.api.auth import IsNodeAgent, IsPlatformAdmin, NodeTokenAuthentication
+from apps.health.api.serializers import (
+    AlertReceiverSerializer,
+    AlertSerializer,
+    CheckChangeSerializer,
+    FaultRuleSerializer,
+    IncidentSerializer,
+    NodeHealthSerializer,
+    NodeTokenSerializer,
+    ProbeRunSerializer,
+    ReportAnswerSerializer,
+    ReportSerializer,
+)
+from apps.health.models import (
+    Alert,
+    AlertReceiver,
+    AlertState,
+    CheckChange,
+    FaultRule,
+    Incident,
+    NodeCheck,
+    NodeToken,
+    ProbeRun,
+)
+
+
+class NodeHealthViewSet(viewsets.ReadOnlyModelViewSet[Node]):
+    """The node health grid: every node with its latest checks and open incidents."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = NodeHealthSerializer
+
+    def get_queryset(self) -> QuerySet[Node]:
+        return (
+            Node.objects.select_related("pool")
+            .prefetch_related(Prefetch("checks", queryset=NodeCheck.objects.order_by("check_name")))
+            .annotate(open_incidents=Count("incidents", filter=Q(incidents__state="open")))
+        )
+
+    @extend_schema(responses=CheckChangeSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def history(self, request: Request, pk: str) -> Response:
+        """Per-node check history: one row per change of a check's status or faults."""
+        node = self.get_object()
+        rows = CheckChange.objects.filter(node=node)
+        page = self.paginate_queryset(rows)  # type: ignore[arg-type]  # another model's rows
+        data = CheckChangeSerializer(page, many=True).data
+        return self.get_paginated_response(data)
+
+    def _set_cordon(self, request: Request, cordon: bool) -> Response:
+        node = self.get_object()
+        with transaction.atomic():
+            locked = Node.objects.select_for_update().get(pk=node.pk)
+            before = audit.snapshot(locked)
+            if cordon:
+                services.cordon_node(node=locked, reason=f"cordoned by {request_user(request)}")
+            else:
+                services.uncordon_node(node=locked)
+            locked.refresh_from_db()
+            audit.record(
+                actor=request_user(request),
+                action=AuditAction.UPDATE,
+                instance=locked,
+                tenant=None,
+                before=before,
+                after=audit.snapshot(locked),
+            )
+        return Response(self.get_serializer(self.get_queryset().get(pk=node.pk)).data)
+
+    @extend_schema(request=None, responses=NodeHealthSerializer)
+    @action(detail=True, methods=["post"])
+    def cordon(self, request: Request, pk: str) -> Response:
+        return self._set_cordon(request, True)
+
+    @extend_schema(request=None, responses=NodeHealthSerializer)
+    @action(detail=True, methods=["post"])
+    def uncordon(self, request: Request, pk: str) -> Response:
+        return self._set_cordon(request, False)
+
+
+class IncidentViewSet(viewsets.ReadOnlyModelViewSet[Incident]):
+    """Incidents timeline (newest first), with the jobs each one hit and the GPU time lost."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = IncidentSerializer
+    filterset_fields = ["state", "node", "fault"]
+    queryset = Incident.objects.select_related("node", "spare").prefetch_related("jobs")
+
+    @extend_schema(request=None, responses=IncidentSerializer)
+    @action(detail=True, methods=["post"])
+    def resolve(self, request: Request, pk: str) -> Response:
+        """After repair: close the incident and uncordon the node if nothing else holds it."""
+        incident = services.resolve_incident(
+            incident=self.get_object(), actor=request_user(request)
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=incident.pk)).data)
+
+
+class AlertViewSet(viewsets.ReadOnlyModelViewSet[Alert]):
+    """The alert inbox."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = AlertSerializer
+    filterset_fields = ["state", "severity", "node"]
+    queryset = Alert.objects.select_related("node")
+
+    @extend_schema(request=None, responses=AlertSerializer)
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request: Request, pk: str) -> Response:
+        alert = services.acknowledge_alert(alert=self.get_object(), actor=request_user(request))
+        return Response(self.get_serializer(self.get_queryset().get(pk=alert.pk)).data)
+
+
+class FaultRuleViewSet(AuditedModelViewSet[FaultRule]):
+    """The fault catalogue: fault code -> severity -> action, edited by operators."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = FaultRuleSerializer
+    queryset = FaultRule.objects.all()
+
+
+class AlertReceiverViewSet(AuditedModelViewSet[AlertReceiver]):
+    """Webhooks and email addresses alerts are sent to."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = AlertReceiverSerializer
+    queryset = AlertReceiver.objects.all()
+
+
+class NodeTokenViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[NodeToken],
+):
+    """Node agent tokens: minted for one node (the plaintext is shown once), revoked by delete."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = NodeTokenSerializer
+    queryset = NodeToken.objects.select_related("node")
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        actor = request_user(request)
+        with transaction.atomic():
+            token, plaintext = services.mint_node_token(
+                node=serializer.validated_data["node"], actor=actor
+            )
+            audit.record(
+                actor=actor,
+                action=AuditAction.CREATE,
+                instance=token,
+                tenant=None,
+                before=None,
+                after={"node": token.node_id, "prefix": token.prefix},
+            )
+        out = NodeTokenSerializer(token, context={"plaintext": plaintext})
+        return Response(out.data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: NodeToken) -> None:
+        with transaction.atomic():
+            services.revoke_node_token(token=instance)
+            audit.record(
+                actor=request_user(self.request),
+                action=AuditAction.DELETE,
+                instance=instance,
+                tenant=None,
+                before={"prefix": instance.prefix},
+                after=None,
+            )
+
+
+class ProbeRunViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet[ProbeRun],
+):
+    """Slow-node probe runs over a pool: started here, run by a worker, rounds recorded."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = ProbeRunSerializer
+    queryset = ProbeRun.objects.all()
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = probes.request_probe_run(
+            pool=serializer.validated_data["pool"], actor=request_user(request)
+        )
+        return Response(ProbeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class AgentReportView(APIView):
+    """A node agent's round of check results. Node token only, for the token's own node."""
+
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes = [IsNodeAgent]
+
+    @extend_schema(request=ReportSerializer, responses=ReportAnswerSerializer)
+    def post(self, request: Request) -> Response:
+        serializer = ReportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        token = request.auth
+        assert isinstance(token, NodeToken)
+        if serializer.validated_data["node"] != token.node.name:
+            return Response(
+                {"detail": "This token reports for its own node only."},
+                status=status.HTTP_403_FORBIDDEN,
+            )
+        actions = services.ingest_report(
+            node=token.node, results=serializer.validated_data["results"]
+        )
+        return Response({"actions": actions})
+
+
+__all__ = ["AlertState"]

@@ -1,0 +1,64 @@
+"""Alert delivery to receivers: webhooks (JSON POST) and email (Django's email backend)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+
+from django.core.mail import send_mail
+
+from apps.health.models import Alert, AlertReceiver, ReceiverKind
+
+log = logging.getLogger("zhisuan.health.notify")
+RANK = {"info": 0, "warning": 1, "critical": 2}
+
+
+def payload(alert: Alert) -> dict[str, object]:
+    return {
+        "id": alert.pk,
+        "node": alert.node.name,
+        "fault": alert.fault,
+        "severity": alert.severity,
+        "message": alert.message,
+        "incident": alert.incident_id,
+        "created_at": alert.created_at.isoformat(),
+    }
+
+
+def _webhook(url: str, body: dict[str, object]) -> str:
+    request = urllib.request.Request(  # noqa: S310 - an operator-configured http(s) URL
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        return f"http {response.status}"
+
+
+def deliver(alert_id: int) -> dict[str, str]:
+    """Send once to each matching receiver not yet delivered to (a retry skips those done)."""
+    alert = Alert.objects.select_related("node").filter(pk=alert_id).first()
+    if alert is None:
+        return {}
+    outcome = dict(alert.deliveries)
+    body = payload(alert)
+    for receiver in AlertReceiver.objects.filter(enabled=True):
+        key = str(receiver.pk)
+        if outcome.get(key, "").startswith(("http 2", "sent")):
+            continue
+        if RANK[alert.severity] < RANK[receiver.min_severity]:
+            continue
+        try:
+            if receiver.kind == ReceiverKind.WEBHOOK:
+                outcome[key] = _webhook(receiver.target, body)
+            else:
+                subject = f"[zhisuan {alert.severity}] {alert.node.name}: {alert.fault}"
+                send_mail(subject, json.dumps(body, indent=2), None, [receiver.target])
+                outcome[key] = "sent"
+        except OSError as exc:  # URLError, SMTP errors, timeouts
+            outcome[key] = f"error: {exc}"[:200]
+            log.warning("alert %s to %s failed: %s", alert.pk, receiver, exc)
+    Alert.objects.filter(pk=alert.pk).update(deliveries=outcome)
+    return outcome

@@ -1,0 +1,160 @@
+"""Inference service settings in and out; every bad value is a 400 with field errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.clusters.models import ResourcePool
+from apps.inference.models import (
+    DEFAULT_RUNTIME_IMAGE,
+    InferenceService,
+    ScalingDecision,
+    TargetMetric,
+    TrafficSample,
+)
+from apps.jobs.api.serializers import IMAGE_REF, NAME
+from apps.tenancy.models import ADMIN_ROLES
+
+PATH = r"^/[A-Za-z0-9._~/-]*$"
+HARD_MAX_REPLICAS = 512
+
+
+class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
+    name = serializers.RegexField(NAME, max_length=40, source="job.name")
+    pool = serializers.PrimaryKeyRelatedField(
+        queryset=ResourcePool.objects.all(), source="job.pool"
+    )
+    priority = serializers.IntegerField(min_value=0, max_value=5, default=4, source="job.priority")
+    state = serializers.CharField(source="job.state", read_only=True)
+    job = serializers.IntegerField(source="job.pk", read_only=True)
+    runtime_image = serializers.CharField(max_length=300, default=DEFAULT_RUNTIME_IMAGE)
+    model_uri = serializers.RegexField(r"^(s3|gs|pvc|hf|oss|https?)://\S+$|^/\S*$", max_length=500)
+    port = serializers.IntegerField(min_value=1, max_value=65535, default=8000)
+    accelerators = serializers.IntegerField(min_value=0, max_value=16, default=1)
+    accelerator_milli = serializers.IntegerField(min_value=0, max_value=999, default=0)
+    min_replicas = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=1)
+    max_replicas = serializers.IntegerField(min_value=1, max_value=HARD_MAX_REPLICAS, default=4)
+    scale_to_zero = serializers.BooleanField(default=False)
+    target_metric = serializers.ChoiceField(TargetMetric.choices, default=TargetMetric.CONCURRENCY)
+    target_value = serializers.FloatField(min_value=0.001, max_value=100_000, default=24.0)
+    stable_window_s = serializers.IntegerField(min_value=6, max_value=3600, default=60)
+    panic_window_s = serializers.IntegerField(min_value=1, max_value=600, default=6)
+    scale_down_delay_s = serializers.IntegerField(min_value=0, max_value=3600, default=300)
+    max_scale_up_rate = serializers.FloatField(min_value=1.1, max_value=1000, default=10.0)
+    cold_start_s = serializers.IntegerField(min_value=0, max_value=3600, default=60)
+    max_surge = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=1)
+    max_unavailable = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=0)
+    readiness_path = serializers.RegexField(PATH, max_length=200, default="/health")
+    liveness_path = serializers.RegexField(PATH, max_length=200, default="/health")
+    probe_initial_delay_s = serializers.IntegerField(min_value=0, max_value=3600, default=30)
+    probe_period_s = serializers.IntegerField(min_value=1, max_value=300, default=10)
+
+    class Meta:
+        model = InferenceService
+        fields = [
+            "id", "job", "name", "pool", "priority", "state", "runtime_image", "model_uri",
+            "port", "accelerators", "accelerator_milli", "min_replicas", "max_replicas",
+            "scale_to_zero", "target_metric", "target_value", "stable_window_s",
+            "panic_window_s", "scale_down_delay_s", "max_scale_up_rate", "cold_start_s",
+            "max_surge", "max_unavailable", "readiness_path", "liveness_path",
+            "probe_initial_delay_s", "probe_period_s", "desired_replicas", "ready_replicas",
+            "loading_replicas", "panic", "created_at", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = [
+            "desired_replicas", "ready_replicas", "loading_replicas", "panic", "created_at",
+            "updated_at",
+        ]  # fmt: skip
+
+    def validate_runtime_image(self, value: str) -> str:
+        if not IMAGE_REF.match(value):
+            raise serializers.ValidationError(f"{value!r} is not a valid image reference.")
+        return value
+
+    def validate_priority(self, value: int) -> int:
+        view = self.context.get("view")
+        if value <= 2 and view is not None and view.role not in ADMIN_ROLES:
+            raise serializers.ValidationError("Only tenant admins can submit P0-P2.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        current = self.instance
+
+        def value(key: str) -> Any:
+            if key in attrs:
+                return attrs[key]
+            if current is not None:
+                return getattr(current, key)
+            return self.fields[key].default
+
+        errors: dict[str, list[str]] = {}
+        whole, milli = value("accelerators"), value("accelerator_milli")
+        if whole and milli:
+            errors["accelerator_milli"] = ["Ask for whole accelerators or a fraction, not both."]
+        elif not whole and not milli:
+            errors["accelerators"] = ["A replica needs accelerators (whole or fractional)."]
+        lo, hi = value("min_replicas"), value("max_replicas")
+        if lo > hi:
+            errors["min_replicas"] = [f"min_replicas ({lo}) exceeds max_replicas ({hi})."]
+        if lo == 0 and not value("scale_to_zero"):
+            errors["scale_to_zero"] = ["min_replicas 0 needs scale_to_zero enabled."]
+        if value("scale_to_zero") and lo > 0:
+            errors["min_replicas"] = ["Scale to zero needs min_replicas 0."]
+        if value("panic_window_s") > value("stable_window_s"):
+            errors["panic_window_s"] = ["The panic window must not exceed the stable window."]
+        if value("max_surge") == 0 and value("max_unavailable") == 0:
+            errors["max_surge"] = ["max_surge and max_unavailable cannot both be 0."]
+        if value("target_metric") == TargetMetric.LATENCY and value("target_value") < 0.01:
+            errors["target_value"] = ["A latency target is in seconds; use at least 0.01."]
+        if current is not None:
+            for key in ("name", "pool", "priority"):
+                if key in self.initial_data:
+                    errors[key] = ["Fixed at creation; create a new service to change it."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> InferenceService:
+        from apps.inference.services import create_service
+
+        job = validated_data.pop("job")
+        tenant, owner = validated_data.pop("tenant"), validated_data.pop("owner")
+        return create_service(
+            tenant=tenant,
+            owner=owner,
+            name=job["name"],
+            pool=job["pool"],
+            priority=job["priority"],
+            settings=validated_data,
+        )
+
+    def update(
+        self, instance: InferenceService, validated_data: dict[str, Any]
+    ) -> InferenceService:
+        from apps.inference.services import update_settings
+
+        validated_data.pop("job", None)
+        return update_settings(service=instance, changes=validated_data)
+
+
+class TrafficSampleSerializer(serializers.ModelSerializer[TrafficSample]):
+    class Meta:
+        model = TrafficSample
+        fields = [
+            "at", "period_s", "qps", "concurrency", "p50_ms", "p95_ms", "p99_ms", "errors",
+            "gpu_util", "ready_replicas", "loading_replicas",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ScalingDecisionSerializer(serializers.ModelSerializer[ScalingDecision]):
+    metric = serializers.CharField(read_only=True, help_text="concurrency, qps or latency")
+
+    class Meta:
+        model = ScalingDecision
+        fields = [
+            "id", "at", "metric", "observed_stable", "observed_panic", "current", "desired",
+            "panic", "reason",
+        ]  # fmt: skip
+        read_only_fields = fields

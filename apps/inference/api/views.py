@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.viewsets import TenantScopedViewSet, request_user
+from apps.inference import selectors
+from apps.inference.api.serializers import (
+    InferenceServiceSerializer,
+    ScalingDecisionSerializer,
+    TrafficSampleSerializer,
+)
+from apps.inference.models import InferenceService
+
+
+class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
+    """Model services of a tenant: settings (POST creates the inference job too; PATCH changes
+    scaling and rollout settings), current replicas, traffic and the autoscaler's decisions.
+    Delete by cancelling the job."""
+
+    serializer_class = InferenceServiceSerializer
+    queryset = InferenceService.objects.all()
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def scoped_queryset(self, queryset: QuerySet[InferenceService]) -> QuerySet[InferenceService]:
+        return queryset.select_related("job")
+
+    def save_kwargs(self) -> dict[str, Any]:
+        return {**super().save_kwargs(), "owner": request_user(self.request)}
+
+    @extend_schema(responses=TrafficSampleSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def metrics(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Traffic samples, newest first (10 s each; latency is the worst second in it)."""
+        samples = selectors.recent_samples(self.get_object())
+        return Response(TrafficSampleSerializer(samples, many=True).data)
+
+    @extend_schema(responses=ScalingDecisionSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def decisions(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Scaling decisions, newest first, with the inputs the autoscaler saw."""
+        decisions = selectors.recent_decisions(self.get_object())
+        return Response(ScalingDecisionSerializer(decisions, many=True).data)

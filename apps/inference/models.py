@@ -1,0 +1,113 @@
+"""Inference services: the serving settings of an inference Job, its traffic metrics and the
+autoscaler's recorded decisions. The Job (kind "inference") stays the unit the scheduler and
+the cluster know; this app adds what only a model service has, one-to-one."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+DEFAULT_RUNTIME_IMAGE = "vllm/vllm-openai:v0.6.3"
+
+
+class TargetMetric(models.TextChoices):
+    CONCURRENCY = "concurrency", "In-flight requests per replica"
+    QPS = "qps", "Requests per second per replica"
+    LATENCY = "latency", "p95 latency (seconds)"
+
+
+class InferenceService(models.Model):
+    job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, related_name="service")
+    tenant = models.ForeignKey(
+        "tenancy.Tenant", on_delete=models.CASCADE, related_name="inference_services"
+    )
+    runtime_image = models.CharField(max_length=300, default=DEFAULT_RUNTIME_IMAGE)
+    model_uri = models.CharField(max_length=500, help_text="s3://, pvc://, hf:// or a path.")
+    port = models.PositiveIntegerField(default=8000)
+    accelerators = models.PositiveSmallIntegerField(default=1)
+    accelerator_milli = models.PositiveSmallIntegerField(default=0)
+    min_replicas = models.PositiveIntegerField(default=1)
+    max_replicas = models.PositiveIntegerField(default=4)
+    scale_to_zero = models.BooleanField(default=False)
+    target_metric = models.CharField(
+        max_length=16, choices=TargetMetric.choices, default=TargetMetric.CONCURRENCY
+    )
+    target_value = models.FloatField(default=24.0)
+    stable_window_s = models.PositiveIntegerField(default=60)
+    panic_window_s = models.PositiveIntegerField(default=6)
+    scale_down_delay_s = models.PositiveIntegerField(default=300)
+    max_scale_up_rate = models.FloatField(default=10.0)
+    cold_start_s = models.PositiveIntegerField(
+        default=60, help_text="Expected model load time; the scaler plans ahead by it."
+    )
+    max_surge = models.PositiveIntegerField(default=1)
+    max_unavailable = models.PositiveIntegerField(default=0)
+    readiness_path = models.CharField(max_length=200, default="/health")
+    liveness_path = models.CharField(max_length=200, default="/health")
+    probe_initial_delay_s = models.PositiveIntegerField(default=30)
+    probe_period_s = models.PositiveIntegerField(default=10)
+    desired_replicas = models.PositiveIntegerField(default=1)
+    ready_replicas = models.PositiveIntegerField(default=0)
+    loading_replicas = models.PositiveIntegerField(default=0)
+    panic = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(min_replicas__lte=models.F("max_replicas")),
+                name="inference_min_le_max",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"service of job {self.job_id}"
+
+
+class TrafficSample(models.Model):
+    """Traffic of one service over ``period_s`` seconds ending at ``at``."""
+
+    service = models.ForeignKey(InferenceService, on_delete=models.CASCADE, related_name="samples")
+    at = models.DateTimeField(default=timezone.now)
+    period_s = models.PositiveIntegerField(default=10)
+    qps = models.FloatField()
+    concurrency = models.FloatField()
+    p50_ms = models.FloatField()
+    p95_ms = models.FloatField()
+    p99_ms = models.FloatField()
+    errors = models.PositiveIntegerField(default=0)
+    gpu_util = models.FloatField(help_text="Mean use of the ready replicas' GPUs, 0..1.")
+    ready_replicas = models.PositiveIntegerField()
+    loading_replicas = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["-at"]
+        indexes = [models.Index(fields=["service", "-at"])]
+
+    def __str__(self) -> str:
+        return f"service {self.service_id} at {self.at:%H:%M:%S}: {self.qps:.1f} req/s"
+
+
+class ScalingDecision(models.Model):
+    """One change the autoscaler made (or a panic mode switch), with what it saw."""
+
+    service = models.ForeignKey(
+        InferenceService, on_delete=models.CASCADE, related_name="decisions"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    metric = models.CharField(max_length=16, choices=TargetMetric.choices)
+    observed_stable = models.FloatField()
+    observed_panic = models.FloatField()
+    current = models.PositiveIntegerField()
+    desired = models.PositiveIntegerField()
+    panic = models.BooleanField(default=False)
+    reason = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["service", "-at"])]
+
+    def __str__(self) -> str:
+        return f"service {self.service_id}: {self.current} -> {self.desired} ({self.reason})"

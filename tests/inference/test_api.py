@@ -1,0 +1,190 @@
+"""The inference service API: creation (with its job), validation, isolation, roles, and the
+embedded tick producing metrics and recorded decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from apps.accounts.models import User
+from apps.inference import services
+from apps.inference.models import InferenceService, ScalingDecision, TrafficSample
+from apps.jobs.models import Job, JobKind, JobState
+from apps.tenancy.models import Role
+from tests.conftest import World
+from tests.factories import make_node, make_pool
+
+Client = Callable[[User | None], APIClient]
+URL = "/api/v1/tenants/{}/inference/services/"
+
+
+def payload(pool_id: int, **kw: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": "chat",
+        "pool": pool_id,
+        "model_uri": "s3://models/llama-3-8b",
+        "accelerators": 1,
+        "min_replicas": 1,
+        "max_replicas": 4,
+        "target_metric": "concurrency",
+        "target_value": 24,
+    }
+    body.update(kw)
+    return body
+
+
+def test_member_creates_a_service_and_its_inference_job(world: World, client_for: Client) -> None:
+    pool = make_pool()
+    make_node(pool=pool)
+    client = client_for(world.user("a", Role.MEMBER))
+    response = client.post(URL.format("tenant-a"), payload(pool.pk), format="json")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["runtime_image"] == "vllm/vllm-openai:v0.6.3"
+    assert body["state"] == "queued"
+    job = Job.objects.get(pk=body["job"])
+    assert job.kind == JobKind.INFERENCE
+    assert job.spec["inference"] == {"port": 8000, "readiness_path": "/health"}
+    assert job.spec["args"] == ["--model", "s3://models/llama-3-8b", "--port", "8000"]
+    assert job.spec["replica_groups"][0]["accelerators"] == 1
+    assert job.tenant == world.tenant_a
+
+
+def test_validation_is_a_400_with_field_errors(world: World, client_for: Client) -> None:
+    pool = make_pool()
+    make_node(pool=pool)
+    client = client_for(world.user("a", Role.MEMBER))
+    bad = payload(
+        pool.pk,
+        min_replicas=5,
+        max_replicas=2,
+        accelerators=1,
+        accelerator_milli=500,
+        runtime_image="Not An Image!",
+        model_uri="ftp:/x",
+        target_metric="cpu",
+        max_surge=0,
+        max_unavailable=0,
+    )
+    response = client.post(URL.format("tenant-a"), bad, format="json")
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert set(errors) >= {"runtime_image", "model_uri", "target_metric"}
+    response = client.post(
+        URL.format("tenant-a"),
+        payload(
+            pool.pk,
+            min_replicas=5,
+            max_replicas=2,
+            accelerator_milli=500,
+            max_surge=0,
+            max_unavailable=0,
+        ),
+        format="json",
+    )
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"min_replicas", "accelerator_milli", "max_surge"}
+    response = client.post(URL.format("tenant-a"), payload(pool.pk, min_replicas=0), format="json")
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"scale_to_zero"}
+    assert InferenceService.objects.count() == 0
+    assert Job.objects.count() == 0
+
+
+def _service(world: World, tenant: str = "a") -> InferenceService:
+    pool = make_pool()
+    make_node(pool=pool)
+    user = world.user(tenant, Role.MEMBER)
+    return services.create_service(
+        tenant=user.memberships.get().tenant,
+        owner=user,
+        name="svc",
+        pool=pool,
+        settings={
+            "model_uri": "s3://m/x",
+            "min_replicas": 1,
+            "max_replicas": 6,
+            "target_value": 8.0,
+        },
+    )
+
+
+def test_another_tenants_service_is_a_404(world: World, client_for: Client) -> None:
+    service = _service(world, "b")
+    client = client_for(world.user("a", Role.TENANT_ADMIN))
+    listing = client.get(URL.format("tenant-a")).json()
+    ids = [s["id"] for s in (listing["results"] if isinstance(listing, dict) else listing)]
+    assert service.pk not in ids
+    for suffix in ("", "metrics/", "decisions/"):
+        url = f"{URL.format('tenant-a')}{service.pk}/{suffix}"
+        assert client.get(url).status_code == 404
+    response = client.patch(
+        f"{URL.format('tenant-a')}{service.pk}/", {"max_replicas": 9}, format="json"
+    )
+    assert response.status_code == 404
+    assert client.get(f"{URL.format('tenant-b')}{service.pk}/").status_code == 404
+    service.refresh_from_db()
+    assert service.max_replicas == 6
+
+
+def test_viewer_cannot_change_settings(world: World, client_for: Client) -> None:
+    service = _service(world)
+    client = client_for(world.user("a", Role.VIEWER))
+    url = f"{URL.format('tenant-a')}{service.pk}/"
+    assert client.get(url).status_code == 200
+    assert client.patch(url, {"max_replicas": 9}, format="json").status_code == 403
+    service.refresh_from_db()
+    assert service.max_replicas == 6
+
+
+def test_member_patches_scaling_settings(world: World, client_for: Client) -> None:
+    service = _service(world)
+    client = client_for(world.user("a", Role.MEMBER))
+    url = f"{URL.format('tenant-a')}{service.pk}/"
+    response = client.patch(url, {"max_replicas": 9, "target_metric": "qps"}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["max_replicas"] == 9
+    response = client.patch(url, {"max_replicas": 0}, format="json")
+    assert response.status_code == 400
+    response = client.patch(url, {"name": "other"}, format="json")
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"name"}
+
+
+def test_tick_steps_running_services_and_records_metrics_and_decisions(
+    world: World, client_for: Client
+) -> None:
+    assert services.autoscale_tick() == 0  # nothing running: nothing to do
+    service = _service(world)
+    Job.objects.filter(pk=service.job_id).update(state=JobState.RUNNING)
+    start = timezone.now()
+    for second in range(120):
+        assert services.autoscale_tick(now=start + timedelta(seconds=second)) == 1
+    assert TrafficSample.objects.filter(service=service).count() == 12
+    assert ScalingDecision.objects.filter(service=service).exists()
+    client = client_for(world.user("a", Role.VIEWER))
+    base = f"{URL.format('tenant-a')}{service.pk}/"
+    metrics = client.get(f"{base}metrics/").json()
+    assert len(metrics) == 12
+    assert set(metrics[0]) >= {
+        "qps",
+        "concurrency",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "errors",
+        "gpu_util",
+        "ready_replicas",
+    }
+    decisions = client.get(f"{base}decisions/").json()
+    assert decisions[0]["reason"]
+    assert {"observed_stable", "observed_panic", "current", "desired"} <= set(decisions[0])
+    service.refresh_from_db()
+    assert service.desired_replicas >= 1
+    Job.objects.filter(pk=service.job_id).update(state=JobState.CANCELLED)
+    assert services.autoscale_tick() == 0
+    assert services._RUNTIME == {}
