@@ -10,10 +10,10 @@ NPM_STAMP := frontend/node_modules/.installed
 run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
 	$(PY) manage.py serve
 
-$(VENV_STAMP): pyproject.toml
+$(VENV_STAMP): pyproject.toml sdk/pyproject.toml agent/pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev]' -e ./sdk -e ./agent
 	touch $@
 
 $(NPM_STAMP): frontend/package.json frontend/package-lock.json
@@ -42,7 +42,7 @@ test-backend: $(VENV_STAMP)
 	$(PY) -m pytest
 
 test-frontend: $(NPM_STAMP)
-	cd frontend && npm run --silent typecheck && npm run --silent lint && npm test --silent
+	cd frontend && npm run --silent check:api && npm run --silent typecheck && npm run --silent lint && npm test --silent
 
 e2e: $(VENV_STAMP) frontend
 	scripts/ensure-chromium.sh

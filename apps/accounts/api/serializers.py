@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.accounts.models import ApiToken, User
-from apps.tenancy.models import Membership
+from apps.tenancy.models import Membership, Role
 
 
 class UserSerializer(serializers.ModelSerializer[User]):
@@ -23,6 +23,7 @@ class TenantRefSerializer(serializers.Serializer[Any]):
 
 class MembershipRefSerializer(serializers.ModelSerializer[Membership]):
     tenant = TenantRefSerializer()
+    role = serializers.ChoiceField(choices=Role.choices, read_only=True)
 
     class Meta:
         model = Membership

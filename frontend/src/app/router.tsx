@@ -1,0 +1,33 @@
+import type { ReactNode } from 'react';
+import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
+import { RequireAuth } from '../features/auth/RequireAuth';
+import { AppShell, ComingSoonPage, LoginPage, NotFoundPage, OverviewPage } from './lazyPages';
+import { NAV_ITEMS, type NavKey } from './nav';
+
+const BUILT_PAGES: Partial<Record<NavKey, ReactNode>> = {
+  overview: <OverviewPage />,
+};
+
+export const routes: RouteObject[] = [
+  { path: '/login', element: <LoginPage /> },
+  {
+    element: <RequireAuth />,
+    children: [
+      {
+        element: <AppShell />,
+        children: [
+          { index: true, element: <Navigate to="/overview" replace /> },
+          ...NAV_ITEMS.map((item) => ({
+            path: `${item.path}/*`,
+            element: BUILT_PAGES[item.key] ?? <ComingSoonPage area={item.key} />,
+          })),
+          { path: '*', element: <NotFoundPage /> },
+        ],
+      },
+    ],
+  },
+];
+
+export function createAppRouter() {
+  return createBrowserRouter(routes);
+}

@@ -1,0 +1,104 @@
+import { MenuFoldOutlined, MenuUnfoldOutlined } from '@ant-design/icons';
+import { Button, Divider, Layout, Menu, Space } from 'antd';
+import { Suspense, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, Outlet, useLocation } from 'react-router';
+import { BrandMark } from '../../components/BrandMark';
+import { FullPageSpin } from '../../components/FullPageSpin';
+import { LanguageSwitch } from '../../components/LanguageSwitch';
+import { useSession } from '../../features/auth/api';
+import { TenantSwitcher } from '../../features/tenancy/TenantSwitcher';
+import { NAV_ITEMS, navItemFor, navLabel } from '../nav';
+import styles from './AppShell.module.css';
+import { UserMenu } from './UserMenu';
+
+const COLLAPSED_KEY = 'zhisuan.siderCollapsed';
+
+function initialCollapsed(): boolean {
+  try {
+    return window.localStorage.getItem(COLLAPSED_KEY) === '1';
+  } catch {
+    return false;
+  }
+}
+
+/** The signed-in frame: side navigation, header, and the current page. */
+export function AppShell() {
+  const { t } = useTranslation();
+  const location = useLocation();
+  const session = useSession();
+  const [collapsed, setCollapsed] = useState(initialCollapsed);
+  const selected = navItemFor(location.pathname);
+
+  const toggle = () => {
+    const next = !collapsed;
+    setCollapsed(next);
+    try {
+      window.localStorage.setItem(COLLAPSED_KEY, next ? '1' : '0');
+    } catch {
+      // Only a preference.
+    }
+  };
+
+  // RequireAuth renders the shell only with a session; this guards the type.
+  if (!session.data) {
+    return null;
+  }
+  const { user, memberships } = session.data;
+
+  return (
+    <Layout className={styles.root}>
+      <Layout.Sider
+        width={228}
+        collapsedWidth={72}
+        collapsed={collapsed}
+        trigger={null}
+        className={styles.sider}
+        theme="dark"
+      >
+        <Link to="/overview" className={styles.brand} aria-label={t('app.name')}>
+          <BrandMark size={30} />
+          {!collapsed && (
+            <span className={styles.brandText}>
+              <span className={styles.brandNative}>{t('app.nameNative')}</span>
+              <span className={styles.brandLatin}>{t('app.name')}</span>
+            </span>
+          )}
+        </Link>
+        <nav aria-label={t('nav.label')}>
+          <Menu
+            theme="dark"
+            mode="inline"
+            selectedKeys={selected ? [selected.key] : []}
+            className={styles.menu}
+            items={NAV_ITEMS.map((item) => ({
+              key: item.key,
+              icon: item.icon,
+              label: <Link to={item.path}>{navLabel(t, item.key)}</Link>,
+            }))}
+          />
+        </nav>
+      </Layout.Sider>
+      <Layout>
+        <Layout.Header className={styles.header}>
+          <Button
+            type="text"
+            onClick={toggle}
+            icon={collapsed ? <MenuUnfoldOutlined /> : <MenuFoldOutlined />}
+            aria-label={collapsed ? t('nav.expand') : t('nav.collapse')}
+          />
+          <Space size={16} separator={<Divider orientation="vertical" />}>
+            <TenantSwitcher memberships={memberships} isPlatformAdmin={user.is_platform_admin} />
+            <LanguageSwitch />
+            <UserMenu user={user} />
+          </Space>
+        </Layout.Header>
+        <Layout.Content className={styles.content}>
+          <Suspense fallback={<FullPageSpin />}>
+            <Outlet />
+          </Suspense>
+        </Layout.Content>
+      </Layout>
+    </Layout>
+  );
+}

@@ -1,0 +1,106 @@
+import { LockOutlined, UserOutlined } from '@ant-design/icons';
+import { Alert, Button, Card, Form, Input, Typography } from 'antd';
+import { useTranslation } from 'react-i18next';
+import { Navigate, useSearchParams } from 'react-router';
+import { BrandMark } from '../../components/BrandMark';
+import { LanguageSwitch } from '../../components/LanguageSwitch';
+import type { ApiError } from '../../lib/api';
+import type { LoginBody } from '../../lib/apiTypes';
+import { useDocumentTitle } from '../../lib/useDocumentTitle';
+import { useLogin, useSession } from './api';
+import { safeNextPath } from './next';
+import styles from './LoginPage.module.css';
+
+function useLoginErrorMessage(error: ApiError | null): string | null {
+  const { t } = useTranslation();
+  if (error === null) {
+    return null;
+  }
+  if (error.status === 400) {
+    return t('login.invalidCredentials');
+  }
+  if (error.status === 429) {
+    return t('login.throttled');
+  }
+  if (error.status === 0) {
+    return t('login.failed', { detail: t('errors.network') });
+  }
+  return t('login.failed', { detail: error.detail });
+}
+
+export function LoginPage() {
+  const { t } = useTranslation();
+  const [searchParams] = useSearchParams();
+  const next = safeNextPath(searchParams.get('next'));
+  const session = useSession();
+  const login = useLogin();
+  const errorMessage = useLoginErrorMessage(login.error);
+  useDocumentTitle(t('login.title'));
+
+  // Already signed in, or just signed in (useLogin writes the session into the cache).
+  if (session.data) {
+    return <Navigate to={next} replace />;
+  }
+
+  return (
+    <main className={styles.page}>
+      <div className={styles.language}>
+        <LanguageSwitch />
+      </div>
+      <div className={styles.column}>
+        <div className={styles.brand}>
+          <BrandMark size={44} />
+          <div>
+            <div className={styles.brandName}>
+              {t('app.nameNative')} {t('app.name')}
+            </div>
+            <div className={styles.brandTagline}>{t('app.tagline')}</div>
+          </div>
+        </div>
+        <Card className={styles.card}>
+          <Typography.Title level={3} className={styles.title}>
+            {t('login.title')}
+          </Typography.Title>
+          <Typography.Paragraph type="secondary">{t('login.subtitle')}</Typography.Paragraph>
+          {errorMessage !== null && (
+            <Alert type="error" showIcon title={errorMessage} className={styles.alert} />
+          )}
+          <Form<LoginBody>
+            name="login"
+            layout="vertical"
+            requiredMark={false}
+            disabled={login.isPending}
+            onFinish={(values) => {
+              login.mutate(values);
+            }}
+          >
+            <Form.Item
+              label={t('login.username')}
+              name="username"
+              rules={[{ required: true, whitespace: true, message: t('login.usernameRequired') }]}
+            >
+              <Input prefix={<UserOutlined />} autoComplete="username" autoFocus size="large" />
+            </Form.Item>
+            <Form.Item
+              label={t('login.password')}
+              name="password"
+              rules={[{ required: true, message: t('login.passwordRequired') }]}
+            >
+              <Input.Password
+                prefix={<LockOutlined />}
+                autoComplete="current-password"
+                size="large"
+              />
+            </Form.Item>
+            <Button type="primary" htmlType="submit" block size="large" loading={login.isPending}>
+              {t('login.submit')}
+            </Button>
+          </Form>
+        </Card>
+        <Typography.Text type="secondary" className={styles.footer}>
+          {t('login.footer')}
+        </Typography.Text>
+      </div>
+    </main>
+  );
+}

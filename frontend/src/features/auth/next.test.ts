@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { loginPathFor, safeNextPath } from './next';
+
+describe('safeNextPath', () => {
+  it.each([
+    [null, '/'],
+    ['/jobs?state=running', '/jobs?state=running'],
+    ['//evil.example/x', '/'],
+    ['/\\evil.example', '/'],
+    ['https://evil.example/', '/'],
+    ['/login?next=%2F', '/'],
+  ])('%s -> %s', (next, expected) => {
+    expect(safeNextPath(next)).toBe(expected);
+  });
+});
+
+describe('loginPathFor', () => {
+  it('keeps path, query and hash of the asked page', () => {
+    expect(loginPathFor({ pathname: '/jobs', search: '?q=1', hash: '#top' })).toBe(
+      '/login?next=%2Fjobs%3Fq%3D1%23top',
+    );
+  });
+});

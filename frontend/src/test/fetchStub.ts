@@ -1,0 +1,60 @@
+import { vi } from 'vitest';
+
+/** A canned answer for one `METHOD /path/`. */
+export interface StubResponse {
+  status: number;
+  body?: unknown;
+  setCookie?: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Headers;
+  body: unknown;
+}
+
+/**
+ * Replaces global fetch (the network boundary) with a table of answers keyed by
+ * "METHOD /path/". Unknown requests fail the test loudly. Returns the recorded requests.
+ */
+export function stubFetch(routes: Record<string, StubResponse | StubResponse[]>) {
+  const requests: RecordedRequest[] = [];
+  const queues = new Map(
+    Object.entries(routes).map(([key, value]) => [
+      key,
+      Array.isArray(value) ? [...value] : [value],
+    ]),
+  );
+
+  const fetchStub = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    const url = new URL(request.url);
+    const text = request.method === 'GET' ? '' : await request.text();
+    requests.push({
+      method: request.method,
+      path: url.pathname,
+      headers: request.headers,
+      body: text ? (JSON.parse(text) as unknown) : undefined,
+    });
+    const key = `${request.method} ${url.pathname}`;
+    const queue = queues.get(key);
+    if (queue === undefined || queue.length === 0) {
+      throw new Error(`unexpected request in test: ${key}`);
+    }
+    // The last answer repeats (refetches); earlier ones are used once each, in order.
+    const answer = queue.length > 1 ? queue.shift() : queue[0];
+    if (answer === undefined) {
+      throw new Error(`no answer for ${key}`);
+    }
+    if (answer.setCookie !== undefined) {
+      document.cookie = answer.setCookie;
+    }
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: answer.body === undefined ? {} : { 'Content-Type': 'application/json' },
+    });
+  });
+  vi.stubGlobal('fetch', fetchStub);
+  return { requests, fetchStub };
+}

@@ -1,0 +1,65 @@
+import { cleanup, configure } from '@testing-library/react';
+import { createElement } from 'react';
+import { afterEach, beforeEach, vi } from 'vitest';
+import { setLanguage } from '../lib/i18n';
+
+// Lazy route chunks are transformed on first import under vitest, which can take seconds.
+// Generous, because CI machines are shared and can be slow.
+configure({ asyncUtilTimeout: 10_000 });
+
+// echarts cannot lay out in jsdom (no sizes), and importing it costs seconds per test file.
+// The numbers it draws are asserted through the table beside it; the end-to-end run in
+// Chromium checks the chart itself.
+vi.mock('../features/overview/GpuModelChart', () => ({
+  GpuModelChart: ({ label }: { label: string }) =>
+    createElement('div', { 'data-testid': 'gpu-model-chart', role: 'img', 'aria-label': label }),
+}));
+
+// jsdom lacks these browser APIs; antd (responsive grid, Select) and echarts call them.
+Object.defineProperty(window, 'matchMedia', {
+  writable: true,
+  configurable: true,
+  value: (query: string): MediaQueryList => ({
+    matches: false,
+    media: query,
+    onchange: null,
+    // Deprecated, but older code paths in antd's dependencies still call them.
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- stand-in must offer the old API too
+    addListener: () => undefined,
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- same as addListener
+    removeListener: () => undefined,
+    addEventListener: () => undefined,
+    removeEventListener: () => undefined,
+    dispatchEvent: () => false,
+  }),
+});
+
+// antd measures scrollbars via ::-webkit-scrollbar styles, which jsdom does not implement.
+const getComputedStyle = window.getComputedStyle.bind(window);
+window.getComputedStyle = (element: Element) => getComputedStyle(element);
+
+class ResizeObserverStub {
+  observe(): void {
+    // jsdom has no layout, so nothing ever resizes.
+  }
+  unobserve(): void {
+    // See observe().
+  }
+  disconnect(): void {
+    // See observe().
+  }
+}
+if (!('ResizeObserver' in globalThis)) {
+  globalThis.ResizeObserver = ResizeObserverStub;
+}
+
+beforeEach(async () => {
+  window.localStorage.clear();
+  document.cookie = 'csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/';
+  await setLanguage('en');
+});
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
