@@ -34,7 +34,19 @@ def _simulated() -> SimulatedBackend:
             node.accelerator_count,
             {"zhisuan.io/leaf": node.leaf_switch, "zhisuan.io/su": node.scalable_unit},
         )
+    _adopt(backend)
     return backend
+
+
+def _adopt(backend: SimulatedBackend) -> None:
+    """The simulated cluster lives in this process's memory. After a restart, recreate the
+    workloads the database says are on the cluster, as a real cluster would still run them."""
+    from apps.jobs.models import Job, JobState
+    from apps.jobs.workload import build
+
+    on_cluster = Job.objects.filter(state__in=[JobState.DISPATCHING, JobState.RUNNING])
+    for job in on_cluster.select_related("tenant", "pool"):
+        backend.apply(build(job), started=job.state == JobState.RUNNING)
 
 
 def _kubernetes() -> ClusterBackend:

@@ -7,11 +7,14 @@ The demo passwords are printed by ``make run`` and are meant for a laptop, never
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
 from apps.accounts.models import User
 from apps.clusters.models import Arch, Cluster, ClusterKind, Device, Node, ResourcePool, Vendor
+from apps.jobs.models import Job, JobKind
+from apps.jobs.services import submit_job
 from apps.quotas.models import Quota
 from apps.tenancy.models import Membership, Project, Role, Tenant
 
@@ -161,6 +164,44 @@ def _quotas(cluster: Cluster) -> None:
         )
 
 
+def _training(
+    replicas: int, per_replica: int, hours: float, topology: str = "none"
+) -> dict[str, Any]:
+    return {
+        "image": "nvcr.io/nvidia/pytorch:24.09-py3",
+        "command": ["torchrun", "--nproc-per-node=8", "train.py"],
+        "env": {"ZS_SIM_DURATION_S": str(int(hours * 3600)), "NCCL_DEBUG": "WARN"},
+        "replica_groups": [
+            {"name": "worker", "replicas": replicas, "accelerators": per_replica,
+             "cpu_milli": 64000, "memory_mib": 512000, "rdma_nics": 4}
+        ],
+        "accelerator_models": ["A800"],
+        "topology": {"mode": topology, "highest_tier": "leaf"},
+    }  # fmt: skip
+
+
+def _jobs(cluster: Cluster) -> None:
+    """A few long-running jobs so the dashboard has something live to show."""
+    if Job.objects.exists():
+        return
+    pool = ResourcePool.objects.get(cluster=cluster, name="a800-train")
+    demo = [
+        ("nlp", "dave", "llama-7b-pretrain", JobKind.TRAINING, 3, _training(4, 8, 8, "soft")),
+        ("vision", "bob", "vit-l-imagenet", JobKind.TRAINING, 4, _training(2, 8, 3)),
+        ("vision", "bob", "detr-finetune", JobKind.TRAINING, 4, _training(1, 4, 1.5)),
+    ]
+    for slug, username, name, kind, priority, spec in demo:
+        submit_job(
+            tenant=Tenant.objects.get(slug=slug),
+            owner=User.objects.get(username=username),
+            name=name,
+            kind=kind,
+            pool=pool,
+            priority=priority,
+            spec=spec,
+        )
+
+
 @transaction.atomic
 def seed() -> Cluster:
     """Create the demo objects; running it again changes nothing."""
@@ -168,6 +209,7 @@ def seed() -> Cluster:
     _tenants(users)
     cluster = _cluster()
     _quotas(cluster)
+    _jobs(cluster)
     return cluster
 
 

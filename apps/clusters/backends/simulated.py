@@ -70,7 +70,9 @@ class SimulatedBackend:
         self.apply_calls = 0
 
     # ------------------------------------------------------------------ workloads
-    def apply(self, spec: WorkloadSpec) -> ApplyResult:
+    def apply(self, spec: WorkloadSpec, *, started: bool = False) -> ApplyResult:
+        """Create the workload; ``started`` skips the start-up delay (re-adopting a workload
+        that was already running before this process restarted)."""
         with self._lock:
             self.apply_calls += 1
             ref = ObjectRef("batch.volcano.sh/v1alpha1", "Job", spec.namespace, spec.object_name)
@@ -82,7 +84,7 @@ class SimulatedBackend:
                 duration = self.default_duration_s
             work = _Workload(
                 spec=spec,
-                created_at=self.clock(),
+                created_at=self.clock() - (self.startup_s if started else 0.0),
                 duration_s=duration,
                 fails=env.get("ZS_SIM_FAIL") == "1",
             )
