@@ -39,6 +39,7 @@ lint: $(VENV_STAMP)
 
 test-backend: $(VENV_STAMP)
 	scripts/ensure-services.sh
+	scripts/ensure-prometheus.sh
 	$(PY) -m pytest
 
 test-frontend: $(NPM_STAMP)

@@ -16,4 +16,5 @@ app.conf.beat_schedule = {
     "relay-outbox": {"task": "apps.jobs.tasks.relay_outbox", "schedule": 5.0},
     "reconcile-jobs": {"task": "apps.jobs.tasks.reconcile_jobs", "schedule": 5.0},
     "sync-queues": {"task": "apps.quotas.tasks.sync_cluster_queues", "schedule": 300.0},
+    "sync-cordons": {"task": "apps.health.tasks.sync_cordons", "schedule": 30.0},
 }

@@ -31,6 +31,12 @@ DOCUMENTED: dict[str, str] = {
     "ZS_LOG_LEVEL": "root log level (default INFO)",
     "ZS_TOKEN_TTL_DAYS": "default lifetime of a new API token in days (default 90)",
     "ZS_FRONTEND_DIST": "folder with the built dashboard (default frontend/dist)",
+    "ZS_TELEMETRY_SOURCE": "GPU metrics source: simulated | prometheus (default simulated)",
+    "ZS_PROMETHEUS_URL": "Prometheus base URL when ZS_TELEMETRY_SOURCE=prometheus "
+    "(default http://127.0.0.1:9090)",
+    "ZS_TELEMETRY_SEED": "seed of the simulated GPU metrics (default 0)",
+    "ZS_PUBLIC_URL": "base URL jobs use to reach the API (the SDK's ZS_API_URL; default "
+    "http://127.0.0.1:8000)",
 }
 
 

@@ -3,14 +3,27 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from apps.accounting.api import PlatformUsageViewSet, TenantUsageViewSet
 from apps.accounts.api.views import ApiTokenViewSet, LoginView, LogoutView, SessionView
 from apps.audit.api.views import PlatformAuditViewSet, TenantAuditViewSet
 from apps.clusters.api.pools import PoolViewSet
 from apps.clusters.api.views import ClusterViewSet
 from apps.core import health, metrics, spa
 from apps.core.overview import OverviewView
+from apps.health.api.views import (
+    AgentReportView,
+    AlertReceiverViewSet,
+    AlertViewSet,
+    FaultRuleViewSet,
+    IncidentViewSet,
+    NodeHealthViewSet,
+    NodeTokenViewSet,
+    ProbeRunViewSet,
+)
+from apps.inference.api.views import InferenceServiceViewSet
 from apps.jobs.api.views import JobViewSet
 from apps.quotas.api.views import QuotaAdminViewSet, TenantQuotaViewSet
+from apps.runs.api.views import RunViewSet
 from apps.tenancy.api.views import MembershipViewSet, ProjectViewSet, TenantViewSet
 
 TENANT = r"tenants/(?P<tenant>[a-z0-9-]+)"
@@ -22,8 +35,21 @@ router.register("clusters", ClusterViewSet, basename="cluster")
 router.register("tokens", ApiTokenViewSet, basename="token")
 router.register("audit", PlatformAuditViewSet, basename="audit")
 router.register("pools", PoolViewSet, basename="pool")
+router.register("usage", PlatformUsageViewSet, basename="usage")
+router.register(f"{TENANT}/usage", TenantUsageViewSet, basename="tenant-usage")
 router.register("quotas", QuotaAdminViewSet, basename="quota")
+router.register("health/nodes", NodeHealthViewSet, basename="health-node")
+router.register("health/incidents", IncidentViewSet, basename="health-incident")
+router.register("health/alerts", AlertViewSet, basename="health-alert")
+router.register("health/rules", FaultRuleViewSet, basename="health-rule")
+router.register("health/receivers", AlertReceiverViewSet, basename="health-receiver")
+router.register("health/node-tokens", NodeTokenViewSet, basename="health-node-token")
+router.register("health/probe-runs", ProbeRunViewSet, basename="health-probe-run")
 router.register(f"{TENANT}/jobs", JobViewSet, basename="tenant-job")
+router.register(
+    f"{TENANT}/inference/services", InferenceServiceViewSet, basename="tenant-inference-service"
+)
+router.register(f"{TENANT}/runs", RunViewSet, basename="tenant-run")
 router.register(f"{TENANT}/quotas", TenantQuotaViewSet, basename="tenant-quota")
 router.register(f"{TENANT}/members", MembershipViewSet, basename="tenant-member")
 router.register(f"{TENANT}/projects", ProjectViewSet, basename="tenant-project")
@@ -34,6 +60,8 @@ api_v1 = [
     path("auth/login/", LoginView.as_view(), name="auth-login"),
     path("auth/logout/", LogoutView.as_view(), name="auth-logout"),
     path("overview/", OverviewView.as_view(), name="overview"),
+    path("health/report/", AgentReportView.as_view(), name="health-report"),
+    path("telemetry/", include("apps.telemetry.urls")),
     *router.urls,
 ]
 

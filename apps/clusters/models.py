@@ -32,6 +32,9 @@ class ResourcePool(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="pools")
     name = models.CharField(max_length=64)
     description = models.TextField(blank=True)
+    price_per_device_hour = models.DecimalField(
+        max_digits=10, decimal_places=4, default=0, help_text="Cost of one accelerator-hour."
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

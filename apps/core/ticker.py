@@ -16,13 +16,19 @@ log = logging.getLogger("zhisuan.ticker")
 
 
 def tick() -> None:
+    from apps.health.services import sync_cordons
+    from apps.inference.services import autoscale_tick
     from apps.jobs.relay import reconcile, relay
     from apps.scheduling.loop import run_cycle
+    from apps.telemetry.collector import start as start_telemetry
 
+    start_telemetry()  # its own thread, started once: collect + publish about once a second
     run_cycle()
     relay()
     reconcile()
     relay()
+    sync_cordons()  # re-apply cordons the cluster lost (node health)
+    autoscale_tick()  # simulated inference replicas + autoscaler (one query when none run)
 
 
 def start(interval_s: float = 1.0) -> threading.Thread:

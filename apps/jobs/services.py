@@ -13,6 +13,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounting.services import close_segment
 from apps.accounts.models import User
 from apps.clusters.models import ResourcePool
 from apps.core.events import publish_tenant_event
@@ -77,6 +78,7 @@ def transition(
         job=job, from_state=source, to_state=to, reason=reason, message=message[:500]
     )
     if source in HOLDING and to not in HOLDING:
+        close_segment(job=job, ended_at=now, reason=to)  # reads the allocation: before delete
         Allocation.objects.filter(job=job).delete()
     publish_tenant_event(
         job.tenant_id,

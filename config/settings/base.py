@@ -42,6 +42,11 @@ INSTALLED_APPS = [
     "apps.quotas",
     "apps.jobs",
     "apps.scheduling",
+    "apps.accounting",
+    "apps.inference",
+    "apps.telemetry",
+    "apps.runs",
+    "apps.health",
 ]
 
 MIDDLEWARE = [
@@ -144,6 +149,7 @@ CHANNEL_LAYERS: dict[str, Any] = (
 # --- REST framework ---------------------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.runs.authentication.JobTokenAuthentication",  # zsj_ tokens; others pass on
         "apps.accounts.authentication.ApiTokenAuthentication",
         "apps.accounts.authentication.CsrfSessionAuthentication",
     ],
@@ -169,6 +175,11 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
 
 TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)
 CLUSTER_BACKEND = env.get_str("ZS_CLUSTER_BACKEND", "simulated")
+TELEMETRY_SOURCE = env.get_str("ZS_TELEMETRY_SOURCE", "simulated")
+PROMETHEUS_URL = env.get_str("ZS_PROMETHEUS_URL", "http://127.0.0.1:9090").rstrip("/")
+TELEMETRY_SEED = env.get_int("ZS_TELEMETRY_SEED", 0)
+# Where the SDK inside a job reaches the API (passed to training jobs as ZS_API_URL).
+PUBLIC_API_URL = env.get_str("ZS_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the dashboard reads it to send X-CSRFToken

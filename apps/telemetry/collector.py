@@ -1,0 +1,134 @@
+"""The collector: source -> state -> rollups + newest state + one frame per watched view.
+
+``Collector.tick()`` runs about once a second: in the embedded default from
+``apps.core.ticker`` (its own thread, see ``start``), in production from a dedicated worker.
+Sends go through the channel layer once per view per tick, never per sample.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import close_old_connections
+
+from apps.core import embedded
+from apps.telemetry import live
+from apps.telemetry.aggregate import Owner, RateTracker, State, build_state
+from apps.telemetry.frames import FrameCutter, View, encode
+from apps.telemetry.inventory import load_inventory
+from apps.telemetry.rollup import Rollups
+from apps.telemetry.sources.base import TelemetrySource
+from apps.telemetry.sources.simulated import Inventory, SimulatedSource
+
+log = logging.getLogger("zhisuan.telemetry")
+INVENTORY_REFRESH_S = 5.0
+
+
+def owners_of(inventory: Inventory) -> dict[str, Owner]:
+    return {
+        f"{g.hostname}:{g.gpu}": Owner(job_id=g.job_id, tenant_id=g.tenant_id, pool_id=g.pool_id)
+        for g in inventory.gpus
+    }
+
+
+def default_source(inventory: Callable[[], Inventory]) -> TelemetrySource:
+    """``ZS_TELEMETRY_SOURCE``: simulated (default) | prometheus (at ``ZS_PROMETHEUS_URL``)."""
+    if settings.TELEMETRY_SOURCE == "prometheus":
+        from apps.telemetry.sources.prometheus import PrometheusSource
+
+        return PrometheusSource(settings.PROMETHEUS_URL)
+    return SimulatedSource(inventory=inventory, seed=settings.TELEMETRY_SEED)
+
+
+def send_frames(frames: list[tuple[View, dict[str, object]]]) -> None:
+    """One group_send per view; the text is encoded once, not once per client."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    for view, frame in frames:
+        message = {"type": "telemetry.frame", "topic": view.topic, "text": encode(frame)}
+        try:
+            if not settings.REDIS_URL and embedded.run_on_server_loop(
+                layer.group_send(view.group, message)
+            ):
+                continue
+            async_to_sync(layer.group_send)(view.group, message)
+        except Exception:  # a Redis restart: the next tick tries again, clients resync
+            log.warning("telemetry frame for %s not sent", view.topic, exc_info=True)
+
+
+class Collector:
+    def __init__(
+        self,
+        source: TelemetrySource | None = None,
+        inventory: Callable[[], Inventory] = load_inventory,
+        rollups: bool = True,
+    ) -> None:
+        self._inventory_fn = inventory
+        self._inventory: Inventory | None = None
+        self._inventory_at = 0.0
+        self.source = source or default_source(self.inventory)
+        self.rates = RateTracker()
+        self.cutter = FrameCutter()
+        self.rollups = Rollups() if rollups else None
+
+    def inventory(self) -> Inventory:
+        now = time.monotonic()
+        if self._inventory is None or now - self._inventory_at > INVENTORY_REFRESH_S:
+            self._inventory = self._inventory_fn()
+            self._inventory_at = now
+        return self._inventory
+
+    def refresh_inventory(self) -> None:
+        self._inventory = None
+
+    def tick(self) -> State:
+        collection = self.source.collect()
+        state = build_state(collection, owners_of(self.inventory()), self.rates.rates(collection))
+        frames = self.cutter.cut(state, live.active_views())
+        try:
+            live.put_latest(self.cutter.epoch, self.cutter.seq, state)
+        except Exception:
+            log.warning("latest telemetry not stored", exc_info=True)
+        send_frames(frames)
+        if self.rollups is not None:
+            self.rollups.feed(state)
+        return state
+
+
+_started: threading.Thread | None = None
+
+
+def start(interval_s: float = 1.0) -> threading.Thread:
+    """The embedded default's collector thread (started once, from apps.core.ticker)."""
+    global _started  # one collector per process
+    if _started is not None:
+        return _started
+
+    def run() -> None:
+        collector = Collector()
+        last_prune = 0.0
+        while True:
+            began = time.monotonic()
+            try:
+                collector.tick()
+                if began - last_prune > 60:
+                    from apps.telemetry.rollup import prune
+
+                    prune()
+                    last_prune = began
+            except Exception:
+                log.exception("telemetry tick failed")
+            finally:
+                close_old_connections()
+            time.sleep(max(0.05, interval_s - (time.monotonic() - began)))
+
+    _started = threading.Thread(target=run, name="embedded-telemetry", daemon=True)
+    _started.start()
+    return _started

@@ -1,0 +1,1 @@
+"""Where telemetry comes from: one interface, several sources (simulated, Prometheus)."""
