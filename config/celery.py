@@ -17,4 +17,5 @@ app.conf.beat_schedule = {
     "reconcile-jobs": {"task": "apps.jobs.tasks.reconcile_jobs", "schedule": 5.0},
     "sync-queues": {"task": "apps.quotas.tasks.sync_cluster_queues", "schedule": 300.0},
     "sync-cordons": {"task": "apps.health.tasks.sync_cordons", "schedule": 30.0},
+    "governance-sweep": {"task": "apps.governance.tasks.governance_sweep", "schedule": 60.0},
 }

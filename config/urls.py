@@ -10,6 +10,13 @@ from apps.clusters.api.pools import PoolViewSet
 from apps.clusters.api.views import ClusterViewSet
 from apps.core import health, metrics, spa
 from apps.core.overview import OverviewView
+from apps.governance.api.views import (
+    DefaultPolicyView,
+    EfficiencyViewSet,
+    IdleFlagViewSet,
+    NotificationViewSet,
+    TenantPolicyViewSet,
+)
 from apps.health.api.views import (
     AgentReportView,
     AlertReceiverViewSet,
@@ -54,6 +61,13 @@ router.register(f"{TENANT}/quotas", TenantQuotaViewSet, basename="tenant-quota")
 router.register(f"{TENANT}/members", MembershipViewSet, basename="tenant-member")
 router.register(f"{TENANT}/projects", ProjectViewSet, basename="tenant-project")
 router.register(f"{TENANT}/audit", TenantAuditViewSet, basename="tenant-audit")
+router.register(f"{TENANT}/governance/flags", IdleFlagViewSet, basename="tenant-idle-flag")
+router.register(
+    f"{TENANT}/governance/notifications", NotificationViewSet, basename="tenant-notification"
+)
+router.register(
+    f"{TENANT}/governance/efficiency", EfficiencyViewSet, basename="tenant-efficiency"
+)
 
 api_v1 = [
     path("auth/session/", SessionView.as_view(), name="auth-session"),
@@ -62,6 +76,12 @@ api_v1 = [
     path("overview/", OverviewView.as_view(), name="overview"),
     path("health/report/", AgentReportView.as_view(), name="health-report"),
     path("telemetry/", include("apps.telemetry.urls")),
+    path("governance/default-policy/", DefaultPolicyView.as_view(), name="governance-default"),
+    re_path(
+        rf"^{TENANT}/governance/policy/$",
+        TenantPolicyViewSet.as_view({"get": "current", "put": "change", "patch": "change"}),
+        name="tenant-idle-policy",
+    ),
     *router.urls,
 ]
 

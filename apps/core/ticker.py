@@ -16,9 +16,11 @@ log = logging.getLogger("zhisuan.ticker")
 
 
 def tick() -> None:
+    from apps.governance.services import sweep_if_due as governance_sweep
     from apps.health.services import sync_cordons
     from apps.inference.services import autoscale_tick
     from apps.jobs.relay import reconcile, relay
+    from apps.runs.simulate import simulate_training_metrics
     from apps.scheduling.loop import run_cycle
     from apps.telemetry.collector import start as start_telemetry
 
@@ -29,6 +31,8 @@ def tick() -> None:
     relay()
     sync_cordons()  # re-apply cordons the cluster lost (node health)
     autoscale_tick()  # simulated inference replicas + autoscaler (one query when none run)
+    governance_sweep()  # idle GPUs, queue time limits (C9); every 30 s
+    simulate_training_metrics()  # loss curves of simulated training jobs (every 5 s)
 
 
 def start(interval_s: float = 1.0) -> threading.Thread:

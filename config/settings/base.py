@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "apps.telemetry",
     "apps.runs",
     "apps.health",
+    "apps.governance",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,83 @@
+"""Serializers of the governance API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.governance.models import IdleFlag, Notification, QueueAction
+from apps.governance.policy import LIMITS
+
+
+def _bounded(name: str, integer: bool = True) -> serializers.Field:  # type: ignore[type-arg]
+    lo, hi = LIMITS[name]
+    if integer:
+        return serializers.IntegerField(min_value=int(lo), max_value=int(hi), required=False)
+    return serializers.FloatField(min_value=lo, max_value=hi, required=False)
+
+
+class DefaultPolicySerializer(serializers.Serializer[Any]):
+    """Policy values; on writes every field is optional (unset fields keep their value)."""
+
+    util_threshold_pct = _bounded("util_threshold_pct", integer=False)
+    training_idle_s = _bounded("training_idle_s")
+    notebook_idle_s = _bounded("notebook_idle_s")
+    grace_s = _bounded("grace_s")
+    max_extensions = _bounded("max_extensions")
+    extension_s = _bounded("extension_s")
+    queue_action = serializers.ChoiceField(QueueAction.choices, required=False)
+
+
+class TenantPolicySerializer(DefaultPolicySerializer):
+    webhook_url = serializers.URLField(required=False, allow_blank=True, max_length=200)
+
+
+class PolicyViewSerializer(serializers.Serializer[Any]):
+    effective = TenantPolicySerializer(help_text="What the sweep applies to this tenant.")
+    default = DefaultPolicySerializer(help_text="The platform default: the loosest allowed.")
+    customized = serializers.BooleanField(help_text="Whether the tenant has its own policy.")
+
+
+class IdleFlagSerializer(serializers.ModelSerializer[IdleFlag]):
+    job_name = serializers.CharField(source="job.name", read_only=True)
+    job_kind = serializers.CharField(source="job.kind", read_only=True)
+    job_state = serializers.CharField(source="job.state", read_only=True)
+    exempted_by = serializers.CharField(source="exempted_by.username", read_only=True, default="")
+
+    class Meta:
+        model = IdleFlag
+        fields = [
+            "id", "job", "job_name", "job_kind", "job_state", "state", "idle_since",
+            "peak_util_pct", "warned_at", "stop_at", "extensions_used", "exempt_reason",
+            "exempted_by", "stopped_at", "device_milli", "checkpoint_note", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ExemptSerializer(serializers.Serializer[Any]):
+    reason = serializers.CharField(min_length=3, max_length=300)
+
+
+class NotificationSerializer(serializers.ModelSerializer[Notification]):
+    class Meta:
+        model = Notification
+        fields = ["id", "kind", "job", "title", "body", "read_at", "created_at"]
+        read_only_fields = fields
+
+
+class EfficiencyQuerySerializer(serializers.Serializer[Any]):
+    start = serializers.DateTimeField(required=False)
+    end = serializers.DateTimeField(required=False)
+
+
+class EfficiencySerializer(serializers.Serializer[Any]):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    reserved_gpu_hours = serializers.FloatField()
+    used_gpu_hours = serializers.FloatField()
+    unknown_util_gpu_hours = serializers.FloatField()
+    utilization_pct = serializers.FloatField(allow_null=True)
+    idle_reclaimed_gpu_hours = serializers.FloatField()
+    jobs_stopped_idle = serializers.IntegerField()
+    jobs_expired_in_queue = serializers.IntegerField()

@@ -1,0 +1,213 @@
+"""Governance API: policy, idle flags (keep running, exempt), notices inbox, efficiency.
+
+Tenant-owned objects are served by ``TenantScopedViewSet`` subclasses (scoping, roles: another
+tenant's flag is a 404, viewers get 403 on writes). Every write is audited with before/after.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.audit import services as audit
+from apps.audit.models import AuditAction
+from apps.core.viewsets import ADMIN_ROLES, TenantScopedViewSet, request_user
+from apps.governance import selectors, services
+from apps.governance.api.serializers import (
+    DefaultPolicySerializer,
+    EfficiencyQuerySerializer,
+    EfficiencySerializer,
+    ExemptSerializer,
+    IdleFlagSerializer,
+    NotificationSerializer,
+    PolicyViewSerializer,
+    TenantPolicySerializer,
+)
+from apps.governance.models import IdleFlag, IdlePolicy, Notification
+from apps.governance.policy import default_policy, effective_policy
+from apps.tenancy.models import Role
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
+def _audit(request: Request, instance: Any, tenant: Any, before: dict[str, Any] | None) -> None:
+    audit.record(
+        actor=request_user(request),
+        action=AuditAction.CREATE if before is None else AuditAction.UPDATE,
+        instance=instance,
+        tenant=tenant,
+        before=before,
+        after=audit.snapshot(instance),
+    )
+
+
+class TenantPolicyViewSet(TenantScopedViewSet[IdlePolicy]):
+    """The tenant's idle policy: every member reads it; tenant admins tighten it."""
+
+    queryset = IdlePolicy.objects.all()
+    serializer_class = TenantPolicySerializer
+    write_roles = ADMIN_ROLES
+    pagination_class = None
+
+    def _view(self) -> dict[str, Any]:
+        default = default_policy()
+        return {
+            "effective": effective_policy(self.tenant, default).as_dict(),
+            "default": default.as_dict(),
+            "customized": IdlePolicy.objects.filter(tenant=self.tenant).exists(),
+        }
+
+    @extend_schema(responses=PolicyViewSerializer)
+    def current(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return Response(self._view())
+
+    @extend_schema(request=TenantPolicySerializer, responses=PolicyViewSerializer)
+    def change(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data = TenantPolicySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with transaction.atomic():
+            old = IdlePolicy.objects.filter(tenant=self.tenant).first()
+            before = audit.snapshot(old) if old is not None else None
+            try:
+                row = services.set_tenant_policy(tenant=self.tenant, values=data.validated_data)
+            except services.PolicyError as exc:
+                raise serializers.ValidationError(exc.errors) from exc
+            _audit(request, row, self.tenant, before)
+        return Response(self._view())
+
+
+class DefaultPolicyView(APIView):
+    """The platform default idle policy: anyone signed in reads; platform admins set it."""
+
+    @extend_schema(responses=DefaultPolicySerializer)
+    def get(self, request: Request) -> Response:
+        return Response(DefaultPolicySerializer(asdict(default_policy())).data)
+
+    @extend_schema(request=DefaultPolicySerializer, responses=DefaultPolicySerializer)
+    def put(self, request: Request) -> Response:
+        if not request_user(request).is_platform_admin:
+            raise exceptions.PermissionDenied("Only platform admins set the default policy.")
+        data = DefaultPolicySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with transaction.atomic():
+            old = IdlePolicy.objects.filter(is_default=True).first()
+            before = audit.snapshot(old) if old is not None else None
+            row = services.set_default_policy(values=data.validated_data)
+            _audit(request, row, None, before)
+        return Response(DefaultPolicySerializer(asdict(default_policy())).data)
+
+
+class IdleFlagViewSet(TenantScopedViewSet[IdleFlag]):
+    """Idle flags of the tenant's jobs, with the owner's answers to a warning."""
+
+    queryset = IdleFlag.objects.all()
+    serializer_class = IdleFlagSerializer
+    http_method_names = ["get", "post", "head", "options"]
+
+    def scoped_queryset(self, queryset: QuerySet[IdleFlag]) -> QuerySet[IdleFlag]:
+        return queryset.select_related("job", "exempted_by")
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise exceptions.MethodNotAllowed("POST")
+
+    def _answer(self, request: Request, flag: IdleFlag) -> Response:
+        flag = IdleFlag.objects.select_related("job", "exempted_by").get(pk=flag.pk)
+        return Response(IdleFlagSerializer(flag).data)
+
+    @extend_schema(request=None, responses={200: IdleFlagSerializer})
+    @action(detail=True, methods=["post"], url_path="keep-running")
+    def keep_running(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        with transaction.atomic():
+            flag = self.get_object()
+            before = audit.snapshot(flag)
+            try:
+                flag = services.keep_running(flag=flag)
+            except services.FlagActionError as exc:
+                raise Conflict(str(exc)) from exc
+            _audit(request, flag, self.tenant, before)
+        return self._answer(request, flag)
+
+    @extend_schema(request=ExemptSerializer, responses={200: IdleFlagSerializer})
+    @action(detail=True, methods=["post"])
+    def exempt(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = ExemptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        with transaction.atomic():
+            flag = self.get_object()
+            before = audit.snapshot(flag)
+            try:
+                flag = services.exempt(
+                    flag=flag, actor=request_user(request), reason=body.validated_data["reason"]
+                )
+            except services.FlagActionError as exc:
+                raise Conflict(str(exc)) from exc
+            _audit(request, flag, self.tenant, before)
+        return self._answer(request, flag)
+
+
+class NotificationViewSet(TenantScopedViewSet[Notification]):
+    """The caller's own governance notices in this tenant (marking read is open to viewers:
+    it changes nothing but their inbox)."""
+
+    queryset = Notification.objects.all()
+    serializer_class = NotificationSerializer
+    write_roles = frozenset(Role)
+    http_method_names = ["get", "post", "head", "options"]
+
+    def scoped_queryset(self, queryset: QuerySet[Notification]) -> QuerySet[Notification]:
+        return queryset.filter(recipient=request_user(self.request))
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise exceptions.MethodNotAllowed("POST")
+
+    @extend_schema(request=None, responses={200: NotificationSerializer})
+    @action(detail=True, methods=["post"])
+    def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        notice = self.get_object()
+        if notice.read_at is None:
+            notice.read_at = timezone.now()
+            notice.save(update_fields=["read_at"])
+        return Response(NotificationSerializer(notice).data)
+
+
+class EfficiencyViewSet(TenantScopedViewSet[IdleFlag]):
+    """Reserved vs used GPU-hours of the tenant, idle GPU-hours reclaimed, idle stops."""
+
+    queryset = IdleFlag.objects.all()
+    serializer_class = EfficiencySerializer
+    read_roles = ADMIN_ROLES
+    write_roles = frozenset()
+    http_method_names = ["get", "head", "options"]
+    pagination_class = None
+
+    @extend_schema(
+        parameters=[OpenApiParameter("start", str), OpenApiParameter("end", str)],
+        responses=EfficiencySerializer,
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        query = EfficiencyQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        now = timezone.now()
+        end = query.validated_data.get("end", now)
+        start = query.validated_data.get("start", end - timedelta(days=30))
+        if start >= end:
+            raise serializers.ValidationError({"start": ["start must be before end."]})
+        report = selectors.efficiency(tenant=self.tenant, start=start, end=end, now=now)
+        return Response(EfficiencySerializer(asdict(report)).data)
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raise exceptions.NotFound()

@@ -1,0 +1,92 @@
+"""In-app notices and their webhook/email copies.
+
+The notice row is written in the caller's transaction; delivery runs after commit in a worker
+(``tasks.deliver_notification``), once per channel: a retry skips channels already served.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+
+from django.core.mail import send_mail
+from django.db import transaction
+
+from apps.accounts.models import User
+from apps.governance.models import NoticeKind, Notification
+from apps.jobs.models import Job
+from apps.tenancy.models import Tenant
+
+log = logging.getLogger("zhisuan.governance.notify")
+
+
+def notify(
+    *, tenant: Tenant, recipient: User, kind: NoticeKind, job: Job | None, title: str, body: str
+) -> Notification:
+    notice = Notification.objects.create(
+        tenant=tenant, recipient=recipient, kind=kind, job=job, title=title[:200], body=body[:1000]
+    )
+
+    def send() -> None:
+        from apps.governance.tasks import deliver_notification
+
+        deliver_notification.delay(notice.pk)
+
+    transaction.on_commit(send)
+    return notice
+
+
+def payload(notice: Notification) -> dict[str, object]:
+    return {
+        "id": notice.pk,
+        "tenant": notice.tenant.slug,
+        "recipient": notice.recipient.get_username(),
+        "kind": notice.kind,
+        "job": notice.job_id,
+        "title": notice.title,
+        "body": notice.body,
+        "created_at": notice.created_at.isoformat(),
+    }
+
+
+def _post(url: str, body: dict[str, object]) -> str:
+    request = urllib.request.Request(  # noqa: S310 - a tenant-admin-configured http(s) URL
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        return f"http {response.status}"
+
+
+def deliver(notice_id: int) -> dict[str, str]:
+    """Email the recipient (when they have an address) and POST to the tenant's webhook."""
+    from apps.governance.policy import effective_policy
+
+    notice = Notification.objects.select_related("tenant", "recipient").filter(pk=notice_id).first()
+    if notice is None:
+        return {}
+    outcome = dict(notice.deliveries)
+    channels: dict[str, str] = {}
+    if notice.recipient.email:
+        channels["email"] = notice.recipient.email
+    webhook = effective_policy(notice.tenant).webhook_url
+    if webhook:
+        channels["webhook"] = webhook
+    for channel, target in channels.items():
+        if outcome.get(channel, "").startswith(("http 2", "sent")):
+            continue
+        try:
+            if channel == "email":
+                subject = f"[zhisuan {notice.tenant.slug}] {notice.title}"
+                send_mail(subject, notice.body, None, [target])
+                outcome[channel] = "sent"
+            else:
+                outcome[channel] = _post(target, payload(notice))
+        except OSError as exc:  # URLError, SMTP errors, timeouts
+            outcome[channel] = f"error: {exc}"[:200]
+            log.warning("notice %s via %s failed: %s", notice.pk, channel, exc)
+    Notification.objects.filter(pk=notice.pk).update(deliveries=outcome)
+    return outcome

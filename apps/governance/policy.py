@@ -1,0 +1,104 @@
+"""Effective idle policy of a tenant: the platform default, tightened by the tenant's own row.
+
+"Tighter" per field: a higher utilization threshold, shorter idle periods, a shorter grace,
+fewer and shorter extensions. Tenant rows are validated against the default when written, and
+merged field by field (strictest wins) when read, so a default tightened later still binds
+tenants whose rows were written under the older, looser default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from apps.governance.models import IdlePolicy, QueueAction
+from apps.jobs.models import JobKind
+from apps.tenancy.models import Tenant
+
+# Direction of "stricter" for each numeric field: +1 means larger is stricter.
+STRICTER: dict[str, int] = {
+    "util_threshold_pct": +1,
+    "training_idle_s": -1,
+    "notebook_idle_s": -1,
+    "grace_s": -1,
+    "max_extensions": -1,
+    "extension_s": -1,
+}
+# Sanity bounds (inclusive) for any policy, default or tenant.
+LIMITS: dict[str, tuple[float, float]] = {
+    "util_threshold_pct": (0.5, 100.0),
+    "training_idle_s": (300, 7 * 86400),
+    "notebook_idle_s": (300, 7 * 86400),
+    "grace_s": (60, 86400),
+    "max_extensions": (0, 20),
+    "extension_s": (300, 7 * 86400),
+}
+
+
+@dataclass(frozen=True)
+class Policy:
+    util_threshold_pct: float = 10.0
+    training_idle_s: int = 2 * 3600
+    notebook_idle_s: int = 3600
+    grace_s: int = 30 * 60
+    max_extensions: int = 2
+    extension_s: int = 3600
+    queue_action: str = QueueAction.EXPIRE
+    webhook_url: str = ""
+
+    def idle_s(self, kind: str) -> int:
+        return self.notebook_idle_s if kind == JobKind.NOTEBOOK else self.training_idle_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+BUILTIN = Policy()
+
+
+def _from_row(row: IdlePolicy) -> Policy:
+    return Policy(
+        util_threshold_pct=row.util_threshold_pct,
+        training_idle_s=row.training_idle_s,
+        notebook_idle_s=row.notebook_idle_s,
+        grace_s=row.grace_s,
+        max_extensions=row.max_extensions,
+        extension_s=row.extension_s,
+        queue_action=row.queue_action,
+        webhook_url=row.webhook_url,
+    )
+
+
+def default_policy() -> Policy:
+    row = IdlePolicy.objects.filter(is_default=True).first()
+    return _from_row(row) if row else BUILTIN
+
+
+def strictest(default: Policy, own: Policy) -> Policy:
+    """``own`` with every numeric field clamped to be at least as strict as ``default``."""
+    merged: dict[str, Any] = {}
+    for name, sign in STRICTER.items():
+        a, b = getattr(default, name), getattr(own, name)
+        merged[name] = max(a, b) if sign > 0 else min(a, b)
+    return replace(own, **merged)
+
+
+def effective_policy(tenant: Tenant, default: Policy | None = None) -> Policy:
+    default = default or default_policy()
+    row = IdlePolicy.objects.filter(tenant=tenant).first()
+    if row is None:
+        return replace(default, webhook_url="")
+    return strictest(default, _from_row(row))
+
+
+def looser_fields(default: Policy, values: dict[str, Any]) -> dict[str, list[str]]:
+    """Field errors for values looser than the platform default."""
+    errors: dict[str, list[str]] = {}
+    for name, sign in STRICTER.items():
+        if name not in values:
+            continue
+        bound = getattr(default, name)
+        if (sign > 0 and values[name] < bound) or (sign < 0 and values[name] > bound):
+            word = "at least" if sign > 0 else "at most"
+            errors[name] = [f"Must be {word} the platform default ({bound:g})."]
+    return errors

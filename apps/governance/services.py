@@ -1,0 +1,357 @@
+"""The write path of governance: policies, the periodic sweep (idle GPUs, queue time limits),
+and the owner's answers to a warning (keep running, exempt).
+
+The sweep is level-triggered and idempotent: each pass reads the jobs as they are and moves
+every flag at most one step, so running it every few seconds or every few minutes (beat, the
+embedded ticker, or both at once) gives the same outcome. Stops go through the jobs state
+machine (``transition`` + a delete in the outbox), so accounting closes the hold and the
+scheduler sees the freed devices on its next cycle.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounting.services import held_milli
+from apps.accounts.models import User
+from apps.governance.models import (
+    ACTIVE_FLAG_STATES,
+    FlagState,
+    IdleFlag,
+    IdlePolicy,
+    NoticeKind,
+    QueueAction,
+    QueueFlag,
+)
+from apps.governance.notify import notify
+from apps.governance.policy import Policy, default_policy, effective_policy, looser_fields
+from apps.governance.utilization import UtilizationProvider, get_provider
+from apps.health.checkpoints import latest_checkpoint
+from apps.jobs import services as jobs
+from apps.jobs.models import Allocation, Job, JobKind, JobState, OutboxAction
+from apps.tenancy.models import Membership, Role, Tenant
+
+GOVERNED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
+STOP_MESSAGE = "stopped: idle GPUs"
+
+
+class PolicyError(ValueError):
+    """Policy values rejected, with field errors for a 400."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+
+class FlagActionError(ValueError):
+    """A keep-running or exempt request the flag's state does not allow (409)."""
+
+
+@dataclass
+class SweepResult:
+    warned: int = 0
+    cleared: int = 0
+    stopped: int = 0
+    expired: int = 0
+    escalated: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+
+# --- policies -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def set_default_policy(*, values: dict[str, Any]) -> IdlePolicy:
+    """Create or update the platform default (values already range-checked)."""
+    row = IdlePolicy.objects.select_for_update().filter(is_default=True).first()
+    base = default_policy().as_dict() if row is None else {}
+    row = row or IdlePolicy(is_default=True, tenant=None)
+    for name, value in {**base, **values}.items():
+        if name != "webhook_url":
+            setattr(row, name, value)
+    row.updated_at = timezone.now()
+    row.save()
+    return row
+
+
+@transaction.atomic
+def set_tenant_policy(*, tenant: Tenant, values: dict[str, Any]) -> IdlePolicy:
+    """Create or update the tenant's policy; values looser than the default are refused."""
+    default = default_policy()
+    row = IdlePolicy.objects.select_for_update().filter(tenant=tenant).first()
+    current = effective_policy(tenant, default).as_dict()
+    errors = looser_fields(default, values)
+    if errors:
+        raise PolicyError(errors)
+    row = row or IdlePolicy(tenant=tenant, is_default=False)
+    for name, value in {**current, **values}.items():
+        setattr(row, name, value)
+    row.updated_at = timezone.now()
+    row.save()
+    return row
+
+
+# --- notices --------------------------------------------------------------------------------
+
+
+def _fmt(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _tell_owner(job: Job, kind: NoticeKind, title: str, body: str) -> None:
+    if job.owner is not None:
+        notify(tenant=job.tenant, recipient=job.owner, kind=kind, job=job, title=title, body=body)
+
+
+# --- idle GPUs ------------------------------------------------------------------------------
+
+
+def _warn(job: Job, flag: IdleFlag | None, policy: Policy, now: datetime, peak: float) -> None:
+    idle_s = policy.idle_s(job.kind)
+    with transaction.atomic():
+        flag = flag or IdleFlag(job=job, tenant_id=job.tenant_id)
+        flag.state = FlagState.WARNED
+        flag.idle_since = now - timedelta(seconds=idle_s)
+        flag.peak_util_pct = peak
+        flag.warned_at = flag.watch_from = flag.updated_at = now
+        flag.stop_at = now + timedelta(seconds=policy.grace_s)
+        flag.extensions_used = 0
+        flag.save()
+        jobs.record_event(
+            job,
+            reason="IdleWarning",
+            message=f"GPUs below {policy.util_threshold_pct:g}% for {_fmt(idle_s)} "
+            f"(peak {peak:g}%); stops at {flag.stop_at:%Y-%m-%d %H:%M} UTC unless kept running",
+        )
+        _tell_owner(
+            job,
+            NoticeKind.IDLE_WARNING,
+            f"{job.name}: GPUs idle, stopping in {_fmt(policy.grace_s)}",
+            f"Job {job.name} (#{job.pk}) used at most {peak:g}% of its GPUs over the last "
+            f"{_fmt(idle_s)} (threshold {policy.util_threshold_pct:g}%). It will be stopped at "
+            f"{flag.stop_at:%Y-%m-%d %H:%M} UTC. Use 'keep running' to extend it "
+            f"({policy.max_extensions} extension(s) of {_fmt(policy.extension_s)} allowed).",
+        )
+
+
+def _checkpoint_note(job: Job) -> str:
+    """No checkpoint-request API exists yet (C8 registry only records checkpoints the SDK
+    saved), so nothing is asked of the job; the note says where a clone would resume."""
+    if job.kind != JobKind.TRAINING:
+        return "notebook: no checkpoint applies"
+    ref = latest_checkpoint(job)
+    where = (
+        f"newest complete checkpoint: step {ref.step} at {ref.location}"
+        if ref is not None
+        else "no complete checkpoint registered"
+    )
+    return f"no checkpoint requested (the platform has no checkpoint-request API); {where}"[:300]
+
+
+def _stop(flag_id: int, now: datetime) -> bool:
+    with transaction.atomic():
+        flag = IdleFlag.objects.select_for_update().get(pk=flag_id)
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("tenant", "owner")
+            .get(pk=flag.job_id)
+        )
+        if flag.state not in ACTIVE_FLAG_STATES or job.state != JobState.RUNNING:
+            return False
+        milli = sum(held_milli(Allocation.objects.filter(job=job)).values())
+        note = _checkpoint_note(job)
+        jobs.record_event(job, reason="IdleCheckpoint", message=note)
+        jobs.transition(job, JobState.CANCELLED, reason="IdleStopped", message=STOP_MESSAGE)
+        jobs.enqueue_outbox(job, OutboxAction.DELETE)
+        IdleFlag.objects.filter(pk=flag.pk).update(
+            state=FlagState.STOPPED,
+            stopped_at=now,
+            device_milli=milli,
+            checkpoint_note=note,
+            updated_at=now,
+        )
+        _tell_owner(
+            job,
+            NoticeKind.IDLE_STOPPED,
+            f"{job.name}: stopped for idle GPUs",
+            f"Job {job.name} (#{job.pk}) was stopped after its grace period: {STOP_MESSAGE}. "
+            f"{milli / 1000:g} GPU(s) went back to the pool. {note}.",
+        )
+    return True
+
+
+def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult) -> None:
+    # Flags of jobs that ended on their own are closed first.
+    IdleFlag.objects.filter(state__in=ACTIVE_FLAG_STATES).exclude(
+        job__state=JobState.RUNNING
+    ).update(state=FlagState.CLEARED, updated_at=now)
+    default = default_policy()
+    policies: dict[int, Policy] = {}
+    running = Job.objects.filter(state=JobState.RUNNING, kind__in=GOVERNED_KINDS).select_related(
+        "tenant", "owner"
+    )
+    flags = {f.job_id: f for f in IdleFlag.objects.filter(job__in=running)}
+    for job in running:
+        if job.tenant_id not in policies:
+            policies[job.tenant_id] = effective_policy(job.tenant, default)
+        policy = policies[job.tenant_id]
+        flag = flags.get(job.pk)
+        if flag is not None and flag.state == FlagState.EXEMPT:
+            continue
+        if flag is not None and flag.state in ACTIVE_FLAG_STATES:
+            assert flag.watch_from is not None and flag.stop_at is not None
+            busy = provider.peak_util(job, flag.watch_from, now, min_coverage=0)
+            if busy is not None and busy >= policy.util_threshold_pct:
+                IdleFlag.objects.filter(pk=flag.pk).update(state=FlagState.CLEARED, updated_at=now)
+                jobs.record_event(job, reason="IdleCleared", message=f"GPUs busy again ({busy:g}%)")
+                result.cleared += 1
+            elif now >= flag.stop_at and _stop(flag.pk, now):
+                result.stopped += 1
+            continue
+        idle_s = policy.idle_s(job.kind)
+        start = now - timedelta(seconds=idle_s)
+        if job.state_changed_at > start:  # running for less than one idle period
+            continue
+        peak = provider.peak_util(job, start, now)
+        if peak is not None and peak < policy.util_threshold_pct:
+            _warn(job, flag, policy, now, peak)
+            result.warned += 1
+
+
+def keep_running(*, flag: IdleFlag) -> IdleFlag:
+    """One 'keep running' click: push the stop out by one extension, within the budget."""
+    with transaction.atomic():
+        flag = IdleFlag.objects.select_for_update().select_related("job", "tenant").get(pk=flag.pk)
+        if flag.state not in ACTIVE_FLAG_STATES:
+            raise FlagActionError(f"The flag is {flag.state}: there is no pending stop to defer.")
+        policy = effective_policy(flag.tenant)
+        if flag.extensions_used >= policy.max_extensions:
+            raise FlagActionError(
+                f"No extensions left ({flag.extensions_used} of {policy.max_extensions} used)."
+            )
+        now = timezone.now()
+        assert flag.stop_at is not None
+        flag.extensions_used += 1
+        flag.stop_at = max(flag.stop_at, now) + timedelta(seconds=policy.extension_s)
+        flag.watch_from = flag.updated_at = now
+        flag.state = FlagState.EXTENDED
+        flag.save()
+        jobs.record_event(
+            flag.job,
+            reason="IdleExtended",
+            message=f"kept running ({flag.extensions_used}/{policy.max_extensions}); "
+            f"stops at {flag.stop_at:%Y-%m-%d %H:%M} UTC if still idle",
+        )
+    return flag
+
+
+def exempt(*, flag: IdleFlag, actor: User, reason: str) -> IdleFlag:
+    """Exempt the job from idle stops for the rest of its life (reason recorded)."""
+    with transaction.atomic():
+        flag = IdleFlag.objects.select_for_update().select_related("job").get(pk=flag.pk)
+        if flag.state == FlagState.STOPPED:
+            raise FlagActionError("The job was already stopped.")
+        flag.state = FlagState.EXEMPT
+        flag.exempt_reason = reason[:300]
+        flag.exempted_by = actor
+        flag.stop_at = None
+        flag.updated_at = timezone.now()
+        flag.save()
+        jobs.record_event(flag.job, reason="IdleExempt", message=f"exempted by {actor}: {reason}")
+    return flag
+
+
+def exempt_job(*, job: Job, actor: User, reason: str) -> IdleFlag:
+    """Exempt a job before any warning (e.g. a debugging session known to sit idle)."""
+    flag, _ = IdleFlag.objects.get_or_create(
+        job=job, defaults={"tenant_id": job.tenant_id, "state": FlagState.EXEMPT}
+    )
+    return exempt(flag=flag, actor=actor, reason=reason)
+
+
+# --- queue time limits ----------------------------------------------------------------------
+
+
+def _queue_pass(now: datetime, result: SweepResult) -> None:
+    default = default_policy()
+    waiting = Job.objects.filter(
+        state=JobState.QUEUED, max_wait_s__isnull=False, queue_flag__isnull=True
+    ).select_related("tenant", "owner")
+    for candidate in waiting:
+        assert candidate.max_wait_s is not None
+        waited = (now - candidate.state_changed_at).total_seconds()
+        if waited < candidate.max_wait_s:
+            continue
+        policy = effective_policy(candidate.tenant, default)
+        with transaction.atomic():
+            job = Job.objects.select_for_update(of=("self",)).select_related("tenant", "owner")
+            job_row = job.get(pk=candidate.pk)
+            if job_row.state != JobState.QUEUED or QueueFlag.objects.filter(job=job_row).exists():
+                continue
+            blocking = job_row.pending_message or "no pending reason recorded"
+            QueueFlag.objects.create(
+                job=job_row,
+                tenant_id=job_row.tenant_id,
+                action=policy.queue_action,
+                waited_s=int(waited),
+                pending_code=job_row.pending_code,
+                pending_message=job_row.pending_message,
+                created_at=now,
+            )
+            summary = f"waited {_fmt(waited)}, limit {_fmt(job_row.max_wait_s or 0)}: {blocking}"
+            if policy.queue_action == QueueAction.EXPIRE:
+                jobs.transition(
+                    job_row, JobState.FAILED, reason="QueueExpired",
+                    message=f"expired in queue ({summary})",
+                )  # fmt: skip
+                _tell_owner(job_row, NoticeKind.QUEUE_EXPIRED,
+                            f"{job_row.name}: expired in queue", f"Job {job_row.name} "
+                            f"(#{job_row.pk}) expired in queue: {summary}.")  # fmt: skip
+                result.expired += 1
+            else:
+                jobs.record_event(job_row, reason="QueueEscalated", message=summary)
+                admins = Membership.objects.filter(
+                    tenant=job_row.tenant, role=Role.TENANT_ADMIN
+                ).select_related("user")
+                recipients = {m.user for m in admins}
+                if job_row.owner is not None:
+                    recipients.add(job_row.owner)
+                for user in sorted(recipients, key=lambda u: u.pk):
+                    notify(
+                        tenant=job_row.tenant, recipient=user, kind=NoticeKind.QUEUE_ESCALATED,
+                        job=job_row, title=f"{job_row.name}: waiting past its limit",
+                        body=f"Job {job_row.name} (#{job_row.pk}) is still queued: {summary}.",
+                    )  # fmt: skip
+                result.escalated += 1
+
+
+_last_sweep = [float("-inf")]
+
+
+def sweep_if_due(interval_s: float = 30.0) -> SweepResult | None:
+    """For the embedded ticker (1 s): idle periods are hours, so one pass per interval is
+    plenty and keeps the per-tick cost at zero queries most of the time."""
+    now = time.monotonic()
+    if now - _last_sweep[0] < interval_s:
+        return None
+    _last_sweep[0] = now
+    return sweep()
+
+
+def sweep(*, provider: UtilizationProvider | None = None) -> SweepResult:
+    """One governance pass over every tenant (idle GPUs, then queue time limits)."""
+    now = timezone.now()
+    result = SweepResult()
+    _idle_pass(provider or get_provider(), now, result)
+    _queue_pass(now, result)
+    return result

@@ -1,0 +1,179 @@
+"""Idle GPUs on a virtual clock: warn -> keep running -> stop, the extension budget, exemptions,
+a notebook and a training job, the grace period, and freed GPUs going to the next queued job."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+
+from apps.audit.models import AuditEntry
+from apps.governance import notify
+from apps.governance.models import IdleFlag, Notification
+from apps.governance.services import sweep
+from apps.jobs.models import Allocation, Job, JobEvent
+from apps.telemetry.models import JobTelemetry
+from apps.tenancy.models import Role
+from tests.conftest import World
+from tests.governance.conftest import HOUR, Wall, feed, long_training, notebook, state, submit
+
+pytestmark = pytest.mark.django_db
+FLAGS = "/api/v1/tenants/tenant-a/governance/flags"
+
+
+def test_training_job_warned_kept_running_then_stopped(world: World, client_for, wall: Wall):
+    member = world.user("a", Role.MEMBER)
+    member.email = "a-member@example.com"
+    member.save()
+    client = client_for(member)
+    job_id = submit(client, "tenant-a", long_training(wall.cluster, "sft", 16))
+    wall.go(0)
+    wall.go(6)
+    assert state(job_id) == "running"
+    feed(job_id, wall.at(0), wall.at(5 * HOUR), util=3.0)
+
+    wall.go(HOUR)  # idle for 1 h only: the training idle period is 2 h
+    assert sweep().warned == 0
+    wall.go(2 * HOUR + 60)
+    result = sweep()
+    assert (result.warned, result.stopped) == (1, 0)
+    flag = IdleFlag.objects.get(job_id=job_id)
+    assert flag.state == "warned" and flag.peak_util_pct == 3.0
+    assert flag.stop_at == wall.at(2 * HOUR + 60 + 1800)
+    notice = Notification.objects.get(recipient=member, kind="idle_warning")
+    assert notify.deliver(notice.pk) == {"email": "sent"}
+    assert mail.outbox[0].to == ["a-member@example.com"]
+    assert "sft: GPUs idle" in mail.outbox[0].subject
+
+    wall.go(2 * HOUR + 60 + 1799)  # inside the grace period: nothing is stopped
+    assert sweep().stopped == 0 and state(job_id) == "running"
+    response = client.post(f"{FLAGS}/{flag.pk}/keep-running/")
+    assert response.status_code == 200, response.json()
+    assert response.json()["extensions_used"] == 1 and response.json()["state"] == "extended"
+    flag.refresh_from_db()
+    assert flag.stop_at == wall.at(2 * HOUR + 60 + 1800 + HOUR)
+    audits = AuditEntry.objects.filter(object_type="governance.idleflag", action="update")
+    assert audits.count() == 1
+
+    wall.go(3 * HOUR + 60 + 1799)
+    assert sweep().stopped == 0 and state(job_id) == "running"
+    wall.go(3 * HOUR + 60 + 1800)
+    assert sweep().stopped == 1
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.state_reason) == ("cancelled", "stopped: idle GPUs")
+    flag.refresh_from_db()
+    assert flag.state == "stopped" and flag.device_milli == 16000
+    assert flag.checkpoint_note == (
+        "no checkpoint requested (the platform has no checkpoint-request API); "
+        "no complete checkpoint registered"
+    )
+    reasons = [e.reason for e in JobEvent.objects.filter(job_id=job_id)]
+    assert reasons[-4:] == ["IdleWarning", "IdleExtended", "IdleCheckpoint", "IdleStopped"]
+    assert Notification.objects.filter(recipient=member, kind="idle_stopped").count() == 1
+    wall.go(3 * HOUR + 60 + 1810)
+    assert not Allocation.objects.filter(job_id=job_id).exists()
+    assert wall.cluster.backend.job_ids() == set()
+    assert sweep().total == 0  # idempotent: nothing left to do
+
+    # Efficiency: 16 GPUs reserved 0..3h31m at 3 % mean; 16 GPUs reclaimed until 5h31m.
+    JobTelemetry.objects.create(job_id=job_id, gpu_seconds=100.0, util_gpu_seconds=300.0)
+    wall.now = wall.at(5 * HOUR + 60 + 1800)
+    admin = client_for(world.user("a", Role.TENANT_ADMIN))
+    report = admin.get("/api/v1/tenants/tenant-a/governance/efficiency/",
+                       {"start": wall.at(-HOUR).isoformat()}).json()  # fmt: skip
+    held_h = (3 * HOUR + 60 + 1800) / 3600
+    assert report["reserved_gpu_hours"] == pytest.approx(16 * held_h, abs=0.01)
+    assert report["used_gpu_hours"] == pytest.approx(16 * held_h * 0.03, abs=0.001)
+    assert report["utilization_pct"] == 3.0
+    assert report["idle_reclaimed_gpu_hours"] == 32.0
+    assert report["jobs_stopped_idle"] == 1
+    assert client.get("/api/v1/tenants/tenant-a/governance/efficiency/").status_code == 403
+
+
+def test_notebook_extension_budget_exhausted_then_stopped(world, client_for, wall):
+    client = client_for(world.user("a", Role.MEMBER))
+    job_id = submit(client, "tenant-a", notebook(wall.cluster))
+    wall.go(0)
+    wall.go(6)
+    assert state(job_id) == "running"
+    feed(job_id, wall.at(0), wall.at(6 * HOUR), util=0.0)
+    wall.go(HOUR + 60)  # notebooks: 1 h idle period
+    assert sweep().warned == 1
+    flag = IdleFlag.objects.get(job_id=job_id)
+    for used in (1, 2):
+        response = client.post(f"{FLAGS}/{flag.pk}/keep-running/")
+        assert response.json()["extensions_used"] == used
+    stop_at = IdleFlag.objects.get(pk=flag.pk).stop_at
+    response = client.post(f"{FLAGS}/{flag.pk}/keep-running/")
+    assert response.status_code == 409
+    assert "No extensions left (2 of 2 used)" in response.json()["detail"]
+    assert IdleFlag.objects.get(pk=flag.pk).stop_at == stop_at
+    wall.go(HOUR + 60 + 1800 + 2 * HOUR)
+    assert sweep().stopped == 1
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "cancelled" and job.state_reason == "stopped: idle GPUs"
+    assert IdleFlag.objects.get(pk=flag.pk).checkpoint_note == "notebook: no checkpoint applies"
+
+
+def test_exempt_job_is_never_stopped(world, client_for, wall):
+    client = client_for(world.user("a", Role.MEMBER))
+    job_id = submit(client, "tenant-a", long_training(wall.cluster, "debug", 8))
+    wall.go(0)
+    wall.go(6)
+    feed(job_id, wall.at(0), wall.at(30 * HOUR), util=1.0)
+    wall.go(2 * HOUR + 60)
+    assert sweep().warned == 1
+    flag = IdleFlag.objects.get(job_id=job_id)
+    bad = client.post(f"{FLAGS}/{flag.pk}/exempt/", {}, format="json")
+    assert bad.status_code == 400
+    assert bad.json()["errors"] == {"reason": ["This field is required."]}
+    response = client.post(f"{FLAGS}/{flag.pk}/exempt/", {"reason": "debugging NCCL hang"})
+    assert response.status_code == 200
+    assert response.json()["state"] == "exempt"
+    assert response.json()["exempted_by"] == "a-member"
+    for hours in (3, 10, 29):
+        wall.go(hours * HOUR)
+        assert sweep().total == 0
+    assert state(job_id) == "running"
+    entry = AuditEntry.objects.get(object_type="governance.idleflag", object_id=str(flag.pk))
+    assert entry.before is not None and entry.after is not None
+    assert entry.after["exempt_reason"] == "debugging NCCL hang"
+    assert entry.before["state"] == "warned"
+
+
+def test_busy_gpus_clear_the_warning(world, client_for, wall):
+    client = client_for(world.user("a", Role.MEMBER))
+    job_id = submit(client, "tenant-a", long_training(wall.cluster, "bursty", 8))
+    wall.go(0)
+    wall.go(6)
+    feed(job_id, wall.at(0), wall.at(2 * HOUR), util=2.0)
+    wall.go(2 * HOUR + 60)
+    assert sweep().warned == 1
+    feed(job_id, wall.at(2 * HOUR + 60), wall.at(2 * HOUR + 600), util=85.0)
+    wall.go(2 * HOUR + 600)
+    assert sweep().cleared == 1
+    wall.go(2 * HOUR + 3600)  # past the old stop time: busy work is never stopped
+    assert sweep().total == 0 and state(job_id) == "running"
+    assert IdleFlag.objects.get(job_id=job_id).state == "cleared"
+
+
+def test_stopped_job_frees_gpus_for_the_next_queued_job(world, client_for, wall):
+    client = client_for(world.user("b", Role.MEMBER))
+    idle = submit(client, "tenant-b", long_training(wall.cluster, "whole-pool", 32))
+    wall.go(0)
+    wall.go(6)
+    assert state(idle) == "running"
+    waiting = submit(client, "tenant-b", long_training(wall.cluster, "next", 16))
+    wall.go(60)
+    assert state(waiting) == "queued"
+    feed(idle, wall.at(0), wall.at(3 * HOUR), util=4.0)
+    wall.go(2 * HOUR + 60)
+    assert sweep().warned == 1
+    wall.go(2 * HOUR + 1700)
+    assert sweep().stopped == 0 and state(waiting) == "queued"
+    wall.now = wall.at(2 * HOUR + 60 + 1800)
+    assert sweep().stopped == 1
+    wall.go(2 * HOUR + 1900)  # the scheduler's next cycle admits the queued job
+    wall.go(2 * HOUR + 1910)
+    assert state(idle) == "cancelled"
+    assert state(waiting) == "running"
+    assert sum(len(a.devices) for a in Allocation.objects.filter(job_id=waiting)) == 16

@@ -1,0 +1,125 @@
+"""Queue time limits (expire / escalate) and the governance API: policy bounds, isolation."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.governance.models import IdleFlag, IdlePolicy, Notification, QueueFlag
+from apps.governance.services import sweep
+from apps.jobs.models import Job
+from apps.tenancy.models import Role
+from tests.conftest import World
+from tests.governance.conftest import HOUR, Wall, feed, long_training, state, submit
+
+pytestmark = pytest.mark.django_db
+POLICY = "/api/v1/tenants/tenant-a/governance/policy/"
+
+
+def test_job_waiting_past_its_limit_expires_with_the_blocking_reason(world, client_for, wall):
+    owner = world.user("a", Role.MEMBER)
+    client = client_for(owner)
+    first = submit(client, "tenant-a", long_training(wall.cluster, "one", 16))
+    second = submit(client, "tenant-a", long_training(wall.cluster, "two", 16, max_wait_s=600))
+    wall.go(0)
+    assert state(first) == "dispatching" and state(second) == "queued"
+    wall.go(599)
+    assert sweep().expired == 0 and state(second) == "queued"
+    wall.go(601)
+    assert sweep().expired == 1
+    job = Job.objects.get(pk=second)
+    assert job.state == "failed"
+    assert job.state_reason.startswith("expired in queue (waited 10 min, limit 10 min: ")
+    assert "over its limit of 24" in job.state_reason
+    notice = Notification.objects.get(recipient=owner, kind="queue_expired")
+    assert "over its limit of 24" in notice.body
+    assert QueueFlag.objects.get(job_id=second).pending_code == "quota"
+    assert sweep().total == 0
+
+
+def test_escalate_policy_keeps_the_job_and_tells_owner_and_admins(world, client_for, wall):
+    admin = client_for(world.user("a", Role.TENANT_ADMIN))
+    assert admin.patch(POLICY, {"queue_action": "escalate"}, format="json").status_code == 200
+    client = client_for(world.user("a", Role.MEMBER))
+    submit(client, "tenant-a", long_training(wall.cluster, "one", 16))
+    second = submit(client, "tenant-a", long_training(wall.cluster, "two", 16, max_wait_s=60))
+    wall.go(0)
+    wall.go(61)
+    assert sweep().escalated == 1 and sweep().escalated == 0
+    assert state(second) == "queued"
+    recipients = set(
+        Notification.objects.filter(kind="queue_escalated").values_list("recipient__username",
+                                                                          flat=True)
+    )  # fmt: skip
+    assert recipients == {"a-member", "a-tenant_admin"}
+
+
+def test_policy_bounds_and_roles(world: World, client_for) -> None:
+    root = client_for(world.platform_admin)
+    admin = client_for(world.user("a", Role.TENANT_ADMIN))
+    member = client_for(world.user("a", Role.MEMBER))
+    assert member.get(POLICY).json()["effective"]["training_idle_s"] == 7200
+    assert member.patch(POLICY, {"grace_s": 600}, format="json").status_code == 403
+    assert not IdlePolicy.objects.exists()
+    bad = admin.patch(POLICY, {"util_threshold_pct": 150, "queue_action": "nope",
+                               "training_idle_s": 3 * HOUR}, format="json")  # fmt: skip
+    assert bad.status_code == 400
+    assert set(bad.json()["errors"]) == {"util_threshold_pct", "queue_action"}
+    looser = admin.patch(POLICY, {"training_idle_s": 3 * HOUR, "util_threshold_pct": 5},
+                         format="json")  # fmt: skip
+    assert looser.status_code == 400
+    assert looser.json()["errors"] == {
+        "training_idle_s": ["Must be at most the platform default (7200)."],
+        "util_threshold_pct": ["Must be at least the platform default (10)."],
+    }
+    assert not IdlePolicy.objects.exists()
+    ok = admin.patch(POLICY, {"training_idle_s": HOUR, "util_threshold_pct": 20}, format="json")
+    assert ok.status_code == 200 and ok.json()["customized"] is True
+    assert ok.json()["effective"]["training_idle_s"] == 3600
+    # Platform default: only platform admins set it; a stricter default binds every tenant.
+    default = "/api/v1/governance/default-policy/"
+    assert admin.put(default, {"grace_s": 600}, format="json").status_code == 403
+    assert root.put(default, {"training_idle_s": 1800}, format="json").status_code == 200
+    assert member.get(POLICY).json()["effective"]["training_idle_s"] == 1800
+    bad_default = root.put(default, {"grace_s": 0}, format="json")
+    assert bad_default.status_code == 400 and "grace_s" in bad_default.json()["errors"]
+
+
+def test_tenant_isolation_on_every_endpoint(world, client_for, wall: Wall) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    job_id = submit(client, "tenant-a", long_training(wall.cluster, "sft", 8))
+    wall.go(0)
+    wall.go(6)
+    feed(job_id, wall.at(0), wall.at(3 * HOUR), util=0.0)
+    wall.go(2 * HOUR + 60)
+    sweep()
+    flag = IdleFlag.objects.get(job_id=job_id)
+    notice = Notification.objects.get(job_id=job_id)
+    other = client_for(world.user("b", Role.TENANT_ADMIN))
+    for url in (f"/api/v1/tenants/tenant-b/governance/flags/{flag.pk}/",
+                f"/api/v1/tenants/tenant-b/governance/notifications/{notice.pk}/"):  # fmt: skip
+        assert other.get(url).status_code == 404
+    for action in ("keep-running", "exempt"):
+        url = f"/api/v1/tenants/tenant-b/governance/flags/{flag.pk}/{action}/"
+        assert other.post(url, {"reason": "x" * 5}, format="json").status_code == 404
+        url = f"/api/v1/tenants/tenant-a/governance/flags/{flag.pk}/{action}/"
+        assert other.post(url, {"reason": "x" * 5}, format="json").status_code == 404
+        viewer = client_for(world.user("a", Role.VIEWER))
+        assert viewer.post(url, {"reason": "x" * 5}, format="json").status_code == 403
+    assert other.get(POLICY).status_code == 404
+    assert other.patch(POLICY, {"grace_s": 600}, format="json").status_code == 404
+    assert other.get("/api/v1/tenants/tenant-a/governance/efficiency/").status_code == 404
+    viewer = client_for(world.user("a", Role.VIEWER))
+    assert viewer.patch(POLICY, {"grace_s": 600}, format="json").status_code == 403
+    assert not IdlePolicy.objects.exists()
+    refreshed = IdleFlag.objects.get(pk=flag.pk)
+    assert (refreshed.state, refreshed.extensions_used, refreshed.stop_at) == (
+        "warned", 0, flag.stop_at)  # fmt: skip
+    # The inbox is the caller's own: the tenant admin does not see the member's notice.
+    admin_a = client_for(world.user("a", Role.TENANT_ADMIN))
+    assert admin_a.get("/api/v1/tenants/tenant-a/governance/notifications/").json()["results"] == []
+    inbox = client.get("/api/v1/tenants/tenant-a/governance/notifications/").json()
+    assert [n["kind"] for n in inbox["results"]] == ["idle_warning"]
+    read = client.post(f"/api/v1/tenants/tenant-a/governance/notifications/{notice.pk}/read/")
+    assert read.status_code == 200 and read.json()["read_at"] is not None
+    listed = client.get("/api/v1/tenants/tenant-a/governance/flags/").json()
+    assert [f["job"] for f in listed["results"]] == [job_id]
