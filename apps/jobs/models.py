@@ -189,6 +189,16 @@ class OutboxEntry(models.Model):
         return f"{self.action} job {self.job_id} attempt {self.attempt} ({self.state})"
 
 
+class WatchCursor(models.Model):
+    """Where the cluster watch resumes (a resourceVersion); one row per watched stream."""
+
+    name = models.CharField(max_length=32, unique=True)
+    resource_version = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.resource_version}"
+
+
 def spec_devices(spec: dict[str, Any]) -> tuple[int, int]:
     """(whole devices, milli shares) a spec asks for over all replicas."""
     devices = milli = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from apps.jobs import relay
+from apps.jobs import relay, watcher
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -17,3 +17,9 @@ def relay_outbox() -> int:
 def reconcile_jobs() -> int:
     """Map what the cluster reports onto job states (level-triggered)."""
     return relay.reconcile()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def watch_workloads() -> int:
+    """Follow the cluster's watch for ~25 s (beat starts one every 30 s)."""
+    return watcher.watch_once(timeout_s=25.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.contrib.auth import authenticate, login, logout
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -100,6 +101,7 @@ class ApiTokenViewSet(
         return ApiToken.objects.filter(user=request_user(self.request))
 
     @extend_schema(responses={201: NewApiTokenSerializer})
+    @transaction.atomic  # the token and its audit entry commit together
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:
         data = ApiTokenSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -121,6 +123,7 @@ class ApiTokenViewSet(
         body["token"] = plaintext
         return Response(body, status=status.HTTP_201_CREATED)
 
+    @transaction.atomic
     def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
         token = self.get_object()
         before = audit.snapshot(token)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.db.models import QuerySet
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
@@ -53,6 +54,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
 
     @extend_schema(request=None, responses=JobSerializer)
     @action(detail=True, methods=["post"])
+    @transaction.atomic  # the change and its audit entry commit together
     def cancel(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         job = self.get_object()
         before = audit.snapshot(job)
@@ -62,6 +64,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
 
     @extend_schema(request=None, responses={201: JobSerializer})
     @action(detail=True, methods=["post"])
+    @transaction.atomic
     def clone(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         job = services.clone_job(job=self.get_object(), actor=request_user(request))
         audit.record(
