@@ -79,7 +79,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
         return Response(data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=JobEventSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def events(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         job = self.get_object()
         return Response(JobEventSerializer(job.events.all(), many=True).data)

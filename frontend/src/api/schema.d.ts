@@ -107,6 +107,24 @@ export interface paths {
         patch: operations["clusters_partial_update"];
         trace?: never;
     };
+    "/api/v1/governance/default-policy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The platform default idle policy: anyone signed in reads; platform admins set it. */
+        get: operations["governance_default_policy_retrieve"];
+        /** @description The platform default idle policy: anyone signed in reads; platform admins set it. */
+        put: operations["governance_default_policy_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health/alerts/": {
         parameters: {
             query?: never;
@@ -710,6 +728,192 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/governance/efficiency/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Reserved vs used GPU-hours of the tenant, idle GPU-hours reclaimed, idle stops. */
+        get: operations["tenants_governance_efficiency_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/efficiency/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Reserved vs used GPU-hours of the tenant, idle GPU-hours reclaimed, idle stops. */
+        get: operations["tenants_governance_efficiency_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/flags/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Idle flags of the tenant's jobs, with the owner's answers to a warning. */
+        get: operations["tenants_governance_flags_list"];
+        put?: never;
+        /** @description Idle flags of the tenant's jobs, with the owner's answers to a warning. */
+        post: operations["tenants_governance_flags_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/flags/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Idle flags of the tenant's jobs, with the owner's answers to a warning. */
+        get: operations["tenants_governance_flags_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/flags/{id}/exempt/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Idle flags of the tenant's jobs, with the owner's answers to a warning. */
+        post: operations["tenants_governance_flags_exempt_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/flags/{id}/keep-running/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Idle flags of the tenant's jobs, with the owner's answers to a warning. */
+        post: operations["tenants_governance_flags_keep_running_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/notifications/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The caller's own governance notices in this tenant (marking read is open to viewers:
+         *     it changes nothing but their inbox).
+         */
+        get: operations["tenants_governance_notifications_list"];
+        put?: never;
+        /**
+         * @description The caller's own governance notices in this tenant (marking read is open to viewers:
+         *     it changes nothing but their inbox).
+         */
+        post: operations["tenants_governance_notifications_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/notifications/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The caller's own governance notices in this tenant (marking read is open to viewers:
+         *     it changes nothing but their inbox).
+         */
+        get: operations["tenants_governance_notifications_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/notifications/{id}/read/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description The caller's own governance notices in this tenant (marking read is open to viewers:
+         *     it changes nothing but their inbox).
+         */
+        post: operations["tenants_governance_notifications_read_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/policy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The tenant's idle policy: every member reads it; tenant admins tighten it. */
+        get: operations["tenants_governance_policy_retrieve"];
+        /** @description The tenant's idle policy: every member reads it; tenant admins tighten it. */
+        put: operations["tenants_governance_policy_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description The tenant's idle policy: every member reads it; tenant admins tighten it. */
+        patch: operations["tenants_governance_policy_partial_update"];
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/inference/services/": {
         parameters: {
             query?: never;
@@ -1124,6 +1328,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/usage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Device-hours and cost of the tenant, grouped by project, owner, pool, model or job. */
+        get: operations["tenants_usage_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/usage/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Device-hours and cost of the tenant, grouped by project, owner, pool, model or job. */
+        get: operations["tenants_usage_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tokens/": {
         parameters: {
             query?: never;
@@ -1155,6 +1393,23 @@ export interface paths {
         post?: never;
         /** @description The caller's own API tokens. DELETE revokes (the row stays for the audit trail). */
         delete: operations["tokens_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Usage across every tenant (platform admins). */
+        get: operations["usage_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1358,6 +1613,49 @@ export interface components {
             kind: components["schemas"]["ClusterKindEnum"];
             name: string;
         };
+        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
+        DefaultPolicy: {
+            extension_s?: number;
+            grace_s?: number;
+            max_extensions?: number;
+            notebook_idle_s?: number;
+            queue_action?: components["schemas"]["QueueActionEnum"];
+            training_idle_s?: number;
+            /** Format: double */
+            util_threshold_pct?: number;
+        };
+        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
+        DefaultPolicyRequest: {
+            extension_s?: number;
+            grace_s?: number;
+            max_extensions?: number;
+            notebook_idle_s?: number;
+            queue_action?: components["schemas"]["QueueActionEnum"];
+            training_idle_s?: number;
+            /** Format: double */
+            util_threshold_pct?: number;
+        };
+        Efficiency: {
+            /** Format: date-time */
+            end: string;
+            /** Format: double */
+            idle_reclaimed_gpu_hours: number;
+            jobs_expired_in_queue: number;
+            jobs_stopped_idle: number;
+            /** Format: double */
+            reserved_gpu_hours: number;
+            /** Format: date-time */
+            start: string;
+            /** Format: double */
+            unknown_util_gpu_hours: number;
+            /** Format: double */
+            used_gpu_hours: number;
+            /** Format: double */
+            utilization_pct: number | null;
+        };
+        ExemptRequest: {
+            reason: string;
+        };
         /**
          * @description * `alert` - Alert only
          *     * `cordon` - Cordon
@@ -1446,6 +1744,45 @@ export interface components {
             resolution_s: number;
             series: string;
         };
+        IdleFlag: {
+            readonly checkpoint_note: string;
+            /** @description Devices freed by the stop. */
+            readonly device_milli: number;
+            readonly exempt_reason: string;
+            /** @default  */
+            readonly exempted_by: string;
+            readonly extensions_used: number;
+            readonly id: number;
+            /** Format: date-time */
+            readonly idle_since: string | null;
+            readonly job: number;
+            readonly job_kind: string;
+            readonly job_name: string;
+            readonly job_state: string;
+            /**
+             * Format: double
+             * @description Peak over the idle window.
+             */
+            readonly peak_util_pct: number | null;
+            readonly state: components["schemas"]["IdleFlagStateEnum"];
+            /** Format: date-time */
+            readonly stop_at: string | null;
+            /** Format: date-time */
+            readonly stopped_at: string | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** Format: date-time */
+            readonly warned_at: string | null;
+        };
+        /**
+         * @description * `warned` - Warned
+         *     * `extended` - Kept running
+         *     * `stopped` - Stopped
+         *     * `cleared` - Busy again
+         *     * `exempt` - Exempt
+         * @enum {string}
+         */
+        IdleFlagStateEnum: "warned" | "extended" | "stopped" | "cleared" | "exempt";
         Incident: {
             /** @description [[iso time, what], ...] */
             readonly actions_taken: unknown;
@@ -1745,7 +2082,7 @@ export interface components {
             username: string;
         };
         MembershipRef: {
-            role?: components["schemas"]["RoleEnum"];
+            readonly role: components["schemas"]["RoleEnum"];
             tenant: components["schemas"]["TenantRef"];
         };
         MembershipRequest: {
@@ -1849,6 +2186,25 @@ export interface components {
             /** @default 20 */
             storage_gib: number;
         };
+        Notification: {
+            readonly body: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly id: number;
+            readonly job: number | null;
+            readonly kind: components["schemas"]["NotificationKindEnum"];
+            /** Format: date-time */
+            readonly read_at: string | null;
+            readonly title: string;
+        };
+        /**
+         * @description * `idle_warning` - Idle GPUs warning
+         *     * `idle_stopped` - Stopped for idle GPUs
+         *     * `queue_expired` - Expired in queue
+         *     * `queue_escalated` - Waiting past its limit
+         * @enum {string}
+         */
+        NotificationKindEnum: "idle_warning" | "idle_stopped" | "queue_expired" | "queue_escalated";
         Overview: {
             clusters: number;
             gpus: number;
@@ -1963,6 +2319,19 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["FaultRule"][];
         };
+        PaginatedIdleFlagList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["IdleFlag"][];
+        };
         PaginatedIncidentList: {
             /**
              * Format: uri
@@ -2053,6 +2422,19 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["NodeToken"][];
+        };
+        PaginatedNotificationList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["Notification"][];
         };
         PaginatedProbeRunList: {
             /**
@@ -2255,6 +2637,18 @@ export interface components {
             state?: components["schemas"]["RunStateEnum"];
             tags?: string[];
         };
+        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
+        PatchedTenantPolicyRequest: {
+            extension_s?: number;
+            grace_s?: number;
+            max_extensions?: number;
+            notebook_idle_s?: number;
+            queue_action?: components["schemas"]["QueueActionEnum"];
+            training_idle_s?: number;
+            /** Format: double */
+            util_threshold_pct?: number;
+            webhook_url?: string;
+        };
         PatchedTenantRequest: {
             description?: string;
             name?: string;
@@ -2282,6 +2676,14 @@ export interface components {
             values: {
                 [key: string]: number;
             };
+        };
+        PolicyView: {
+            /** @description Whether the tenant has its own policy. */
+            customized: boolean;
+            /** @description The platform default: the loosest allowed. */
+            default: components["schemas"]["DefaultPolicy"];
+            /** @description What the sweep applies to this tenant. */
+            effective: components["schemas"]["TenantPolicy"];
         };
         Pool: {
             readonly capacity: {
@@ -2330,6 +2732,12 @@ export interface components {
             description?: string;
             name: string;
         };
+        /**
+         * @description * `expire` - Expire (fail the job)
+         *     * `escalate` - Escalate to tenant admins (job keeps waiting)
+         * @enum {string}
+         */
+        QueueActionEnum: "expire" | "escalate";
         QueueEntry: {
             devices: number;
             held_nodes: number;
@@ -2537,6 +2945,30 @@ export interface components {
             name: string;
             slug: string;
         };
+        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
+        TenantPolicy: {
+            extension_s?: number;
+            grace_s?: number;
+            max_extensions?: number;
+            notebook_idle_s?: number;
+            queue_action?: components["schemas"]["QueueActionEnum"];
+            training_idle_s?: number;
+            /** Format: double */
+            util_threshold_pct?: number;
+            webhook_url?: string;
+        };
+        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
+        TenantPolicyRequest: {
+            extension_s?: number;
+            grace_s?: number;
+            max_extensions?: number;
+            notebook_idle_s?: number;
+            queue_action?: components["schemas"]["QueueActionEnum"];
+            training_idle_s?: number;
+            /** Format: double */
+            util_threshold_pct?: number;
+            webhook_url?: string;
+        };
         TenantRef: {
             id: number;
             name: string;
@@ -2581,6 +3013,13 @@ export interface components {
             /** Format: double */
             readonly qps: number;
             readonly ready_replicas: number;
+        };
+        UsageRow: {
+            /** Format: decimal */
+            cost: string;
+            /** Format: double */
+            device_hours: number;
+            key: string;
         };
         User: {
             readonly display_name: string;
@@ -2852,6 +3291,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Cluster"];
+                };
+            };
+        };
+    };
+    governance_default_policy_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefaultPolicy"];
+                };
+            };
+        };
+    };
+    governance_default_policy_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DefaultPolicyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["DefaultPolicyRequest"];
+                "multipart/form-data": components["schemas"]["DefaultPolicyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefaultPolicy"];
                 };
             };
         };
@@ -4092,6 +4575,343 @@ export interface operations {
             };
         };
     };
+    tenants_governance_efficiency_list: {
+        parameters: {
+            query?: {
+                end?: string;
+                start?: string;
+            };
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Efficiency"][];
+                };
+            };
+        };
+    };
+    tenants_governance_efficiency_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this idle flag. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Efficiency"];
+                };
+            };
+        };
+    };
+    tenants_governance_flags_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedIdleFlagList"];
+                };
+            };
+        };
+    };
+    tenants_governance_flags_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdleFlag"];
+                };
+            };
+        };
+    };
+    tenants_governance_flags_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this idle flag. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdleFlag"];
+                };
+            };
+        };
+    };
+    tenants_governance_flags_exempt_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this idle flag. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExemptRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ExemptRequest"];
+                "multipart/form-data": components["schemas"]["ExemptRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdleFlag"];
+                };
+            };
+        };
+    };
+    tenants_governance_flags_keep_running_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this idle flag. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdleFlag"];
+                };
+            };
+        };
+    };
+    tenants_governance_notifications_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedNotificationList"];
+                };
+            };
+        };
+    };
+    tenants_governance_notifications_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+        };
+    };
+    tenants_governance_notifications_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+        };
+    };
+    tenants_governance_notifications_read_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this notification. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+        };
+    };
+    tenants_governance_policy_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyView"];
+                };
+            };
+        };
+    };
+    tenants_governance_policy_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TenantPolicyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TenantPolicyRequest"];
+                "multipart/form-data": components["schemas"]["TenantPolicyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyView"];
+                };
+            };
+        };
+    };
+    tenants_governance_policy_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTenantPolicyRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedTenantPolicyRequest"];
+                "multipart/form-data": components["schemas"]["PatchedTenantPolicyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyView"];
+                };
+            };
+        };
+    };
     tenants_inference_services_list: {
         parameters: {
             query?: {
@@ -5033,6 +5853,55 @@ export interface operations {
             };
         };
     };
+    tenants_usage_list: {
+        parameters: {
+            query?: {
+                end?: string;
+                export?: "csv" | "json";
+                group_by?: "accelerator_model" | "job" | "owner" | "pool" | "project" | "tenant";
+                start?: string;
+            };
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageRow"][];
+                };
+            };
+        };
+    };
+    tenants_usage_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this usage segment. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageRow"];
+                };
+            };
+        };
+    };
     tokens_list: {
         parameters: {
             query?: {
@@ -5122,6 +5991,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    usage_list: {
+        parameters: {
+            query?: {
+                end?: string;
+                export?: "csv" | "json";
+                group_by?: "accelerator_model" | "job" | "owner" | "pool" | "project" | "tenant";
+                start?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageRow"][];
+                };
             };
         };
     };

@@ -16,3 +16,24 @@ export const ComingSoonPage = lazy(() =>
 export const NotFoundPage = lazy(() =>
   import('./NotFoundPage').then((m) => ({ default: m.NotFoundPage })),
 );
+export const JobsRoutes = lazy(() =>
+  import('../features/jobs/JobsRoutes').then((m) => ({ default: m.JobsRoutes })),
+);
+export const NotebooksPage = lazy(() =>
+  import('../features/notebooks/NotebooksPage').then((m) => ({ default: m.NotebooksPage })),
+);
+export const InferencePage = lazy(() =>
+  import('../features/inference/InferencePage').then((m) => ({ default: m.InferencePage })),
+);
+export const QuotasPage = lazy(() =>
+  import('../features/quotas/QuotasPage').then((m) => ({ default: m.QuotasPage })),
+);
+export const HealthPage = lazy(() =>
+  import('../features/health/HealthPage').then((m) => ({ default: m.HealthPage })),
+);
+export const SettingsPage = lazy(() =>
+  import('../features/settings/SettingsPage').then((m) => ({ default: m.SettingsPage })),
+);
+export const ClusterPage = lazy(() =>
+  import('../features/cluster/ClusterPage').then((m) => ({ default: m.ClusterPage })),
+);

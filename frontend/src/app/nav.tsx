@@ -39,15 +39,15 @@ export interface NavItem {
 
 export const NAV_ITEMS: NavItem[] = [
   { key: 'overview', path: '/overview', icon: <DashboardOutlined />, built: true },
-  { key: 'cluster', path: '/cluster', icon: <ClusterOutlined />, built: false },
-  { key: 'jobs', path: '/jobs', icon: <RocketOutlined />, built: false },
-  { key: 'notebooks', path: '/notebooks', icon: <CodeOutlined />, built: false },
-  { key: 'inference', path: '/inference', icon: <ApiOutlined />, built: false },
+  { key: 'cluster', path: '/cluster', icon: <ClusterOutlined />, built: true },
+  { key: 'jobs', path: '/jobs', icon: <RocketOutlined />, built: true },
+  { key: 'notebooks', path: '/notebooks', icon: <CodeOutlined />, built: true },
+  { key: 'inference', path: '/inference', icon: <ApiOutlined />, built: true },
   { key: 'experiments', path: '/experiments', icon: <ExperimentOutlined />, built: false },
-  { key: 'quotas', path: '/quotas', icon: <AppstoreOutlined />, built: false },
-  { key: 'health', path: '/health', icon: <MedicineBoxOutlined />, built: false },
+  { key: 'quotas', path: '/quotas', icon: <AppstoreOutlined />, built: true },
+  { key: 'health', path: '/health', icon: <MedicineBoxOutlined />, built: true },
   { key: 'usage', path: '/usage', icon: <FundOutlined />, built: false },
-  { key: 'settings', path: '/settings', icon: <SettingOutlined />, built: false },
+  { key: 'settings', path: '/settings', icon: <SettingOutlined />, built: true },
 ];
 
 export function navLabel(t: TFunction, key: NavKey): string {

@@ -1,5 +1,5 @@
 import { QueryClientProvider, type QueryClient } from '@tanstack/react-query';
-import { ConfigProvider, type ThemeConfig } from 'antd';
+import { App as AntApp, ConfigProvider, type ThemeConfig } from 'antd';
 import enUS from 'antd/locale/en_US';
 import zhCN from 'antd/locale/zh_CN';
 import type { ReactNode } from 'react';
@@ -39,7 +39,7 @@ export function AppProviders({
   return (
     <QueryClientProvider client={queryClient}>
       <ConfigProvider locale={locale} theme={theme} button={{ autoInsertSpace: false }}>
-        {children}
+        <AntApp>{children}</AntApp>
       </ConfigProvider>
     </QueryClientProvider>
   );

@@ -1,11 +1,31 @@
 import type { ReactNode } from 'react';
 import { createBrowserRouter, Navigate, type RouteObject } from 'react-router';
 import { RequireAuth } from '../features/auth/RequireAuth';
-import { AppShell, ComingSoonPage, LoginPage, NotFoundPage, OverviewPage } from './lazyPages';
+import {
+  AppShell,
+  ClusterPage,
+  ComingSoonPage,
+  HealthPage,
+  InferencePage,
+  JobsRoutes,
+  LoginPage,
+  NotebooksPage,
+  NotFoundPage,
+  OverviewPage,
+  QuotasPage,
+  SettingsPage,
+} from './lazyPages';
 import { NAV_ITEMS, type NavKey } from './nav';
 
 const BUILT_PAGES: Partial<Record<NavKey, ReactNode>> = {
   overview: <OverviewPage />,
+  cluster: <ClusterPage />,
+  jobs: <JobsRoutes />,
+  notebooks: <NotebooksPage />,
+  inference: <InferencePage />,
+  quotas: <QuotasPage />,
+  health: <HealthPage />,
+  settings: <SettingsPage />,
 };
 
 export const routes: RouteObject[] = [

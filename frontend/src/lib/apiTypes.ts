@@ -12,3 +12,38 @@ export type Role = Membership['role'];
 export type LoginBody = Json<NonNullable<paths['/api/v1/auth/login/']['post']['requestBody']>>;
 export type Overview = Ok<paths['/api/v1/overview/']['get']>;
 export type GpuModelCount = Overview['gpus_by_model'][number];
+
+type Created<Op> = Op extends { responses: { 201: infer R } } ? Json<R> : never;
+type Body<Op> = Op extends { requestBody?: infer B } ? Json<NonNullable<B>> : never;
+type Item<List> = List extends { results: (infer T)[] } ? T : List extends (infer T)[] ? T : never;
+
+type TenantPath = '/api/v1/tenants/{tenant}';
+
+export type Pool = Item<Ok<paths['/api/v1/pools/']['get']>>;
+export type QueueEntry = Item<Ok<paths['/api/v1/pools/{id}/queue/']['get']>>;
+export type JobPage = Ok<paths[`${TenantPath}/jobs/`]['get']>;
+export type Job = Item<JobPage>;
+export type JobState = Job['state'];
+export type JobKind = Job['kind'];
+export type JobSubmit = Body<paths[`${TenantPath}/jobs/`]['post']>;
+export type ReplicaGroupSubmit = JobSubmit['replica_groups'][number];
+export type Allocation = Job['allocations'][number];
+export type JobEvent = Item<Ok<paths[`${TenantPath}/jobs/{id}/events/`]['get']>>;
+export type Quota = Item<Ok<paths['/api/v1/quotas/']['get']>>;
+export type QuotaPatch = Body<paths['/api/v1/quotas/{id}/']['patch']>;
+export type TenantQuota = Item<Ok<paths[`${TenantPath}/quotas/`]['get']>>;
+export type Member = Item<Ok<paths[`${TenantPath}/members/`]['get']>>;
+export type ApiToken = Item<Ok<paths['/api/v1/tokens/']['get']>>;
+export type NewApiToken = Created<paths['/api/v1/tokens/']['post']>;
+export type AuditEntry = Item<Ok<paths[`${TenantPath}/audit/`]['get']>>;
+export type NodeHealth = Item<Ok<paths['/api/v1/health/nodes/']['get']>>;
+export type Incident = Item<Ok<paths['/api/v1/health/incidents/']['get']>>;
+export type Alert = Item<Ok<paths['/api/v1/health/alerts/']['get']>>;
+export type InferenceService = Item<Ok<paths[`${TenantPath}/inference/services/`]['get']>>;
+export type TrafficSample = Item<
+  Ok<paths[`${TenantPath}/inference/services/{id}/metrics/`]['get']>
+>;
+export type ScalingDecision = Item<
+  Ok<paths[`${TenantPath}/inference/services/{id}/decisions/`]['get']>
+>;
+export type TelemetryFrame = Ok<paths['/api/v1/telemetry/snapshot/']['get']>;

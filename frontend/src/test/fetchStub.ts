@@ -10,6 +10,8 @@ export interface StubResponse {
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** The query string, without '?'. */
+  query: string;
   headers: Headers;
   body: unknown;
 }
@@ -34,6 +36,7 @@ export function stubFetch(routes: Record<string, StubResponse | StubResponse[]>)
     requests.push({
       method: request.method,
       path: url.pathname,
+      query: url.search.replace(/^\?/, ''),
       headers: request.headers,
       body: text ? (JSON.parse(text) as unknown) : undefined,
     });

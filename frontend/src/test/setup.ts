@@ -2,6 +2,7 @@ import { cleanup, configure } from '@testing-library/react';
 import { createElement } from 'react';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { setLanguage } from '../lib/i18n';
+import { FakeWebSocket } from './fakeWebSocket';
 
 // Lazy route chunks are transformed on first import under vitest, which can take seconds.
 // Generous, because CI machines are shared and can be slow.
@@ -10,6 +11,11 @@ configure({ asyncUtilTimeout: 10_000 });
 // echarts cannot lay out in jsdom (no sizes), and importing it costs seconds per test file.
 // The numbers it draws are asserted through the table beside it; the end-to-end run in
 // Chromium checks the chart itself.
+vi.mock('../features/cluster/GpuHeatmap', () => ({
+  GpuHeatmap: ({ label }: { label: string }) =>
+    createElement('div', { 'data-testid': 'gpu-heatmap', role: 'img', 'aria-label': label }),
+}));
+
 vi.mock('../features/overview/GpuModelChart', () => ({
   GpuModelChart: ({ label }: { label: string }) =>
     createElement('div', { 'data-testid': 'gpu-model-chart', role: 'img', 'aria-label': label }),
@@ -57,6 +63,9 @@ beforeEach(async () => {
   window.localStorage.clear();
   document.cookie = 'csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/';
   await setLanguage('en');
+  // No real sockets in tests: the shell's live-update client gets a hand-driven fake.
+  FakeWebSocket.instances = [];
+  vi.stubGlobal('WebSocket', FakeWebSocket);
 });
 
 afterEach(() => {

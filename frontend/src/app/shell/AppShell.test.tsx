@@ -56,9 +56,9 @@ describe('app shell', () => {
 
   it('shows a coming-soon page for areas not built yet', async () => {
     stubFetch({ 'GET /api/v1/auth/session/': SESSION });
-    renderApp('/jobs');
+    renderApp('/experiments');
 
-    expect((await screen.findByText('Jobs is coming soon')).tagName).toBe('DIV');
+    expect((await screen.findByText('Experiments is coming soon')).tagName).toBe('DIV');
     expect(screen.getByRole('button', { name: 'Back to overview' })).toBeTruthy();
   });
 

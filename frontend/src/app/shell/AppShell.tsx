@@ -4,10 +4,13 @@ import { Suspense, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Outlet, useLocation } from 'react-router';
 import { BrandMark } from '../../components/BrandMark';
+import { ConnectionIndicator } from '../../components/ConnectionIndicator';
 import { FullPageSpin } from '../../components/FullPageSpin';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
 import { useSession } from '../../features/auth/api';
 import { TenantSwitcher } from '../../features/tenancy/TenantSwitcher';
+import { useTenant } from '../../features/tenancy/useTenant';
+import { useLiveEvents } from '../../lib/liveEvents';
 import { NAV_ITEMS, navItemFor, navLabel } from '../nav';
 import styles from './AppShell.module.css';
 import { UserMenu } from './UserMenu';
@@ -29,6 +32,9 @@ export function AppShell() {
   const session = useSession();
   const [collapsed, setCollapsed] = useState(initialCollapsed);
   const selected = navItemFor(location.pathname);
+  const tenant = useTenant();
+  // One websocket for the whole console, following the tenant the user works in.
+  useLiveEvents(tenant.slug);
 
   const toggle = () => {
     const next = !collapsed;
@@ -88,6 +94,7 @@ export function AppShell() {
             aria-label={collapsed ? t('nav.expand') : t('nav.collapse')}
           />
           <Space size={16} separator={<Divider orientation="vertical" />}>
+            <ConnectionIndicator />
             <TenantSwitcher memberships={memberships} isPlatformAdmin={user.is_platform_admin} />
             <LanguageSwitch />
             <UserMenu user={user} />

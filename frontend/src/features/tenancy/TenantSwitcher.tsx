@@ -43,11 +43,9 @@ export function TenantSwitcher({ memberships, isPlatformAdmin }: Props) {
           label: (
             <Space size={8}>
               <span>{m.tenant.name}</span>
-              {m.role !== undefined && (
-                <Typography.Text type="secondary" style={{ fontSize: 12 }}>
-                  {t(`roles.${m.role}`)}
-                </Typography.Text>
-              )}
+              <Typography.Text type="secondary" style={{ fontSize: 12 }}>
+                {t(`roles.${m.role}`)}
+              </Typography.Text>
             </Space>
           ),
         }))}

@@ -1,0 +1,126 @@
+// Shared helpers for the persona end-to-end scripts (see overview.e2e.mjs for the pattern).
+//
+//   E2E_BASE_URL   server root (default http://127.0.0.1:8000)
+//   E2E_PASSWORD   password of the demo users
+//   E2E_CHROMIUM   browser binary (default /usr/bin/chromium)
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const artifacts = resolve(here, '..', '..', 'test-artifacts');
+export const baseUrl = (process.env.E2E_BASE_URL || 'http://127.0.0.1:8000').replace(/\/+$/, '');
+export const TIMEOUT_MS = 20_000;
+
+export class CheckFailed extends Error {}
+
+/**
+ * @param {unknown} condition
+ * @param {string} message
+ * @returns {asserts condition}
+ */
+export function check(condition, message) {
+  if (!condition) throw new CheckFailed(message);
+}
+
+/**
+ * Waits for a locator, failing with a readable message.
+ * @param {import('playwright-core').Locator} locator
+ * @param {string} what
+ * @param {number} [timeout]
+ */
+export async function expectVisible(locator, what, timeout = TIMEOUT_MS) {
+  await locator
+    .first()
+    .waitFor({ timeout })
+    .catch(() => {
+      throw new CheckFailed(`${what} did not appear`);
+    });
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} username
+ * @param {string} password
+ */
+export async function login(page, username, password) {
+  await page.goto(`${baseUrl}/login`, { waitUntil: 'domcontentloaded' });
+  await page.locator('#login_username').fill(username);
+  await page.locator('#login_password').fill(password);
+  await page.locator('button[type="submit"]').click();
+  await page
+    .waitForURL((url) => url.pathname === '/overview', { timeout: TIMEOUT_MS })
+    .catch(() => {
+      throw new CheckFailed(`login as ${username} did not reach /overview (at ${page.url()})`);
+    });
+}
+
+/**
+ * Runs one persona flow in a fresh browser and prints `e2e: N passed, M failed`.
+ * @param {string} name
+ * @param {(page: import('playwright-core').Page) => Promise<string>} flow
+ */
+export async function runScenario(name, flow) {
+  const failureShot = join(artifacts, `e2e-${name}-failure.png`);
+  /** @type {import('playwright-core').Browser | undefined} */
+  let browser;
+  /** @type {import('playwright-core').Page | undefined} */
+  let page;
+  /** @type {string[]} */
+  const pageErrors = [];
+  try {
+    check(process.env.E2E_PASSWORD, 'missing environment: E2E_PASSWORD');
+    mkdirSync(artifacts, { recursive: true });
+    rmSync(failureShot, { force: true });
+    browser = await chromium.launch({
+      executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
+    });
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    const summary = await flow(page);
+    check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join(' | ')}`);
+    console.log(`e2e: ok: ${name}: ${summary}`);
+    console.log('e2e: 1 passed, 0 failed');
+    return 0;
+  } catch (error) {
+    const reason =
+      error instanceof CheckFailed
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
+    console.error(`e2e: FAILED: ${name}: ${reason}`);
+    if (page) {
+      await page.screenshot({ path: failureShot, fullPage: true }).catch(() => undefined);
+      console.error(`e2e: page was at ${page.url()}; screenshot ${failureShot}`);
+    }
+    console.log('e2e: 0 passed, 1 failed');
+    return 1;
+  } finally {
+    await browser?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+export async function screenshot(page, name) {
+  await page.waitForLoadState('networkidle', { timeout: 5_000 }).catch(() => undefined);
+  const path = join(artifacts, `e2e-${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,81 @@
+// Researcher (bob, vision member): submits a training job with the wizard, watches it reach
+// running through live updates, opens its detail. E2E_RESEARCHER overrides the user.
+import { check, expectVisible, login, runScenario, screenshot, TIMEOUT_MS } from './lib.mjs';
+
+const user = process.env.E2E_RESEARCHER || 'bob';
+const password = process.env.E2E_PASSWORD ?? '';
+
+/**
+ * Picks an option in an antd Select found by its form label. Options are matched on their
+ * title attribute (exact, or by prefix), because a closing dropdown of another Select may
+ * still be in the page and text matching is case-insensitive ("a800-train" contains "A800").
+ * @param {import('playwright-core').Page} page
+ * @param {string} label
+ * @param {string} titleSelector e.g. `[title="a800-train"]` or `[title^="A800 ("]`
+ */
+async function choose(page, label, titleSelector) {
+  await page.getByLabel(label, { exact: true }).click();
+  await page
+    .locator(`.ant-select-dropdown:visible .ant-select-item-option${titleSelector}`)
+    .click();
+  await page
+    .locator('.ant-select-dropdown:visible')
+    .waitFor({ state: 'hidden' })
+    .catch(() => undefined);
+}
+
+process.exitCode = await runScenario('researcher', async (page) => {
+  await login(page, user, password);
+  await page.goto(`${page.url().replace(/\/overview$/, '')}/jobs`);
+  await expectVisible(
+    page.getByTestId('connection-indicator').and(page.locator('[data-state="open"]')),
+    'live connection indicator',
+  );
+  await page.getByRole('button', { name: 'Submit training job' }).click();
+
+  const name = `e2e-train-${Date.now() % 100000}`;
+  await page.getByLabel('Job name').fill(name);
+  await page.getByLabel('Container image').fill('nvcr.io/nvidia/pytorch:24.05-py3');
+  await page.getByLabel('Command').fill('torchrun train.py');
+  await page.getByRole('button', { name: 'Next' }).click();
+
+  await choose(page, 'Resource pool', '[title="a800-train"]');
+  await choose(page, 'Accelerator model', '[title^="A800 ("]');
+  await page.getByLabel('Replicas').first().fill('2');
+  await page.getByLabel('Accelerators / replica').first().fill('4');
+  await page.getByRole('button', { name: 'Next' }).click();
+  await page.getByRole('button', { name: 'Next' }).click();
+  await expectVisible(page.getByTestId('submit-review'), 'the review step');
+  await screenshot(page, 'researcher-wizard');
+  await page.getByRole('button', { name: 'Submit job' }).click();
+
+  await page
+    .waitForURL((url) => /^\/jobs\/\d+$/.test(url.pathname), { timeout: TIMEOUT_MS })
+    .catch(() => {
+      throw new Error(`submit did not open the job detail (at ${page.url()})`);
+    });
+  const id = page.url().split('/').pop();
+  // The simulated cluster starts the job within seconds; the websocket moves the tag.
+  await expectVisible(
+    page.getByTestId('job-summary').locator('[data-testid="job-state"][data-state="running"]'),
+    `job ${id} reaching Running`,
+    60_000,
+  );
+  await expectVisible(
+    page.getByTestId('allocations-table').locator('tbody tr td', { hasText: '-' }),
+    'replica placements',
+  );
+  await expectVisible(page.getByTestId('job-timeline'), 'the state timeline');
+  const path = await screenshot(page, 'researcher-job');
+
+  await page.goto(page.url().replace(/\/jobs\/\d+$/, '/jobs'));
+  await expectVisible(page.getByTestId('jobs-table').getByText(name), 'the job in the list');
+  await screenshot(page, 'researcher-jobs');
+  // The same list in Chinese (the choice is remembered per browser, so switch back after).
+  await page.locator('header').getByText('中文', { exact: true }).click();
+  await expectVisible(page.getByRole('heading', { name: '训练任务' }), 'the Chinese jobs page');
+  await screenshot(page, 'researcher-jobs-zh');
+  await page.locator('header').getByText('EN', { exact: true }).click();
+  check(id, 'job id');
+  return `job ${name} (#${id}) is running; screenshot ${path}`;
+});

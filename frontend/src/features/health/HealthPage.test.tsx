@@ -1,0 +1,96 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
+import { renderApp } from '../../test/renderApp';
+
+const ALERT = {
+  id: 9,
+  node: 3,
+  node_name: 'a800-train-003',
+  incident: null,
+  fault: 'xid_79',
+  severity: 'critical',
+  message: 'GPU fell off the bus',
+  occurrences: 2,
+  state: 'open',
+  deliveries: {},
+  created_at: '2026-11-30T00:00:00Z',
+  acknowledged_at: null,
+  acknowledged_by: null,
+  resolved_at: null,
+};
+const NODE = {
+  id: 3,
+  name: 'a800-train-003',
+  pool: 'a800-train',
+  accelerator_model: 'A800',
+  accelerator_count: 8,
+  health: 'faulty',
+  cordoned: true,
+  is_spare: false,
+  open_incidents: 1,
+  checks: [],
+};
+
+describe('health', () => {
+  it('shows nodes and alerts and acknowledges an alert', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/health/nodes/': page([
+        NODE,
+        {
+          ...NODE,
+          id: 4,
+          name: 'a800-train-004',
+          health: 'healthy',
+          cordoned: false,
+          open_incidents: 0,
+        },
+      ]),
+      'GET /api/v1/health/incidents/': page([]),
+      'GET /api/v1/health/alerts/': [
+        page([ALERT]),
+        page([{ ...ALERT, acknowledged_at: '2026-11-30T00:01:00Z', acknowledged_by: 1 }]),
+      ],
+      'POST /api/v1/health/alerts/9/acknowledge/': {
+        status: 200,
+        body: { ...ALERT, acknowledged_at: '2026-11-30T00:01:00Z' },
+      },
+    });
+    renderApp('/health');
+    const cells = await screen.findAllByTestId('node-cell');
+    expect(cells.map((c) => c.getAttribute('aria-label'))).toEqual([
+      'a800-train-003: Faulty',
+      'a800-train-004: Healthy',
+    ]);
+    const inbox = screen.getByTestId('alert-inbox');
+    await within(inbox).findByText('GPU fell off the bus');
+    fireEvent.click(within(inbox).getByTestId('ack-9'));
+    await waitFor(() => {
+      expect(within(inbox).queryByTestId('ack-9')).toBeNull();
+    });
+    expect(requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual([
+      '/api/v1/health/alerts/9/acknowledge/',
+    ]);
+    expect(screen.getByText('No incidents.')).toBeTruthy();
+  });
+
+  it('shows the empty inbox', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/health/nodes/': page([]),
+      'GET /api/v1/health/incidents/': page([]),
+      'GET /api/v1/health/alerts/': page([]),
+    });
+    renderApp('/health');
+    expect(await screen.findByText('No alerts. All quiet.')).toBeTruthy();
+    expect(await screen.findByText('No nodes registered.')).toBeTruthy();
+  });
+
+  it('is for platform admins only', async () => {
+    stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB) });
+    renderApp('/health');
+    expect(await screen.findByText('Platform admins only')).toBeTruthy();
+  });
+});

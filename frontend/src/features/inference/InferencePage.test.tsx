@@ -1,0 +1,114 @@
+import { screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, page, sessionOf } from '../../test/fixtures';
+import { renderApp } from '../../test/renderApp';
+
+const BASE = '/api/v1/tenants/vision/inference/services/';
+const SERVICE = {
+  id: 5,
+  name: 'qwen-chat',
+  model_uri: 's3://models/qwen2-7b',
+  state: 'serving',
+  job: 30,
+  pool: 2,
+  accelerators: 1,
+  accelerator_milli: 0,
+  ready_replicas: 2,
+  desired_replicas: 3,
+  loading_replicas: 1,
+  min_replicas: 1,
+  max_replicas: 4,
+  target_metric: 'concurrency',
+  target_value: 24,
+  runtime_image: 'vllm/vllm-openai:v0.6.3',
+  panic: false,
+};
+
+describe('inference', () => {
+  it('lists services', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}`]: page([SERVICE]),
+    });
+    renderApp('/inference');
+    const table = await screen.findByTestId('services-table');
+    await within(table).findByText('qwen-chat');
+    expect(
+      Array.from(within(table).getAllByRole('row')[1]?.children ?? [], (c) => c.textContent),
+    ).toEqual([
+      'qwen-chat',
+      's3://models/qwen2-7b',
+      'serving',
+      '2 ready / 3 desired',
+      'Concurrency 24',
+    ]);
+  });
+
+  it('shows latest QPS, latency percentiles and scaling decisions', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}5/`]: { status: 200, body: SERVICE },
+      [`GET ${BASE}5/metrics/`]: page([
+        {
+          at: '2026-11-30T00:00:10Z',
+          qps: 41.5,
+          concurrency: 20,
+          p50_ms: 180,
+          p95_ms: 420,
+          p99_ms: 810,
+          gpu_util: 0.66,
+          errors: 0,
+          ready_replicas: 2,
+          loading_replicas: 1,
+          period_s: 10,
+        },
+        {
+          at: '2026-11-30T00:00:00Z',
+          qps: 12,
+          concurrency: 5,
+          p50_ms: 100,
+          p95_ms: 200,
+          p99_ms: 300,
+          gpu_util: 0.2,
+          errors: 0,
+          ready_replicas: 1,
+          loading_replicas: 0,
+          period_s: 10,
+        },
+      ]),
+      [`GET ${BASE}5/decisions/`]: page([
+        {
+          id: 1,
+          at: '2026-11-30T00:00:05Z',
+          current: 2,
+          desired: 3,
+          metric: 'concurrency',
+          observed_stable: 30.25,
+          observed_panic: 31,
+          panic: false,
+          reason: 'above target',
+        },
+      ]),
+    });
+    renderApp('/inference/5');
+    expect(await screen.findByText('qwen-chat')).toBeTruthy();
+    await screen.findByText('above target');
+    const value = (key: string) =>
+      screen.getByTestId(key).querySelector('.ant-statistic-content')?.textContent;
+    expect(value('inference.qps')).toBe('41.5');
+    expect(value('inference.p95')).toBe('420');
+    expect(value('inference.p99')).toBe('810');
+    expect(value('inference.gpuUtil')).toBe('66%');
+    expect(screen.getByText('2 → 3')).toBeTruthy();
+  });
+
+  it('shows the empty list', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}`]: page([]),
+    });
+    renderApp('/inference');
+    expect(await screen.findByText('No inference services.')).toBeTruthy();
+  });
+});

@@ -1,0 +1,205 @@
+import { useQuery } from '@tanstack/react-query';
+import { Button, Card, Col, Descriptions, Empty, Row, Skeleton, Statistic, Table, Tag } from 'antd';
+import { useTranslation } from 'react-i18next';
+import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
+import { NoTenantResult } from '../../components/NoTenantResult';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { api, unwrap } from '../../lib/api';
+import type { InferenceService, ScalingDecision, TrafficSample } from '../../lib/apiTypes';
+import { formatDateTime, formatNumber } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
+import { useTenant } from '../tenancy/useTenant';
+
+export function InferencePage() {
+  const tenant = useTenant();
+  if (tenant.slug === null) return <NoTenantResult />;
+  return (
+    <Routes>
+      <Route index element={<ServiceList tenant={tenant.slug} />} />
+      <Route path=":id" element={<ServiceDetail tenant={tenant.slug} />} />
+    </Routes>
+  );
+}
+
+function ServiceList({ tenant }: { tenant: string }) {
+  const { t } = useTranslation();
+  const services = useQuery({
+    queryKey: ['inference', tenant],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/inference/services/', {
+          params: { path: { tenant } },
+          signal,
+        }),
+      ),
+    refetchInterval: 10_000,
+  });
+  return (
+    <>
+      <PageHeader title={t('inference.title')} subtitle={t('inference.subtitle')} />
+      <Card>
+        {services.isError ? (
+          <QueryErrorResult error={services.error} onRetry={() => void services.refetch()} />
+        ) : (
+          <Table<InferenceService>
+            rowKey="id"
+            data-testid="services-table"
+            loading={services.isPending}
+            pagination={false}
+            dataSource={services.data?.results ?? []}
+            locale={{ emptyText: <Empty description={t('inference.empty')} /> }}
+            columns={[
+              {
+                title: t('jobs.name'),
+                dataIndex: 'name',
+                render: (n: string, s) => <Link to={`/inference/${s.id}`}>{n}</Link>,
+              },
+              { title: t('inference.model'), dataIndex: 'model_uri' },
+              { title: t('jobs.state'), dataIndex: 'state', render: (s: string) => <Tag>{s}</Tag> },
+              {
+                title: t('inference.replicas'),
+                key: 'replicas',
+                render: (_, s) =>
+                  t('inference.replicasValue', {
+                    ready: s.ready_replicas,
+                    desired: s.desired_replicas,
+                  }),
+              },
+              {
+                title: t('inference.target'),
+                key: 'target',
+                render: (_, s) => `${t(`inference.metric_${s.target_metric}`)} ${s.target_value}`,
+              },
+            ]}
+          />
+        )}
+      </Card>
+    </>
+  );
+}
+
+function ServiceDetail({ tenant }: { tenant: string }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const id = Number(useParams().id);
+  const language = currentLanguage();
+  const path = { tenant, id };
+  const service = useQuery({
+    queryKey: ['inference', tenant, id],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/inference/services/{id}/', { params: { path }, signal }),
+      ),
+    refetchInterval: 10_000,
+  });
+  const metrics = useQuery({
+    queryKey: ['inference', tenant, id, 'metrics'],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/inference/services/{id}/metrics/', {
+          params: { path, query: { page_size: 60 } },
+          signal,
+        }),
+      ),
+    refetchInterval: 10_000,
+  });
+  const decisions = useQuery({
+    queryKey: ['inference', tenant, id, 'decisions'],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/inference/services/{id}/decisions/', {
+          params: { path, query: { page_size: 50 } },
+          signal,
+        }),
+      ),
+    refetchInterval: 10_000,
+  });
+  if (service.isPending) return <Skeleton active />;
+  if (service.isError)
+    return <QueryErrorResult error={service.error} onRetry={() => void service.refetch()} />;
+  const s = service.data;
+  const samples = metrics.data?.results ?? [];
+  const latest: TrafficSample | undefined = [...samples].sort((a, b) =>
+    b.at.localeCompare(a.at),
+  )[0];
+  const num = (v: number | undefined, d = 1) =>
+    v === undefined ? '—' : formatNumber(v, language, d);
+  return (
+    <>
+      <PageHeader
+        title={s.name}
+        subtitle={s.model_uri}
+        extra={<Button onClick={() => void navigate('/inference')}>{t('jobDetail.back')}</Button>}
+      />
+      <Row gutter={[16, 16]}>
+        {[
+          ['inference.readyReplicas', `${s.ready_replicas} / ${s.desired_replicas}`],
+          ['inference.qps', num(latest?.qps)],
+          ['inference.p50', num(latest?.p50_ms, 0)],
+          ['inference.p95', num(latest?.p95_ms, 0)],
+          ['inference.p99', num(latest?.p99_ms, 0)],
+          ['inference.gpuUtil', latest ? `${num(latest.gpu_util * 100, 0)}%` : '—'],
+        ].map(([key, value]) => (
+          <Col xs={12} md={8} xl={4} key={key}>
+            <Card size="small">
+              <Statistic title={t(key as 'inference.qps')} value={value} data-testid={key} />
+            </Card>
+          </Col>
+        ))}
+      </Row>
+      <Card title={t('inference.config')} style={{ marginTop: 16 }}>
+        <Descriptions size="small" column={{ xs: 1, md: 3 }}>
+          <Descriptions.Item label={t('jobs.state')}>{s.state}</Descriptions.Item>
+          <Descriptions.Item label={t('inference.runtime')}>{s.runtime_image}</Descriptions.Item>
+          <Descriptions.Item label={t('inference.replicaRange')}>
+            {s.min_replicas} – {s.max_replicas}
+          </Descriptions.Item>
+          <Descriptions.Item label={t('inference.target')}>
+            {t(`inference.metric_${s.target_metric}`)} {s.target_value}
+          </Descriptions.Item>
+          <Descriptions.Item label={t('jobs.accelerators')}>
+            {s.accelerator_milli > 0 ? s.accelerator_milli / 1000 : s.accelerators}
+          </Descriptions.Item>
+          <Descriptions.Item label={t('inference.job')}>
+            <Link to={`/jobs/${s.job}`}>#{s.job}</Link>
+          </Descriptions.Item>
+        </Descriptions>
+      </Card>
+      <Card title={t('inference.decisions')} style={{ marginTop: 16 }}>
+        <Table<ScalingDecision>
+          rowKey="id"
+          size="small"
+          loading={decisions.isPending}
+          pagination={false}
+          dataSource={decisions.data?.results ?? []}
+          locale={{ emptyText: <Empty description={t('inference.noDecisions')} /> }}
+          columns={[
+            {
+              title: t('inference.at'),
+              dataIndex: 'at',
+              render: (a: string) => formatDateTime(a, language),
+            },
+            {
+              title: t('inference.change'),
+              key: 'c',
+              render: (_, d) => `${d.current} → ${d.desired}`,
+            },
+            { title: t('inference.metric'), dataIndex: 'metric' },
+            {
+              title: t('inference.observed'),
+              key: 'o',
+              render: (_, d) => num(d.observed_stable, 2),
+            },
+            {
+              title: t('inference.panic'),
+              dataIndex: 'panic',
+              render: (p: boolean) => (p ? <Tag color="red">!</Tag> : ''),
+            },
+            { title: t('jobDetail.reason'), dataIndex: 'reason' },
+          ]}
+        />
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,241 @@
+import { ArrowLeftOutlined, CopyOutlined, StopOutlined } from '@ant-design/icons';
+import {
+  Alert,
+  App,
+  Button,
+  Card,
+  Col,
+  Descriptions,
+  Empty,
+  Popconfirm,
+  Row,
+  Skeleton,
+  Table,
+  Timeline,
+  Typography,
+} from 'antd';
+import { useTranslation } from 'react-i18next';
+import { useNavigate, useParams } from 'react-router';
+import { JobStateTag } from '../../components/JobStateTag';
+import { ACTIVE_STATES } from '../../lib/jobStates';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryErrorResult } from '../../components/QueryErrorResult';
+import type { Allocation, Job, JobEvent } from '../../lib/apiTypes';
+import { formatDateTime } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
+import { devicesLabel } from './helpers';
+import { useJob, useJobAction, useJobEvents, usePools } from './api';
+
+const STATE_COLOR: Record<string, string> = {
+  running: 'green',
+  succeeded: 'green',
+  failed: 'red',
+  cancelled: 'gray',
+  preempted: 'orange',
+  queued: 'gold',
+};
+
+function listOf(value: unknown): string {
+  if (Array.isArray(value)) {
+    return value
+      .map((v) => (Array.isArray(v) ? `${String(v[0])}@${Number(v[1]) / 1000}` : String(v)))
+      .join(', ');
+  }
+  return '';
+}
+
+export function JobDetailPage({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
+  const { t } = useTranslation();
+  const params = useParams();
+  const id = Number(params.id);
+  if (!Number.isInteger(id) || id <= 0) {
+    return <Empty description={t('jobs.notFound')} />;
+  }
+  return <JobDetail tenant={tenant} id={id} canWrite={canWrite} />;
+}
+
+function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWrite: boolean }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const { message } = App.useApp();
+  const job = useJob(tenant, id);
+  const events = useJobEvents(tenant, id);
+  const cancel = useJobAction(tenant, 'cancel');
+  const clone = useJobAction(tenant, 'clone');
+  const pools = usePools();
+  const language = currentLanguage();
+
+  if (job.isPending) return <Skeleton active paragraph={{ rows: 8 }} />;
+  if (job.isError) {
+    return <QueryErrorResult error={job.error} onRetry={() => void job.refetch()} />;
+  }
+  const data: Job = job.data;
+  const active = ACTIVE_STATES.includes(data.state);
+  const poolName = pools.data?.find((p) => p.id === data.pool)?.name ?? `#${data.pool}`;
+
+  return (
+    <>
+      <PageHeader
+        title={t('jobDetail.title', { name: data.name, id: data.id })}
+        subtitle={t(`jobKind.${data.kind}`)}
+        extra={
+          <>
+            <Button icon={<ArrowLeftOutlined />} onClick={() => void navigate('/jobs')}>
+              {t('jobDetail.back')}
+            </Button>
+            {canWrite && (
+              <Button
+                icon={<CopyOutlined />}
+                loading={clone.isPending}
+                onClick={() => {
+                  clone.mutate(data.id, {
+                    onSuccess: (copy) => {
+                      void message.success(t('jobDetail.cloned', { id: copy.id }));
+                      void navigate(`/jobs/${copy.id}`);
+                    },
+                    onError: (error) => void message.error(error.detail),
+                  });
+                }}
+              >
+                {t('jobDetail.clone')}
+              </Button>
+            )}
+            {canWrite && active && (
+              <Popconfirm
+                title={t('jobDetail.cancelConfirm')}
+                okText={t('jobDetail.cancel')}
+                cancelText={t('common.no')}
+                onConfirm={() => {
+                  cancel.mutate(data.id, {
+                    onError: (error) => void message.error(error.detail),
+                  });
+                }}
+              >
+                <Button danger icon={<StopOutlined />} loading={cancel.isPending}>
+                  {t('jobDetail.cancel')}
+                </Button>
+              </Popconfirm>
+            )}
+          </>
+        }
+      />
+      {(data.state === 'queued' || data.state === 'submitted' || data.pending_code !== '') &&
+        active && (
+          <Alert
+            type="info"
+            showIcon
+            style={{ marginBottom: 16 }}
+            data-testid="pending-reason"
+            title={
+              data.queue_position === null
+                ? t('jobDetail.pending')
+                : t('jobDetail.queuePosition', { position: data.queue_position })
+            }
+            description={
+              data.pending_message !== ''
+                ? `${data.pending_message}${data.pending_code ? ` (${data.pending_code})` : ''}`
+                : t('jobDetail.pendingNoReason')
+            }
+          />
+        )}
+      <Row gutter={[16, 16]}>
+        <Col xs={24} xl={14}>
+          <Card title={t('jobDetail.summary')}>
+            <Descriptions column={{ xs: 1, md: 2 }} size="small" data-testid="job-summary">
+              <Descriptions.Item label={t('jobs.state')}>
+                <JobStateTag state={data.state} />
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobs.priority')}>P{data.priority}</Descriptions.Item>
+              <Descriptions.Item label={t('jobs.owner')}>{data.owner}</Descriptions.Item>
+              <Descriptions.Item label={t('jobs.pool')}>{poolName}</Descriptions.Item>
+              <Descriptions.Item label={t('submit.model')}>
+                {data.accelerator_model ?? '—'}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobs.accelerators')}>
+                {devicesLabel(data)}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobDetail.attempt')}>{data.attempt}</Descriptions.Item>
+              <Descriptions.Item label={t('jobDetail.failures')}>
+                {data.failures} / {data.max_retries}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobs.submitted')}>
+                {formatDateTime(data.submitted_at, language)}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobDetail.started')}>
+                {formatDateTime(data.started_at, language)}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobDetail.finished')}>
+                {formatDateTime(data.finished_at, language)}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobDetail.reason')}>
+                {data.state_reason || '—'}
+              </Descriptions.Item>
+            </Descriptions>
+          </Card>
+          <Card title={t('jobDetail.replicas')} style={{ marginTop: 16 }}>
+            <Table<Allocation>
+              data-testid="allocations-table"
+              size="small"
+              pagination={false}
+              rowKey={(a) => `${a.replica_group}-${a.replica_index}`}
+              dataSource={data.allocations}
+              locale={{ emptyText: <Empty description={t('jobDetail.noAllocations')} /> }}
+              columns={[
+                {
+                  title: t('jobDetail.replica'),
+                  key: 'replica',
+                  render: (_, a) => `${a.replica_group}-${a.replica_index}`,
+                },
+                { title: t('jobDetail.node'), dataIndex: 'node' },
+                {
+                  title: t('jobDetail.devices'),
+                  key: 'devices',
+                  render: (_, a) => listOf(a.devices) || listOf(a.shares) || '—',
+                },
+              ]}
+            />
+          </Card>
+        </Col>
+        <Col xs={24} xl={10}>
+          <Card title={t('jobDetail.timeline')}>
+            {events.isPending ? (
+              <Skeleton active />
+            ) : events.isError ? (
+              <QueryErrorResult error={events.error} onRetry={() => void events.refetch()} />
+            ) : events.data.length === 0 ? (
+              <Empty description={t('jobDetail.noEvents')} />
+            ) : (
+              <Timeline
+                data-testid="job-timeline"
+                items={events.data.map((e: JobEvent) => ({
+                  color: STATE_COLOR[e.to_state] ?? 'blue',
+                  content: (
+                    <div>
+                      <Typography.Text strong>
+                        {e.to_state
+                          ? t(`jobState.${e.to_state as Job['state']}`, {
+                              defaultValue: e.to_state,
+                            })
+                          : e.reason}
+                      </Typography.Text>{' '}
+                      <Typography.Text type="secondary">
+                        {formatDateTime(e.created_at, language)}
+                      </Typography.Text>
+                      {(e.message || e.reason) && (
+                        <div>
+                          <Typography.Text type="secondary">
+                            {e.message || e.reason}
+                          </Typography.Text>
+                        </div>
+                      )}
+                    </div>
+                  ),
+                }))}
+              />
+            )}
+          </Card>
+        </Col>
+      </Row>
+    </>
+  );
+}

@@ -1,0 +1,167 @@
+import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
+import { Button, Card, Empty, Select, Space, Table, Tag, Typography } from 'antd';
+import type { ColumnsType } from 'antd/es/table';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, useNavigate } from 'react-router';
+import { JobStateTag } from '../../components/JobStateTag';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryErrorResult } from '../../components/QueryErrorResult';
+import type { Job, JobKind, JobState } from '../../lib/apiTypes';
+import { formatDateTime } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
+import { usePools, useJobs, type JobFilters } from './api';
+import { JOB_STATES, KINDS, PRIORITIES, devicesLabel } from './helpers';
+
+export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const language = currentLanguage();
+  const [filters, setFilters] = useState<JobFilters>({});
+  const jobs = useJobs(tenant, filters);
+  const pools = usePools();
+  const poolName = (id: number) => pools.data?.find((p) => p.id === id)?.name ?? `#${id}`;
+
+  const columns: ColumnsType<Job> = [
+    {
+      title: t('jobs.id'),
+      dataIndex: 'id',
+      width: 70,
+      render: (id: number) => <Link to={`/jobs/${id}`}>#{id}</Link>,
+    },
+    {
+      title: t('jobs.name'),
+      dataIndex: 'name',
+      render: (name: string, job) => (
+        <Link to={`/jobs/${job.id}`} data-testid={`job-link-${job.id}`}>
+          {name}
+        </Link>
+      ),
+    },
+    { title: t('jobs.kind'), dataIndex: 'kind', render: (kind: JobKind) => t(`jobKind.${kind}`) },
+    {
+      title: t('jobs.state'),
+      dataIndex: 'state',
+      render: (state: JobState, job) => (
+        <Space size={4}>
+          <JobStateTag state={state} />
+          {job.queue_position !== null && (
+            <Typography.Text type="secondary">
+              {t('jobs.queuePositionShort', { position: job.queue_position })}
+            </Typography.Text>
+          )}
+        </Space>
+      ),
+    },
+    {
+      title: t('jobs.priority'),
+      dataIndex: 'priority',
+      render: (p: number) => <Tag color={p <= 2 ? 'red' : p === 3 ? 'blue' : 'default'}>P{p}</Tag>,
+    },
+    { title: t('jobs.pool'), dataIndex: 'pool', render: poolName },
+    { title: t('jobs.accelerators'), key: 'devices', render: (_, job) => devicesLabel(job) },
+    { title: t('jobs.owner'), dataIndex: 'owner' },
+    {
+      title: t('jobs.submitted'),
+      dataIndex: 'submitted_at',
+      render: (at: string) => formatDateTime(at, language),
+    },
+  ];
+
+  const setFilter = <K extends keyof JobFilters>(key: K, value: JobFilters[K] | undefined) => {
+    setFilters((prev) => {
+      // Unset filters are left out of the query (and of the cache key).
+      const merged: Record<string, unknown> = { ...prev, [key]: value };
+      return Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined));
+    });
+  };
+
+  return (
+    <>
+      <PageHeader
+        title={t('jobs.title')}
+        subtitle={t('jobs.subtitle')}
+        extra={
+          <>
+            <Button icon={<ReloadOutlined />} onClick={() => void jobs.refetch()}>
+              {t('common.refresh')}
+            </Button>
+            {canWrite && (
+              <Button
+                type="primary"
+                icon={<PlusOutlined />}
+                onClick={() => void navigate('/jobs/new')}
+              >
+                {t('jobs.submitTraining')}
+              </Button>
+            )}
+          </>
+        }
+      />
+      <Card>
+        <Space wrap style={{ marginBottom: 16 }} aria-label={t('jobs.filters')}>
+          <Select<JobState>
+            allowClear
+            aria-label={t('jobs.state')}
+            placeholder={t('jobs.anyState')}
+            style={{ width: 160 }}
+            value={filters.state}
+            onChange={(v) => {
+              setFilter('state', v);
+            }}
+            options={JOB_STATES.map((s) => ({ value: s, label: t(`jobState.${s}`) }))}
+          />
+          <Select<JobKind>
+            allowClear
+            aria-label={t('jobs.kind')}
+            placeholder={t('jobs.anyKind')}
+            style={{ width: 150 }}
+            value={filters.kind}
+            onChange={(v) => {
+              setFilter('kind', v);
+            }}
+            options={KINDS.map((k) => ({ value: k, label: t(`jobKind.${k}`) }))}
+          />
+          <Select<number>
+            allowClear
+            aria-label={t('jobs.pool')}
+            placeholder={t('jobs.anyPool')}
+            style={{ width: 170 }}
+            value={filters.pool}
+            onChange={(v) => {
+              setFilter('pool', v);
+            }}
+            options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+          />
+          <Select<number>
+            allowClear
+            aria-label={t('jobs.priority')}
+            placeholder={t('jobs.anyPriority')}
+            style={{ width: 140 }}
+            value={filters.priority}
+            onChange={(v) => {
+              setFilter('priority', v);
+            }}
+            options={PRIORITIES.map((p) => ({ value: p, label: `P${p}` }))}
+          />
+        </Space>
+        {jobs.isError ? (
+          <QueryErrorResult error={jobs.error} onRetry={() => void jobs.refetch()} />
+        ) : (
+          <Table<Job>
+            rowKey="id"
+            data-testid="jobs-table"
+            size="middle"
+            loading={jobs.isPending}
+            columns={columns}
+            dataSource={jobs.data?.results ?? []}
+            pagination={false}
+            locale={{
+              emptyText: <Empty description={t('jobs.empty')} data-testid="jobs-empty" />,
+            }}
+          />
+        )}
+      </Card>
+    </>
+  );
+}

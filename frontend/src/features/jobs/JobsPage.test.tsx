@@ -1,0 +1,343 @@
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { FakeWebSocket } from '../../test/fakeWebSocket';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
+import { ALICE, renderApp } from '../../test/renderApp';
+
+const JOBS = '/api/v1/tenants/vision/jobs/';
+
+function rowTexts(testId: string): string[][] {
+  return within(screen.getByTestId(testId))
+    .getAllByRole('row')
+    .map((row) => Array.from(row.children, (cell) => cell.textContent));
+}
+
+describe('jobs list', () => {
+  it('lists the tenant jobs and sends filters as query parameters', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([
+        makeJob(),
+        makeJob({ id: 12, name: 'bert', state: 'running', priority: 2 }),
+      ]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs');
+
+    await screen.findByText('bert');
+    expect(
+      rowTexts('jobs-table')
+        .slice(1)
+        .map((r) => r.slice(0, 6)),
+    ).toEqual([
+      ['#11', 'resnet', 'Training', 'Queued', 'P4', 'a800-train'],
+      ['#12', 'bert', 'Training', 'Running', 'P2', 'a800-train'],
+    ]);
+
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'State' }));
+    fireEvent.click(await screen.findByTitle('Running'));
+    await waitFor(() => {
+      expect(requests.filter((r) => r.path === JOBS).map((r) => r.query)).toEqual([
+        'page_size=100',
+        'state=running&page_size=100',
+      ]);
+    });
+  });
+
+  it('moves a job to running when the websocket reports it, and refetches on a gap', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: [page([makeJob()]), page([makeJob({ state: 'running' })])],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs');
+    await screen.findByText('resnet');
+    const socket = FakeWebSocket.latest();
+    expect(socket.url).toBe('ws://localhost:3000/ws/v1/events/');
+    expect(screen.getByTestId('connection-indicator').getAttribute('data-state')).toBe(
+      'connecting',
+    );
+    act(() => {
+      socket.open();
+    });
+    expect(socket.sent).toEqual([{ action: 'subscribe', topic: 'tenant:vision' }]);
+    expect(screen.getByTestId('connection-indicator').textContent).toBe('Live');
+
+    act(() => {
+      socket.receive({
+        type: 'job.updated',
+        topic: 'tenant:vision',
+        seq: 5,
+        data: { id: 11, state: 'running', reason: 'started', message: '' },
+      });
+    });
+    // The cache is patched at once; TanStack notifies on the next tick.
+    await waitFor(() => {
+      expect(screen.getByTestId('job-state').getAttribute('data-state')).toBe('running');
+    });
+    await waitFor(() => {
+      expect(requests.filter((r) => r.path === JOBS)).toHaveLength(2);
+    });
+
+    // seq 6 is missing: the client refetches the list.
+    act(() => {
+      socket.receive({
+        type: 'job.updated',
+        topic: 'tenant:vision',
+        seq: 7,
+        data: { id: 99, state: 'queued' },
+      });
+    });
+    await waitFor(() => {
+      expect(requests.filter((r) => r.path === JOBS).length).toBeGreaterThanOrEqual(3);
+    });
+
+    act(() => {
+      socket.drop();
+    });
+    expect(screen.getByTestId('connection-indicator').getAttribute('data-state')).toBe(
+      'reconnecting',
+    );
+  });
+
+  it('shows the empty state and the error state', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    const view = renderApp('/jobs');
+    expect(await screen.findByText('No jobs match.')).toBeTruthy();
+    view.unmount();
+
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: { status: 500, body: { detail: 'boom' } },
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs');
+    const alert = await screen.findByRole('alert');
+    expect(within(alert).getByText('The server answered with an error (500).')).toBeTruthy();
+  });
+});
+
+describe('submit wizard', () => {
+  async function fillToReview(user: ReturnType<typeof userEvent.setup>) {
+    await user.type(await screen.findByLabelText('Job name'), 'vit-large');
+    await user.type(screen.getByLabelText('Container image'), 'pytorch:24.05');
+    await user.type(screen.getByLabelText('Command'), 'torchrun  train.py');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Resource pool' }));
+    fireEvent.click(await screen.findByTitle('a800-train'));
+    // The model list follows the chosen pool (a watched field: next render).
+    await waitFor(() => {
+      fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Accelerator model' }));
+      expect(screen.getByTitle('A800 (128 in pool)')).toBeTruthy();
+    });
+    fireEvent.click(screen.getByTitle('A800 (128 in pool)'));
+    const replicas = screen.getByLabelText('Replicas');
+    await user.clear(replicas);
+    await user.type(replicas, '2');
+    expect(screen.getByTestId('total-devices').textContent).toBe(
+      'Total: 16 of 128 accelerators in the pool',
+    );
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+  }
+
+  it('validates each step on the client before moving on', async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs/new');
+    await user.click(await screen.findByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('Enter a job name.')).toBeTruthy();
+    expect(screen.getByText('Enter a container image.')).toBeTruthy();
+  });
+
+  it('submits the job and shows server field errors on the fields', async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      [`POST ${JOBS}`]: [
+        {
+          status: 400,
+          body: {
+            detail: 'Invalid input.',
+            errors: { name: ['A job with this name is running.'] },
+          },
+        },
+        { status: 201, body: makeJob({ id: 42, name: 'vit-large' }) },
+      ],
+      'GET /api/v1/tenants/vision/jobs/42/': {
+        status: 200,
+        body: makeJob({ id: 42, name: 'vit-large' }),
+      },
+      'GET /api/v1/tenants/vision/jobs/42/events/': page([]),
+    });
+    renderApp('/jobs/new');
+    await fillToReview(user);
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Priority' }));
+    fireEvent.click(await screen.findByTitle('P1 – high (preempts P4/P5)'));
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await user.click(await screen.findByRole('button', { name: 'Submit job' }));
+
+    // Back on the first step, the message under the name field.
+    expect(await screen.findByText('A job with this name is running.')).toBeTruthy();
+    const post = requests.find((r) => r.method === 'POST');
+    expect(post?.body).toEqual({
+      kind: 'training',
+      name: 'vit-large',
+      image: 'pytorch:24.05',
+      command: ['torchrun', 'train.py'],
+      pool: 1,
+      accelerator_model: 'A800',
+      priority: 1,
+      max_retries: 3,
+      topology: { mode: 'soft', highest_tier: 'spine' },
+      replica_groups: [
+        {
+          name: 'worker',
+          replicas: 2,
+          accelerators: 8,
+          accelerator_milli: 0,
+          cpu_milli: 32000,
+          memory_mib: 262144,
+          rdma_nics: 0,
+        },
+      ],
+    });
+    expect(post?.headers.get('X-CSRFToken')).toBe('tok123');
+
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await user.click(await screen.findByRole('button', { name: 'Submit job' }));
+    expect(await screen.findByText('vit-large (#42)')).toBeTruthy();
+  });
+
+  it('tells a member that P0-P2 need a tenant admin', async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs/new');
+    await fillToReview(user);
+    expect(screen.getByText('P0–P2 may preempt P4/P5 work and need a tenant admin.')).toBeTruthy();
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Priority' }));
+    fireEvent.click(await screen.findByTitle('P0 – critical (preempts P4/P5)'));
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    // Once as the warning beside the field, once as the field's validation message.
+    await waitFor(() => {
+      expect(screen.getAllByText('Only tenant admins can submit P0–P2.')).toHaveLength(2);
+    });
+    expect(screen.queryByTestId('submit-review')).toBeNull();
+  });
+});
+
+describe('job detail', () => {
+  it('shows pending reason, queue position, timeline and replicas; cancels', async () => {
+    const user = userEvent.setup();
+    const queued = makeJob({
+      queue_position: 3,
+      pending_code: 'insufficient_capacity',
+      pending_message: 'Waiting for 16 A800 in a800-train',
+    });
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': [
+        { status: 200, body: queued },
+        { status: 200, body: makeJob({ state: 'cancelled' }) },
+      ],
+      'GET /api/v1/tenants/vision/jobs/11/events/': page([
+        {
+          id: 2,
+          created_at: '2026-11-30T00:00:02Z',
+          from_state: 'submitted',
+          to_state: 'queued',
+          reason: 'admission',
+          message: 'queued in a800-train',
+        },
+        {
+          id: 1,
+          created_at: '2026-11-30T00:00:01Z',
+          from_state: '',
+          to_state: 'submitted',
+          reason: 'submitted',
+          message: '',
+        },
+      ]),
+      'POST /api/v1/tenants/vision/jobs/11/cancel/': {
+        status: 200,
+        body: makeJob({ state: 'cancelled' }),
+      },
+    });
+    renderApp('/jobs/11');
+
+    const pending = await screen.findByTestId('pending-reason');
+    expect(within(pending).getByText('Position 3 in the queue')).toBeTruthy();
+    expect(
+      within(pending).getByText('Waiting for 16 A800 in a800-train (insufficient_capacity)'),
+    ).toBeTruthy();
+    const timeline = await screen.findByTestId('job-timeline');
+    expect(Array.from(timeline.querySelectorAll('strong'), (e) => e.textContent)).toEqual([
+      'Submitted',
+      'Queued',
+    ]);
+    expect(screen.getByText('No replicas placed.')).toBeTruthy();
+
+    await user.click(screen.getByRole('button', { name: /Cancel job/ }));
+    const confirm = await screen.findByRole('tooltip');
+    await user.click(within(confirm).getByRole('button', { name: 'Cancel job' }));
+    await waitFor(() => {
+      expect(screen.getAllByTestId('job-state')[0]?.getAttribute('data-state')).toBe('cancelled');
+    });
+    expect(requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual([
+      '/api/v1/tenants/vision/jobs/11/cancel/',
+    ]);
+  });
+
+  it('lists replicas with their nodes for a running job', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': {
+        status: 200,
+        body: makeJob({
+          state: 'running',
+          allocations: [
+            {
+              replica_group: 'worker',
+              replica_index: 0,
+              node: 'a800-train-000',
+              devices: [0, 1, 2, 3],
+              shares: [],
+            },
+            {
+              replica_group: 'worker',
+              replica_index: 1,
+              node: 'a800-train-001',
+              devices: [4, 5, 6, 7],
+              shares: [],
+            },
+          ],
+        }),
+      },
+      'GET /api/v1/tenants/vision/jobs/11/events/': page([]),
+    });
+    renderApp('/jobs/11');
+    await screen.findByTestId('allocations-table');
+    expect(rowTexts('allocations-table')).toEqual([
+      ['Replica', 'Node', 'Devices'],
+      ['worker-0', 'a800-train-000', '0, 1, 2, 3'],
+      ['worker-1', 'a800-train-001', '4, 5, 6, 7'],
+    ]);
+    expect(screen.queryByTestId('pending-reason')).toBeNull();
+  });
+});

@@ -1,0 +1,25 @@
+import { Route, Routes } from 'react-router';
+import { NoTenantResult } from '../../components/NoTenantResult';
+import { useTenant } from '../tenancy/useTenant';
+import { JobDetailPage } from './JobDetailPage';
+import { JobsListPage } from './JobsListPage';
+import { SubmitJobPage } from './SubmitJobPage';
+
+/** /jobs, /jobs/new and deep links to /jobs/:id. */
+export function JobsRoutes() {
+  const tenant = useTenant();
+  if (tenant.slug === null) return <NoTenantResult />;
+  return (
+    <Routes>
+      <Route index element={<JobsListPage tenant={tenant.slug} canWrite={tenant.canWrite} />} />
+      <Route
+        path="new"
+        element={<SubmitJobPage tenant={tenant.slug} isTenantAdmin={tenant.isTenantAdmin} />}
+      />
+      <Route
+        path=":id"
+        element={<JobDetailPage tenant={tenant.slug} canWrite={tenant.canWrite} />}
+      />
+    </Routes>
+  );
+}

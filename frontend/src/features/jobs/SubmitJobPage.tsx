@@ -1,0 +1,534 @@
+import { MinusCircleOutlined, PlusOutlined } from '@ant-design/icons';
+import {
+  Alert,
+  Button,
+  Card,
+  Descriptions,
+  Form,
+  Input,
+  InputNumber,
+  Select,
+  Space,
+  Steps,
+  Typography,
+} from 'antd';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useNavigate } from 'react-router';
+import { PageHeader } from '../../components/PageHeader';
+import type { JobSubmit, Pool } from '../../lib/apiTypes';
+import { applyServerErrors } from '../../lib/formErrors';
+import { PRIORITIES, modelsOf } from './helpers';
+import { usePools, useSubmitJob } from './api';
+
+interface GroupValues {
+  name: string;
+  replicas: number;
+  accelerators: number;
+  cpu: number;
+  memory_gib: number;
+}
+
+interface WizardValues {
+  name: string;
+  image: string;
+  command?: string;
+  pool?: number;
+  accelerator_model?: string;
+  replica_groups: GroupValues[];
+  priority: number;
+  topology_mode: 'none' | 'soft' | 'hard';
+  topology_tier: 'leaf' | 'su' | 'spine';
+  max_retries: number;
+  max_wait_s?: number | null;
+}
+
+type Name = (string | number)[];
+
+const STEP_FIELDS: Name[][] = [
+  [['name'], ['image'], ['command']],
+  [['pool'], ['accelerator_model'], ['replica_groups']],
+  [['priority'], ['topology_mode'], ['topology_tier'], ['max_retries'], ['max_wait_s']],
+];
+
+/** Server field names -> the wizard's field names. */
+const SERVER_FIELDS: Record<string, Name> = {
+  'topology.mode': ['topology_mode'],
+  'topology.highest_tier': ['topology_tier'],
+};
+
+function toSubmit(values: WizardValues): JobSubmit {
+  const command = (values.command ?? '').trim();
+  return {
+    kind: 'training',
+    name: values.name.trim(),
+    image: values.image.trim(),
+    command: command === '' ? [] : command.split(/\s+/),
+    pool: values.pool ?? 0,
+    accelerator_model: values.accelerator_model,
+    priority: values.priority,
+    max_retries: values.max_retries,
+    ...(values.max_wait_s ? { max_wait_s: values.max_wait_s } : {}),
+    topology: { mode: values.topology_mode, highest_tier: values.topology_tier },
+    replica_groups: values.replica_groups.map((g) => ({
+      name: g.name.trim(),
+      replicas: g.replicas,
+      accelerators: g.accelerators,
+      accelerator_milli: 0,
+      cpu_milli: Math.round(g.cpu * 1000),
+      memory_mib: Math.round(g.memory_gib * 1024),
+      rdma_nics: 0,
+    })),
+  };
+}
+
+const INITIAL: Partial<WizardValues> = {
+  replica_groups: [{ name: 'worker', replicas: 1, accelerators: 8, cpu: 32, memory_gib: 256 }],
+  priority: 4,
+  topology_mode: 'soft',
+  topology_tier: 'spine',
+  max_retries: 3,
+};
+
+export function SubmitJobPage({
+  tenant,
+  isTenantAdmin,
+}: {
+  tenant: string;
+  isTenantAdmin: boolean;
+}) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const [form] = Form.useForm<WizardValues>();
+  const [step, setStep] = useState(0);
+  const [formError, setFormError] = useState<string[]>([]);
+  const pools = usePools();
+  const submit = useSubmitJob(tenant);
+  const poolId = Form.useWatch('pool', form);
+  const model = Form.useWatch('accelerator_model', form);
+  const groups = Form.useWatch('replica_groups', form) as GroupValues[] | undefined;
+  const priority = Form.useWatch('priority', form) as number | undefined;
+  const pool = pools.data?.find((p) => p.id === poolId);
+  const models = modelsOf(pool);
+  const capacity = models.find((m) => m.model === model)?.devices;
+  const totalDevices = (groups ?? []).reduce(
+    (sum, g) => sum + (g.replicas || 0) * (g.accelerators || 0),
+    0,
+  );
+
+  const next = async () => {
+    try {
+      await form.validateFields(STEP_FIELDS[step], { recursive: true });
+      setStep((s) => s + 1);
+    } catch {
+      // antd shows the messages on the fields.
+    }
+  };
+
+  const onFinish = () => {
+    setFormError([]);
+    // Hidden steps keep their values (preserve), so the whole form is submitted at once.
+    const values = form.getFieldsValue(true) as WizardValues;
+    submit.mutate(toSubmit(values), {
+      onSuccess: (job) => void navigate(`/jobs/${job.id}`),
+      onError: (error) => {
+        const known: Name[] = [
+          ...STEP_FIELDS.flat(),
+          ...(values.replica_groups.flatMap((_, i) =>
+            ['name', 'replicas', 'accelerators'].map((f) => ['replica_groups', i, f]),
+          ) as Name[]),
+        ];
+        // Rename the server's nested names before matching.
+        const renamed = Object.fromEntries(
+          Object.entries(error.errors).map(([k, v]) => [SERVER_FIELDS[k]?.join('.') ?? k, v]),
+        );
+        Object.assign(error.errors, renamed);
+        for (const k of Object.keys(SERVER_FIELDS)) {
+          Reflect.deleteProperty(error.errors, k);
+        }
+        const { unmatched, fields } = applyServerErrors(form, error, known);
+        setFormError(unmatched);
+        const first = STEP_FIELDS.findIndex((names) =>
+          fields.some((f) => names.some((n) => n[0] === f[0])),
+        );
+        if (first >= 0) setStep(first);
+      },
+    });
+  };
+
+  const stepStyle = (i: number) => ({ display: step === i ? 'block' : 'none' });
+
+  return (
+    <>
+      <PageHeader title={t('submit.title')} subtitle={t('submit.subtitle')} />
+      <Card>
+        <Steps
+          current={step}
+          style={{ marginBottom: 28 }}
+          items={[
+            { title: t('submit.stepBasics') },
+            { title: t('submit.stepResources') },
+            { title: t('submit.stepScheduling') },
+            { title: t('submit.stepReview') },
+          ]}
+        />
+        <Form<WizardValues>
+          form={form}
+          layout="vertical"
+          name="submit"
+          initialValues={INITIAL}
+          onFinish={onFinish}
+          preserve
+          style={{ maxWidth: 760 }}
+        >
+          <div style={stepStyle(0)}>
+            <Form.Item
+              name="name"
+              label={t('submit.name')}
+              rules={[
+                { required: true, whitespace: true, message: t('submit.nameRequired') },
+                { max: 100, message: t('submit.nameTooLong') },
+              ]}
+            >
+              <Input placeholder="resnet50-ddp" />
+            </Form.Item>
+            <Form.Item
+              name="image"
+              label={t('submit.image')}
+              rules={[{ required: true, whitespace: true, message: t('submit.imageRequired') }]}
+            >
+              <Input placeholder="nvcr.io/nvidia/pytorch:24.05-py3" />
+            </Form.Item>
+            <Form.Item name="command" label={t('submit.command')} extra={t('submit.commandHint')}>
+              <Input placeholder="torchrun train.py --epochs 90" />
+            </Form.Item>
+          </div>
+
+          <div style={stepStyle(1)}>
+            <Space size={16} wrap>
+              <Form.Item
+                name="pool"
+                label={t('submit.pool')}
+                rules={[{ required: true, message: t('submit.poolRequired') }]}
+              >
+                <Select<number>
+                  style={{ width: 240 }}
+                  loading={pools.isPending}
+                  onChange={() => {
+                    form.setFieldValue('accelerator_model', undefined);
+                  }}
+                  options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+                />
+              </Form.Item>
+              <Form.Item
+                name="accelerator_model"
+                label={t('submit.model')}
+                rules={[{ required: true, message: t('submit.modelRequired') }]}
+              >
+                <Select<string>
+                  style={{ width: 280 }}
+                  disabled={pool === undefined}
+                  options={models.map((m) => ({
+                    value: m.model,
+                    label: t('submit.modelOption', { model: m.model, devices: m.devices }),
+                  }))}
+                />
+              </Form.Item>
+            </Space>
+            <Typography.Title level={5}>{t('submit.replicaGroups')}</Typography.Title>
+            <Form.List
+              name="replica_groups"
+              rules={[
+                {
+                  validator: async (_, value: GroupValues[] | undefined) => {
+                    if (!value || value.length === 0) throw new Error(t('submit.groupsRequired'));
+                    const total = value.reduce(
+                      (s, g) => s + (g.replicas || 0) * (g.accelerators || 0),
+                      0,
+                    );
+                    if (capacity !== undefined && total > capacity) {
+                      throw new Error(t('submit.overCapacity', { total, capacity }));
+                    }
+                    return Promise.resolve();
+                  },
+                },
+              ]}
+            >
+              {(fields, { add, remove }, { errors }) => (
+                <>
+                  {fields.map((field) => (
+                    <Space key={field.key} align="start" wrap data-testid="replica-group">
+                      <Form.Item
+                        name={[field.name, 'name']}
+                        label={t('submit.groupName')}
+                        rules={[
+                          {
+                            required: true,
+                            whitespace: true,
+                            message: t('submit.groupNameRequired'),
+                          },
+                        ]}
+                      >
+                        <Input style={{ width: 140 }} />
+                      </Form.Item>
+                      <Form.Item
+                        name={[field.name, 'replicas']}
+                        label={t('submit.replicas')}
+                        rules={[
+                          {
+                            required: true,
+                            type: 'integer',
+                            min: 1,
+                            max: 512,
+                            message: t('submit.replicasRange'),
+                          },
+                        ]}
+                      >
+                        <InputNumber min={1} max={512} />
+                      </Form.Item>
+                      <Form.Item
+                        name={[field.name, 'accelerators']}
+                        label={t('submit.acceleratorsPerReplica')}
+                        rules={[
+                          {
+                            required: true,
+                            type: 'integer',
+                            min: 0,
+                            max: 16,
+                            message: t('submit.acceleratorsRange'),
+                          },
+                        ]}
+                      >
+                        <InputNumber min={0} max={16} />
+                      </Form.Item>
+                      <Form.Item
+                        name={[field.name, 'cpu']}
+                        label={t('submit.cpu')}
+                        rules={[{ required: true }]}
+                      >
+                        <InputNumber min={0.5} max={256} step={1} />
+                      </Form.Item>
+                      <Form.Item
+                        name={[field.name, 'memory_gib']}
+                        label={t('submit.memory')}
+                        rules={[{ required: true }]}
+                      >
+                        <InputNumber min={1} max={4096} />
+                      </Form.Item>
+                      {fields.length > 1 && (
+                        <Button
+                          type="text"
+                          aria-label={t('submit.removeGroup')}
+                          icon={<MinusCircleOutlined />}
+                          style={{ marginTop: 30 }}
+                          onClick={() => {
+                            remove(field.name);
+                          }}
+                        />
+                      )}
+                    </Space>
+                  ))}
+                  <Form.ErrorList errors={errors} />
+                  <Button
+                    type="dashed"
+                    icon={<PlusOutlined />}
+                    onClick={() => {
+                      add({
+                        name: `group${fields.length + 1}`,
+                        replicas: 1,
+                        accelerators: 8,
+                        cpu: 32,
+                        memory_gib: 256,
+                      });
+                    }}
+                  >
+                    {t('submit.addGroup')}
+                  </Button>
+                  <Typography.Paragraph
+                    type="secondary"
+                    style={{ marginTop: 12 }}
+                    data-testid="total-devices"
+                  >
+                    {capacity === undefined
+                      ? t('submit.totalDevices', { total: totalDevices })
+                      : t('submit.totalDevicesOf', { total: totalDevices, capacity })}
+                  </Typography.Paragraph>
+                </>
+              )}
+            </Form.List>
+          </div>
+
+          <div style={stepStyle(2)}>
+            <Form.Item
+              name="priority"
+              label={t('submit.priority')}
+              extra={t('submit.priorityHint')}
+              rules={[
+                {
+                  validator: async (_, value: number) => {
+                    if (!isTenantAdmin && value <= 2) throw new Error(t('submit.priorityDenied'));
+                    return Promise.resolve();
+                  },
+                },
+              ]}
+            >
+              <Select<number>
+                style={{ width: 320 }}
+                options={PRIORITIES.map((p) => ({
+                  value: p,
+                  label: t(`priority.p${p as 0 | 1 | 2 | 3 | 4 | 5}`),
+                }))}
+              />
+            </Form.Item>
+            {priority !== undefined && priority <= 2 && !isTenantAdmin && (
+              <Alert
+                type="warning"
+                showIcon
+                title={t('submit.priorityDenied')}
+                style={{ marginBottom: 16 }}
+              />
+            )}
+            <Space size={16} wrap>
+              <Form.Item
+                name="topology_mode"
+                label={t('submit.topologyMode')}
+                extra={t('submit.topologyModeHint')}
+              >
+                <Select
+                  style={{ width: 220 }}
+                  options={(['none', 'soft', 'hard'] as const).map((m) => ({
+                    value: m,
+                    label: t(`topologyMode.${m}`),
+                  }))}
+                />
+              </Form.Item>
+              <Form.Item name="topology_tier" label={t('submit.topologyTier')}>
+                <Select
+                  style={{ width: 220 }}
+                  options={(['leaf', 'su', 'spine'] as const).map((m) => ({
+                    value: m,
+                    label: t(`topologyTier.${m}`),
+                  }))}
+                />
+              </Form.Item>
+            </Space>
+            <Space size={16} wrap>
+              <Form.Item
+                name="max_retries"
+                label={t('submit.retries')}
+                rules={[
+                  {
+                    required: true,
+                    type: 'integer',
+                    min: 0,
+                    max: 20,
+                    message: t('submit.retriesRange'),
+                  },
+                ]}
+              >
+                <InputNumber min={0} max={20} />
+              </Form.Item>
+              <Form.Item
+                name="max_wait_s"
+                label={t('submit.maxWait')}
+                extra={t('submit.maxWaitHint')}
+              >
+                <InputNumber min={60} step={60} style={{ width: 160 }} />
+              </Form.Item>
+            </Space>
+          </div>
+
+          <div style={stepStyle(3)}>
+            {step === 3 && (
+              <Review
+                values={form.getFieldsValue(true) as WizardValues}
+                pool={pool}
+                total={totalDevices}
+              />
+            )}
+          </div>
+
+          {formError.length > 0 && (
+            <Alert
+              type="error"
+              showIcon
+              title={t('submit.failed')}
+              description={formError.join(' ')}
+              style={{ marginBottom: 16 }}
+              data-testid="submit-error"
+            />
+          )}
+          <Space>
+            {step > 0 && (
+              <Button
+                onClick={() => {
+                  setStep((s) => s - 1);
+                }}
+              >
+                {t('submit.back')}
+              </Button>
+            )}
+            {step < 3 && (
+              <Button type="primary" onClick={() => void next()}>
+                {t('submit.next')}
+              </Button>
+            )}
+            {step === 3 && (
+              <Button type="primary" htmlType="submit" loading={submit.isPending}>
+                {t('submit.submit')}
+              </Button>
+            )}
+            <Button type="link" onClick={() => void navigate('/jobs')}>
+              {t('submit.cancel')}
+            </Button>
+          </Space>
+        </Form>
+      </Card>
+    </>
+  );
+}
+
+function Review({
+  values,
+  pool,
+  total,
+}: {
+  values: WizardValues;
+  pool: Pool | undefined;
+  total: number;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Descriptions
+      bordered
+      column={1}
+      size="small"
+      style={{ marginBottom: 24 }}
+      data-testid="submit-review"
+    >
+      <Descriptions.Item label={t('submit.name')}>{values.name}</Descriptions.Item>
+      <Descriptions.Item label={t('submit.image')}>{values.image}</Descriptions.Item>
+      <Descriptions.Item label={t('submit.pool')}>{pool?.name ?? '—'}</Descriptions.Item>
+      <Descriptions.Item label={t('submit.model')}>
+        {values.accelerator_model ?? '—'}
+      </Descriptions.Item>
+      <Descriptions.Item label={t('submit.replicaGroups')}>
+        {values.replica_groups
+          .map((g) =>
+            t('submit.groupSummary', {
+              name: g.name,
+              replicas: g.replicas,
+              accelerators: g.accelerators,
+            }),
+          )
+          .join('; ')}
+      </Descriptions.Item>
+      <Descriptions.Item label={t('submit.totalLabel')}>{total}</Descriptions.Item>
+      <Descriptions.Item label={t('submit.priority')}>P{values.priority}</Descriptions.Item>
+      <Descriptions.Item label={t('submit.topologyMode')}>
+        {t(`topologyMode.${values.topology_mode}`)} / {t(`topologyTier.${values.topology_tier}`)}
+      </Descriptions.Item>
+      <Descriptions.Item label={t('submit.retries')}>{values.max_retries}</Descriptions.Item>
+    </Descriptions>
+  );
+}

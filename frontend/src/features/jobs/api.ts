@@ -1,0 +1,108 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, type ApiError, unwrap } from '../../lib/api';
+import type { Job, JobEvent, JobKind, JobState, JobSubmit } from '../../lib/apiTypes';
+import { jobKeys, poolKeys } from '../../lib/queryKeys';
+
+export interface JobFilters {
+  state?: JobState;
+  kind?: JobKind;
+  pool?: number;
+  priority?: number;
+}
+
+export function useJobs(tenant: string, filters: JobFilters) {
+  return useQuery({
+    queryKey: jobKeys.list(tenant, filters),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/', {
+          params: { path: { tenant }, query: { ...filters, page_size: 100 } },
+          signal,
+        }),
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useJob(tenant: string, id: number) {
+  return useQuery({
+    queryKey: jobKeys.detail(tenant, id),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/{id}/', {
+          params: { path: { tenant, id } },
+          signal,
+        }),
+      ),
+  });
+}
+
+export function useJobEvents(tenant: string, id: number) {
+  return useQuery({
+    queryKey: jobKeys.events(tenant, id),
+    queryFn: async ({ signal }) => {
+      const body = await unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/{id}/events/', {
+          params: { path: { tenant, id }, query: { page_size: 200 } },
+          signal,
+        }),
+      );
+      // The schema promises a page, but the server answers a plain list today; take both.
+      const raw = body as unknown as JobEvent[] | { results: JobEvent[] };
+      const events = Array.isArray(raw) ? raw : raw.results;
+      return [...events].sort((a, b) => a.created_at.localeCompare(b.created_at));
+    },
+  });
+}
+
+export function usePools() {
+  return useQuery({
+    queryKey: poolKeys.all,
+    queryFn: ({ signal }) => unwrap(api.GET('/api/v1/pools/', { signal })),
+    staleTime: 60_000,
+  });
+}
+
+export function usePoolQueue(id: number | null) {
+  return useQuery({
+    queryKey: poolKeys.queue(id ?? 0),
+    queryFn: ({ signal }) =>
+      unwrap(api.GET('/api/v1/pools/{id}/queue/', { params: { path: { id: id ?? 0 } }, signal })),
+    enabled: id !== null,
+    refetchInterval: 10_000,
+  });
+}
+
+export function useSubmitJob(tenant: string) {
+  const client = useQueryClient();
+  return useMutation<Job, ApiError, JobSubmit>({
+    mutationFn: (body) =>
+      unwrap(api.POST('/api/v1/tenants/{tenant}/jobs/', { params: { path: { tenant } }, body })),
+    onSuccess: (job) => {
+      client.setQueryData(jobKeys.detail(tenant, job.id), job);
+      void client.invalidateQueries({ queryKey: jobKeys.lists(tenant) });
+    },
+  });
+}
+
+export function useJobAction(tenant: string, action: 'cancel' | 'clone') {
+  const client = useQueryClient();
+  return useMutation<Job, ApiError, number>({
+    mutationFn: (id) =>
+      action === 'cancel'
+        ? unwrap(
+            api.POST('/api/v1/tenants/{tenant}/jobs/{id}/cancel/', {
+              params: { path: { tenant, id } },
+            }),
+          )
+        : unwrap(
+            api.POST('/api/v1/tenants/{tenant}/jobs/{id}/clone/', {
+              params: { path: { tenant, id } },
+            }),
+          ),
+    onSuccess: (job) => {
+      client.setQueryData(jobKeys.detail(tenant, job.id), job);
+      void client.invalidateQueries({ queryKey: jobKeys.all(tenant) });
+    },
+  });
+}

@@ -1,0 +1,34 @@
+import type { Job, JobKind, JobState, Pool } from '../../lib/apiTypes';
+
+export const JOB_STATES: JobState[] = [
+  'submitted',
+  'queued',
+  'admitted',
+  'dispatching',
+  'running',
+  'preempted',
+  'restarting',
+  'succeeded',
+  'failed',
+  'cancelled',
+];
+
+export const KINDS: JobKind[] = ['training', 'notebook', 'inference'];
+
+export const PRIORITIES = [0, 1, 2, 3, 4, 5];
+
+export function devicesLabel(job: Pick<Job, 'requested_devices' | 'requested_milli'>): string {
+  const whole = job.requested_devices;
+  const share = job.requested_milli / 1000;
+  if (share > 0 && whole === 0) return `${share}`;
+  if (share > 0) return `${whole} + ${share}`;
+  return `${whole}`;
+}
+
+/** Accelerator models in a pool's capacity, for the model pickers. */
+export function modelsOf(pool: Pool | undefined): { model: string; devices: number }[] {
+  return (pool?.capacity ?? []).map((c) => ({
+    model: String(c.model),
+    devices: Number(c.devices),
+  }));
+}

@@ -1,0 +1,91 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
+import { renderApp } from '../../test/renderApp';
+
+const JOBS = '/api/v1/tenants/vision/jobs/';
+const NOTEBOOK = makeJob({
+  id: 21,
+  name: 'explore',
+  kind: 'notebook',
+  state: 'running',
+  requested_devices: 0,
+  requested_milli: 500,
+  spec: { notebook: { flavor: 'vscode', storage_gib: 20 } },
+});
+
+describe('notebooks', () => {
+  it('lists notebooks (kind=notebook) and stops one', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: [page([NOTEBOOK]), page([{ ...NOTEBOOK, state: 'cancelled' }])],
+      'POST /api/v1/tenants/vision/jobs/21/cancel/': {
+        status: 200,
+        body: { ...NOTEBOOK, state: 'cancelled' },
+      },
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    await within(table).findByText('explore');
+    const cells = Array.from(
+      within(table).getAllByRole('row')[1]?.children ?? [],
+      (c) => c.textContent,
+    );
+    expect(cells.slice(0, 5)).toEqual(['explore', 'VS Code', 'Running', '0.5', 'bob']);
+    expect(requests.find((r) => r.path === JOBS)?.query).toBe('kind=notebook&page_size=100');
+    fireEvent.click(within(table).getByRole('button', { name: /Stop/ }));
+    fireEvent.click(
+      within(await screen.findByRole('tooltip')).getByRole('button', { name: 'Stop' }),
+    );
+    await waitFor(() => {
+      expect(within(table).getByTestId('job-state').getAttribute('data-state')).toBe('cancelled');
+    });
+  });
+
+  it('creates a notebook with a fractional GPU share', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      [`POST ${JOBS}`]: { status: 201, body: NOTEBOOK },
+    });
+    renderApp('/notebooks');
+    expect(await screen.findByText('No notebooks yet.')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: /New notebook/ }));
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.change(within(dialog).getByLabelText('Job name'), { target: { value: 'explore' } });
+    fireEvent.click(within(dialog).getByLabelText('VS Code'));
+    fireEvent.mouseDown(within(dialog).getByRole('combobox', { name: 'Resource pool' }));
+    fireEvent.click(await screen.findByTitle('a800-train'));
+    await waitFor(() => {
+      fireEvent.mouseDown(within(dialog).getByRole('combobox', { name: 'Accelerator model' }));
+      expect(screen.getByTitle('A800')).toBeTruthy();
+    });
+    fireEvent.click(screen.getByTitle('A800'));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Launch' }));
+    await waitFor(() => {
+      expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+        kind: 'notebook',
+        name: 'explore',
+        image: 'codercom/code-server:latest',
+        pool: 1,
+        accelerator_model: 'A800',
+        priority: 4,
+        max_retries: 0,
+        notebook: { flavor: 'vscode', storage_gib: 20 },
+        replica_groups: [
+          {
+            name: 'notebook',
+            replicas: 1,
+            accelerators: 0,
+            accelerator_milli: 500,
+            cpu_milli: 4000,
+            memory_mib: 32768,
+            rdma_nics: 0,
+          },
+        ],
+      });
+    });
+  });
+});

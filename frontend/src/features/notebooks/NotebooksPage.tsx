@@ -1,0 +1,301 @@
+import { PlusOutlined, StopOutlined } from '@ant-design/icons';
+import {
+  Alert,
+  App,
+  Button,
+  Card,
+  Empty,
+  Form,
+  Input,
+  InputNumber,
+  Modal,
+  Popconfirm,
+  Radio,
+  Select,
+  Table,
+} from 'antd';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import { JobStateTag } from '../../components/JobStateTag';
+import { ACTIVE_STATES } from '../../lib/jobStates';
+import { NoTenantResult } from '../../components/NoTenantResult';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryErrorResult } from '../../components/QueryErrorResult';
+import type { Job, JobSubmit } from '../../lib/apiTypes';
+import { formatDateTime } from '../../lib/format';
+import { applyServerErrors } from '../../lib/formErrors';
+import { currentLanguage } from '../../lib/i18n';
+import { devicesLabel, modelsOf } from '../jobs/helpers';
+import { useJobAction, useJobs, usePools, useSubmitJob } from '../jobs/api';
+import { useTenant } from '../tenancy/useTenant';
+
+type Flavor = 'jupyter' | 'vscode';
+
+interface NotebookValues {
+  name: string;
+  flavor: Flavor;
+  image: string;
+  pool?: number;
+  accelerator_model?: string;
+  /** Milli-devices: 250 and 500 are fractional shares, multiples of 1000 whole devices. */
+  share: number;
+  storage_gib: number;
+}
+
+const IMAGES: Record<Flavor, string> = {
+  jupyter: 'quay.io/jupyter/pytorch-notebook:cuda12-latest',
+  vscode: 'codercom/code-server:latest',
+};
+const SHARES = [0, 250, 500, 1000, 2000, 4000, 8000];
+
+function notebookSubmit(values: NotebookValues): JobSubmit {
+  const whole = values.share >= 1000 ? values.share / 1000 : 0;
+  const milli = values.share < 1000 ? values.share : 0;
+  return {
+    kind: 'notebook',
+    name: values.name.trim(),
+    image: values.image.trim(),
+    pool: values.pool ?? 0,
+    ...(values.share > 0 ? { accelerator_model: values.accelerator_model } : {}),
+    priority: 4,
+    max_retries: 0,
+    notebook: { flavor: values.flavor, storage_gib: values.storage_gib },
+    replica_groups: [
+      {
+        name: 'notebook',
+        replicas: 1,
+        accelerators: whole,
+        accelerator_milli: milli,
+        cpu_milli: 4000,
+        memory_mib: 32768,
+        rdma_nics: 0,
+      },
+    ],
+  };
+}
+
+export function NotebooksPage() {
+  const tenant = useTenant();
+  if (tenant.slug === null) return <NoTenantResult />;
+  return <Notebooks tenant={tenant.slug} canWrite={tenant.canWrite} />;
+}
+
+function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const language = currentLanguage();
+  const notebooks = useJobs(tenant, { kind: 'notebook' });
+  const stop = useJobAction(tenant, 'cancel');
+  const [open, setOpen] = useState(false);
+
+  const flavorOf = (job: Job): string => {
+    const spec = job.spec as { notebook?: { flavor?: string } } | null;
+    return spec?.notebook?.flavor === 'vscode' ? t('notebooks.vscode') : t('notebooks.jupyter');
+  };
+
+  return (
+    <>
+      <PageHeader
+        title={t('notebooks.title')}
+        subtitle={t('notebooks.subtitle')}
+        extra={
+          canWrite && (
+            <Button
+              type="primary"
+              icon={<PlusOutlined />}
+              onClick={() => {
+                setOpen(true);
+              }}
+            >
+              {t('notebooks.create')}
+            </Button>
+          )
+        }
+      />
+      <Card>
+        {notebooks.isError ? (
+          <QueryErrorResult error={notebooks.error} onRetry={() => void notebooks.refetch()} />
+        ) : (
+          <Table<Job>
+            rowKey="id"
+            data-testid="notebooks-table"
+            loading={notebooks.isPending}
+            pagination={false}
+            dataSource={notebooks.data?.results ?? []}
+            locale={{ emptyText: <Empty description={t('notebooks.empty')} /> }}
+            columns={[
+              {
+                title: t('jobs.name'),
+                dataIndex: 'name',
+                render: (name: string, job) => <Link to={`/jobs/${job.id}`}>{name}</Link>,
+              },
+              { title: t('notebooks.flavor'), key: 'flavor', render: (_, job) => flavorOf(job) },
+              {
+                title: t('jobs.state'),
+                dataIndex: 'state',
+                render: (s: Job['state']) => <JobStateTag state={s} />,
+              },
+              { title: t('jobs.accelerators'), key: 'dev', render: (_, job) => devicesLabel(job) },
+              { title: t('jobs.owner'), dataIndex: 'owner' },
+              {
+                title: t('jobs.submitted'),
+                dataIndex: 'submitted_at',
+                render: (at: string) => formatDateTime(at, language),
+              },
+              {
+                title: t('common.actions'),
+                key: 'actions',
+                render: (_, job) =>
+                  canWrite && ACTIVE_STATES.includes(job.state) ? (
+                    <Popconfirm
+                      title={t('notebooks.stopConfirm', { name: job.name })}
+                      okText={t('notebooks.stop')}
+                      cancelText={t('common.no')}
+                      onConfirm={() => {
+                        stop.mutate(job.id, {
+                          onSuccess: () => void message.success(t('notebooks.stopped')),
+                          onError: (e) => void message.error(e.detail),
+                        });
+                      }}
+                    >
+                      <Button size="small" danger icon={<StopOutlined />}>
+                        {t('notebooks.stop')}
+                      </Button>
+                    </Popconfirm>
+                  ) : null,
+              },
+            ]}
+          />
+        )}
+      </Card>
+      {open && (
+        <CreateNotebook
+          tenant={tenant}
+          onClose={() => {
+            setOpen(false);
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateNotebook({ tenant, onClose }: { tenant: string; onClose: () => void }) {
+  const { t } = useTranslation();
+  const [form] = Form.useForm<NotebookValues>();
+  const pools = usePools();
+  const submit = useSubmitJob(tenant);
+  const [formError, setFormError] = useState<string[]>([]);
+  const poolId = Form.useWatch('pool', form);
+  const share = Form.useWatch('share', form);
+  const models = modelsOf(pools.data?.find((p) => p.id === poolId));
+
+  const onFinish = (values: NotebookValues) => {
+    setFormError([]);
+    submit.mutate(notebookSubmit(values), {
+      onSuccess: onClose,
+      onError: (error) => {
+        setFormError(
+          applyServerErrors(form, error, [['name'], ['image'], ['pool'], ['accelerator_model']])
+            .unmatched,
+        );
+      },
+    });
+  };
+
+  return (
+    <Modal
+      open
+      title={t('notebooks.create')}
+      okText={t('notebooks.launch')}
+      cancelText={t('submit.cancel')}
+      onCancel={onClose}
+      onOk={() => {
+        form.submit();
+      }}
+      confirmLoading={submit.isPending}
+      destroyOnHidden
+    >
+      <Form<NotebookValues>
+        form={form}
+        layout="vertical"
+        name="notebook"
+        initialValues={{ flavor: 'jupyter', image: IMAGES.jupyter, share: 500, storage_gib: 20 }}
+        onFinish={onFinish}
+      >
+        <Form.Item
+          name="name"
+          label={t('submit.name')}
+          rules={[{ required: true, whitespace: true, message: t('submit.nameRequired') }]}
+        >
+          <Input placeholder="explore-data" />
+        </Form.Item>
+        <Form.Item name="flavor" label={t('notebooks.flavor')}>
+          <Radio.Group
+            onChange={(e) => {
+              form.setFieldValue('image', IMAGES[e.target.value as Flavor]);
+            }}
+            options={[
+              { value: 'jupyter', label: t('notebooks.jupyter') },
+              { value: 'vscode', label: t('notebooks.vscode') },
+            ]}
+          />
+        </Form.Item>
+        <Form.Item
+          name="image"
+          label={t('submit.image')}
+          rules={[{ required: true, whitespace: true, message: t('submit.imageRequired') }]}
+        >
+          <Input />
+        </Form.Item>
+        <Form.Item
+          name="pool"
+          label={t('submit.pool')}
+          rules={[{ required: true, message: t('submit.poolRequired') }]}
+        >
+          <Select<number>
+            loading={pools.isPending}
+            onChange={() => {
+              form.setFieldValue('accelerator_model', undefined);
+            }}
+            options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+          />
+        </Form.Item>
+        <Form.Item
+          name="share"
+          label={t('notebooks.accelerators')}
+          extra={t('notebooks.shareHint')}
+        >
+          <Select<number>
+            options={SHARES.map((s) => ({
+              value: s,
+              label:
+                s === 0
+                  ? t('notebooks.noAccelerator')
+                  : s < 1000
+                    ? t('notebooks.fraction', { share: s / 1000 })
+                    : t('notebooks.whole', { n: s / 1000 }),
+            }))}
+          />
+        </Form.Item>
+        {share !== 0 && (
+          <Form.Item
+            name="accelerator_model"
+            label={t('submit.model')}
+            rules={[{ required: true, message: t('submit.modelRequired') }]}
+          >
+            <Select<string>
+              disabled={models.length === 0}
+              options={models.map((m) => ({ value: m.model, label: m.model }))}
+            />
+          </Form.Item>
+        )}
+        <Form.Item name="storage_gib" label={t('notebooks.storage')}>
+          <InputNumber min={1} max={2048} suffix="GiB" />
+        </Form.Item>
+        {formError.length > 0 && <Alert type="error" showIcon title={formError.join(' ')} />}
+      </Form>
+    </Modal>
+  );
+}

@@ -1,0 +1,69 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, page, sessionOf } from '../../test/fixtures';
+import { ALICE, renderApp } from '../../test/renderApp';
+
+const TOKEN = {
+  id: 4,
+  name: 'ci',
+  prefix: 'zs_ab12',
+  created_at: '2026-11-30T00:00:00Z',
+  expires_at: '2027-02-28T00:00:00Z',
+  last_used_at: null,
+  revoked_at: null,
+  is_active: true,
+};
+
+describe('settings', () => {
+  it('creates a token and shows it once, then revokes one', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/tokens/': [page([]), page([TOKEN])],
+      'POST /api/v1/tokens/': { status: 201, body: { ...TOKEN, token: 'zs_ab12.secret-value' } },
+      'DELETE /api/v1/tokens/4/': { status: 204 },
+    });
+    renderApp('/settings');
+    expect(await screen.findByText('No tokens.')).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Name'), { target: { value: 'ci' } });
+    fireEvent.click(screen.getByRole('button', { name: /Create token/ }));
+    const shown = await screen.findByTestId('new-token');
+    expect(within(shown).getByTestId('new-token-value').textContent).toBe('zs_ab12.secret-value');
+    expect(within(shown).getByText('Copy it now: it is shown only once.')).toBeTruthy();
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({ name: 'ci', ttl_days: 90 });
+
+    await screen.findByText('zs_ab12…');
+    fireEvent.click(screen.getByRole('button', { name: /Revoke/ }));
+    fireEvent.click(
+      within(await screen.findByRole('tooltip')).getByRole('button', { name: 'Revoke' }),
+    );
+    await waitFor(() => {
+      expect(requests.filter((r) => r.method === 'DELETE').map((r) => r.path)).toEqual([
+        '/api/v1/tokens/4/',
+      ]);
+    });
+    // Members are for tenant admins only.
+    expect(screen.queryByRole('tab', { name: 'Members and roles' })).toBeNull();
+  });
+
+  it('lists members for a tenant admin', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tokens/': page([]),
+      'GET /api/v1/tenants/vision/members/': page([
+        {
+          id: 1,
+          username: 'bob',
+          display_name: 'Bob',
+          role: 'member',
+          created_at: '2026-11-30T00:00:00Z',
+        },
+      ]),
+    });
+    renderApp('/settings');
+    fireEvent.click(await screen.findByRole('tab', { name: 'Members and roles' }));
+    const table = await screen.findByTestId('members-table');
+    expect(await within(table).findByText('Bob')).toBeTruthy();
+    expect(within(table).getByRole('combobox', { name: 'Role of bob' })).toBeTruthy();
+  });
+});

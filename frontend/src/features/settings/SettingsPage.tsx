@@ -1,0 +1,351 @@
+import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  Alert,
+  App,
+  Button,
+  Card,
+  Empty,
+  Form,
+  Input,
+  InputNumber,
+  Popconfirm,
+  Select,
+  Space,
+  Table,
+  Tabs,
+  Tag,
+  Typography,
+} from 'antd';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { LanguageSwitch } from '../../components/LanguageSwitch';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { api, type ApiError, unwrap } from '../../lib/api';
+import type { ApiToken, Member, NewApiToken, Role } from '../../lib/apiTypes';
+import { formatDateTime } from '../../lib/format';
+import { applyServerErrors } from '../../lib/formErrors';
+import { currentLanguage } from '../../lib/i18n';
+import { useTenant } from '../tenancy/useTenant';
+
+const ROLES = ['tenant_admin', 'member', 'viewer'] as const satisfies Role[];
+
+export function SettingsPage() {
+  const { t } = useTranslation();
+  const tenant = useTenant();
+  return (
+    <>
+      <PageHeader title={t('settings.title')} subtitle={t('settings.subtitle')} />
+      <Card>
+        <Tabs
+          items={[
+            { key: 'tokens', label: t('settings.tokens'), children: <Tokens /> },
+            ...(tenant.slug !== null && tenant.isTenantAdmin
+              ? [
+                  {
+                    key: 'members',
+                    label: t('settings.members'),
+                    children: <Members tenant={tenant.slug} />,
+                  },
+                ]
+              : []),
+            {
+              key: 'language',
+              label: t('settings.language'),
+              children: (
+                <Space>
+                  <Typography.Text>{t('settings.languageHint')}</Typography.Text>
+                  <LanguageSwitch />
+                </Space>
+              ),
+            },
+          ]}
+        />
+      </Card>
+    </>
+  );
+}
+
+function Tokens() {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const language = currentLanguage();
+  const client = useQueryClient();
+  const [form] = Form.useForm<{ name: string; ttl_days: number }>();
+  const [created, setCreated] = useState<NewApiToken | null>(null);
+  const tokens = useQuery({
+    queryKey: ['tokens'],
+    queryFn: ({ signal }) => unwrap(api.GET('/api/v1/tokens/', { signal })),
+  });
+  const create = useMutation<NewApiToken, ApiError, { name: string; ttl_days: number }>({
+    mutationFn: (body) => unwrap(api.POST('/api/v1/tokens/', { body })),
+    onSuccess: (token) => {
+      setCreated(token);
+      form.resetFields();
+      void client.invalidateQueries({ queryKey: ['tokens'] });
+    },
+    onError: (error) => {
+      const { unmatched } = applyServerErrors(form, error, [['name'], ['ttl_days']]);
+      if (unmatched.length > 0) void message.error(unmatched.join(' '));
+    },
+  });
+  const revoke = useMutation<undefined, ApiError, number>({
+    mutationFn: async (id) => {
+      await unwrap(api.DELETE('/api/v1/tokens/{id}/', { params: { path: { id } } }));
+      return undefined;
+    },
+    onSuccess: () => {
+      void message.success(t('settings.revoked'));
+      void client.invalidateQueries({ queryKey: ['tokens'] });
+    },
+    onError: (e) => void message.error(e.detail),
+  });
+
+  return (
+    <Space orientation="vertical" size={16} style={{ width: '100%' }}>
+      <Form
+        form={form}
+        layout="inline"
+        name="token"
+        initialValues={{ ttl_days: 90 }}
+        onFinish={(values) => {
+          create.mutate(values);
+        }}
+      >
+        <Form.Item
+          name="name"
+          label={t('settings.tokenName')}
+          rules={[{ required: true, whitespace: true, message: t('settings.tokenNameRequired') }]}
+        >
+          <Input placeholder="ci-pipeline" />
+        </Form.Item>
+        <Form.Item name="ttl_days" label={t('settings.ttl')}>
+          <InputNumber min={1} max={365} />
+        </Form.Item>
+        <Button type="primary" htmlType="submit" icon={<PlusOutlined />} loading={create.isPending}>
+          {t('settings.createToken')}
+        </Button>
+      </Form>
+      {created !== null && (
+        <Alert
+          type="success"
+          showIcon
+          closable={{
+            onClose: () => {
+              setCreated(null);
+            },
+          }}
+          data-testid="new-token"
+          title={t('settings.tokenCreated', { name: created.name })}
+          description={
+            <Space orientation="vertical">
+              <Typography.Text>{t('settings.tokenOnce')}</Typography.Text>
+              <Typography.Text
+                code
+                copyable={{ text: created.token }}
+                data-testid="new-token-value"
+              >
+                {created.token}
+              </Typography.Text>
+            </Space>
+          }
+        />
+      )}
+      {tokens.isError ? (
+        <QueryErrorResult error={tokens.error} onRetry={() => void tokens.refetch()} />
+      ) : (
+        <Table<ApiToken>
+          rowKey="id"
+          size="small"
+          loading={tokens.isPending}
+          pagination={false}
+          data-testid="tokens-table"
+          dataSource={tokens.data?.results ?? []}
+          locale={{ emptyText: <Empty description={t('settings.noTokens')} /> }}
+          columns={[
+            { title: t('settings.tokenName'), dataIndex: 'name' },
+            {
+              title: t('settings.prefix'),
+              dataIndex: 'prefix',
+              render: (p: string) => <code>{p}…</code>,
+            },
+            {
+              title: t('settings.created'),
+              dataIndex: 'created_at',
+              render: (a: string) => formatDateTime(a, language),
+            },
+            {
+              title: t('settings.expires'),
+              dataIndex: 'expires_at',
+              render: (a: string) => formatDateTime(a, language),
+            },
+            {
+              title: t('settings.lastUsed'),
+              dataIndex: 'last_used_at',
+              render: (a: string | null) => formatDateTime(a, language),
+            },
+            {
+              title: t('jobs.state'),
+              key: 'state',
+              render: (_, tok) =>
+                tok.is_active ? (
+                  <Tag color="green">{t('settings.active')}</Tag>
+                ) : (
+                  <Tag>{t('settings.inactive')}</Tag>
+                ),
+            },
+            {
+              title: t('common.actions'),
+              key: 'revoke',
+              render: (_, tok) =>
+                tok.is_active ? (
+                  <Popconfirm
+                    title={t('settings.revokeConfirm', { name: tok.name })}
+                    okText={t('settings.revoke')}
+                    cancelText={t('common.no')}
+                    onConfirm={() => {
+                      revoke.mutate(tok.id);
+                    }}
+                  >
+                    <Button size="small" danger icon={<DeleteOutlined />}>
+                      {t('settings.revoke')}
+                    </Button>
+                  </Popconfirm>
+                ) : null,
+            },
+          ]}
+        />
+      )}
+    </Space>
+  );
+}
+
+function Members({ tenant }: { tenant: string }) {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const client = useQueryClient();
+  const key = ['members', tenant];
+  const [form] = Form.useForm<{ username: string; role: Role }>();
+  const members = useQuery({
+    queryKey: key,
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/members/', { params: { path: { tenant } }, signal }),
+      ),
+  });
+  const done = () => void client.invalidateQueries({ queryKey: key });
+  const add = useMutation<Member, ApiError, { username: string; role: Role }>({
+    mutationFn: (body) =>
+      unwrap(api.POST('/api/v1/tenants/{tenant}/members/', { params: { path: { tenant } }, body })),
+    onSuccess: () => {
+      form.resetFields();
+      done();
+    },
+    onError: (error) => {
+      const { unmatched } = applyServerErrors(form, error, [['username'], ['role']]);
+      if (unmatched.length > 0) void message.error(unmatched.join(' '));
+    },
+  });
+  const setRole = useMutation<Member, ApiError, { id: number; role: Role }>({
+    mutationFn: ({ id, role }) =>
+      unwrap(
+        api.PATCH('/api/v1/tenants/{tenant}/members/{id}/', {
+          params: { path: { tenant, id } },
+          body: { role },
+        }),
+      ),
+    onSuccess: done,
+    onError: (e) => void message.error(e.detail),
+  });
+  const remove = useMutation<undefined, ApiError, number>({
+    mutationFn: async (id) => {
+      await unwrap(
+        api.DELETE('/api/v1/tenants/{tenant}/members/{id}/', { params: { path: { tenant, id } } }),
+      );
+      return undefined;
+    },
+    onSuccess: done,
+    onError: (e) => void message.error(e.detail),
+  });
+  const roleOptions = ROLES.map((r) => ({ value: r, label: t(`roles.${r}`) }));
+
+  return (
+    <Space orientation="vertical" size={16} style={{ width: '100%' }}>
+      <Form
+        form={form}
+        layout="inline"
+        name="member"
+        initialValues={{ role: 'member' }}
+        onFinish={(values) => {
+          add.mutate(values);
+        }}
+      >
+        <Form.Item
+          name="username"
+          label={t('settings.username')}
+          rules={[{ required: true, whitespace: true, message: t('settings.usernameRequired') }]}
+        >
+          <Input />
+        </Form.Item>
+        <Form.Item name="role" label={t('settings.role')}>
+          <Select<Role> style={{ width: 160 }} options={roleOptions} />
+        </Form.Item>
+        <Button type="primary" htmlType="submit" icon={<PlusOutlined />} loading={add.isPending}>
+          {t('settings.addMember')}
+        </Button>
+      </Form>
+      {members.isError ? (
+        <QueryErrorResult error={members.error} onRetry={() => void members.refetch()} />
+      ) : (
+        <Table<Member>
+          rowKey="id"
+          size="small"
+          loading={members.isPending}
+          pagination={false}
+          data-testid="members-table"
+          dataSource={members.data?.results ?? []}
+          locale={{ emptyText: <Empty description={t('settings.noMembers')} /> }}
+          columns={[
+            { title: t('settings.username'), dataIndex: 'username' },
+            { title: t('settings.displayName'), dataIndex: 'display_name' },
+            {
+              title: t('settings.role'),
+              key: 'role',
+              render: (_, m) => (
+                <Select<Role>
+                  size="small"
+                  style={{ width: 160 }}
+                  aria-label={t('settings.roleOf', { user: m.username })}
+                  value={m.role}
+                  options={roleOptions}
+                  onChange={(role) => {
+                    setRole.mutate({ id: m.id, role });
+                  }}
+                />
+              ),
+            },
+            {
+              title: t('common.actions'),
+              key: 'remove',
+              render: (_, m) => (
+                <Popconfirm
+                  title={t('settings.removeConfirm', { user: m.username })}
+                  okText={t('settings.remove')}
+                  cancelText={t('common.no')}
+                  onConfirm={() => {
+                    remove.mutate(m.id);
+                  }}
+                >
+                  <Button size="small" danger>
+                    {t('settings.remove')}
+                  </Button>
+                </Popconfirm>
+              ),
+            },
+          ]}
+        />
+      )}
+    </Space>
+  );
+}

@@ -1,0 +1,13 @@
+// Query keys shared by the pages and the websocket cache writer, so both agree on them.
+export const jobKeys = {
+  all: (tenant: string) => ['jobs', tenant] as const,
+  lists: (tenant: string) => ['jobs', tenant, 'list'] as const,
+  list: (tenant: string, filters: object) => ['jobs', tenant, 'list', filters] as const,
+  detail: (tenant: string, id: number) => ['jobs', tenant, 'detail', id] as const,
+  events: (tenant: string, id: number) => ['jobs', tenant, 'events', id] as const,
+};
+
+export const poolKeys = {
+  all: ['pools'] as const,
+  queue: (id: number) => ['pools', id, 'queue'] as const,
+};
