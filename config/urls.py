@@ -65,9 +65,7 @@ router.register(f"{TENANT}/governance/flags", IdleFlagViewSet, basename="tenant-
 router.register(
     f"{TENANT}/governance/notifications", NotificationViewSet, basename="tenant-notification"
 )
-router.register(
-    f"{TENANT}/governance/efficiency", EfficiencyViewSet, basename="tenant-efficiency"
-)
+router.register(f"{TENANT}/governance/efficiency", EfficiencyViewSet, basename="tenant-efficiency")
 
 api_v1 = [
     path("auth/session/", SessionView.as_view(), name="auth-session"),

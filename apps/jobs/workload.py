@@ -11,6 +11,7 @@ from django.conf import settings
 from apps.clusters.backends import spec as ws
 from apps.clusters.registry import accelerator_resource
 from apps.jobs.models import Job
+from apps.runs.workload_env import job_env
 
 _TIER = {"leaf": 1, "su": 2, "spine": 3}
 
@@ -31,6 +32,7 @@ def build(job: Job) -> ws.WorkloadSpec:
     for alloc in job.allocations.select_related("node").order_by("replica_index"):
         nodes[alloc.replica_group].append(alloc.node.name)
     vendor = job.pool.nodes.values_list("accelerator_vendor", flat=True).first() or "nvidia"
+    platform_env = job_env(job)  # SDK identity and ZS_RESUME_FROM (training jobs only)
     groups = tuple(
         ws.ReplicaGroup(
             name=g["name"],
@@ -38,7 +40,7 @@ def build(job: Job) -> ws.WorkloadSpec:
             image=spec["image"],
             command=tuple(spec.get("command") or ()),
             args=tuple(spec.get("args") or ()),
-            env={**(spec.get("env") or {})},
+            env={**(spec.get("env") or {}), **platform_env},
             accelerators=int(g.get("accelerators", 0)),
             accelerator_milli=int(g["accelerator_milli"]) if g.get("accelerator_milli") else None,
             accelerator_resource=accelerator_resource(vendor) or "nvidia.com/gpu",

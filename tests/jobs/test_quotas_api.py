@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.audit.models import AuditEntry
+from apps.jobs.models import Job
 from apps.quotas.models import Quota
 from apps.quotas.tasks import sync_queues
 from apps.tenancy.models import Role
@@ -29,6 +30,7 @@ def test_guarantees_cannot_exceed_pool_capacity(world: World, client_for, cluste
     ok = admin.patch(f"/api/v1/quotas/{quota.pk}/", {"guarantee": 12, "borrow_limit": 20})
     assert ok.status_code == 200, ok.json()
     entry = AuditEntry.objects.get(object_type="quotas.quota", action="update")
+    assert entry.before is not None and entry.after is not None
     assert (entry.before["guarantee"], entry.after["guarantee"]) == (16, 12)
 
 
@@ -69,7 +71,7 @@ def test_invalid_job_specs_are_400_with_field_errors(world: World, client_for, c
     from tests.jobs.conftest import training_body
 
     client = client_for(world.user("a", Role.MEMBER))
-    cases = [
+    cases: list[tuple[dict[str, object], str]] = [
         ({"accelerator_model": "H100"}, "accelerator_model"),
         ({"image": "Not An Image!"}, "image"),
         ({"replica_groups": [{"name": "w", "replicas": 5, "accelerators": 8}]}, "replica_groups"),
@@ -87,4 +89,4 @@ def test_invalid_job_specs_are_400_with_field_errors(world: World, client_for, c
         response = client.post("/api/v1/tenants/tenant-a/jobs/", body, format="json")
         assert response.status_code == 400, (override, response.content)
         assert field in response.json()["errors"], (override, response.json())
-    assert not world.tenant_a.jobs.exists()
+    assert not Job.objects.filter(tenant=world.tenant_a).exists()

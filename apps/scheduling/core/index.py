@@ -22,6 +22,7 @@ from bisect import insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TypeVar
 
 from .model import FULL_DEVICE_MILLI, ClusterSnapshot, Node, RunningJob
 from .quota import QuotaKey, QuotaLedger
@@ -30,6 +31,17 @@ LeafKey = tuple[str, str, str]  # spine, scalable unit, leaf switch
 SuKey = tuple[str, str]  # spine, scalable unit
 ClassKey = tuple[str, str, str, str]  # pool, model, vendor, arch
 Selector = tuple[tuple[str, str], ...]
+T = TypeVar("T")
+R = TypeVar("R")
+Sig = tuple[int, int, tuple[int, ...]]
+"""What node scoring sees of a node: free CPU, whole free devices, and the remaining milli
+of each partly shared device (largest first)."""
+
+
+def sig_of(ns: NodeState) -> Sig:
+    shares = ns.shares
+    rems = tuple(sorted(shares.values(), reverse=True)) if shares else ()
+    return (ns.cpu_free, len(ns.free), rems)
 
 
 class NodeState:
@@ -48,6 +60,7 @@ class NodeState:
         "node",
         "share_users",
         "shares",
+        "sig",
         "spine_key",
         "su_key",
     )
@@ -67,6 +80,7 @@ class NodeState:
         self.leaf_key: LeafKey = (node.spine, node.scalable_unit, node.leaf_switch)
         self.held_by: str | None = None
         self.held_priority = 0
+        self.sig: Sig | None = None  # see ClassIndex.groups
 
     def usable_by(self, job_id: str, priority: int) -> bool:
         """Held nodes stay usable by the holder and by strictly higher priority work."""
@@ -139,6 +153,62 @@ class ClassIndex:
         self.spine_size = {
             spine: sum(self.su_size[su] for su in sus) for spine, sus in self.spine_sus.items()
         }
+        # Nodes grouped by what node scoring sees (``Sig``), built on first use by scoring.py
+        # and then kept up to date by every change: scoring looks at each distinct kind of
+        # node once instead of at every node.
+        self.groups: dict[Sig, dict[NodeState, None]] | None = None
+        self.sigs_by_whole: list[dict[Sig, None]] = []  # the groups' keys by whole free count
+        # groups without a whole free device, by the largest remainder of a shared device
+        self.sigs_by_rem: dict[int, dict[Sig, None]] = {}
+
+    def enable_groups(self) -> dict[Sig, dict[NodeState, None]]:
+        if self.groups is None:
+            groups: dict[Sig, dict[NodeState, None]] = {}
+            by_whole: list[dict[Sig, None]] = [{} for _ in range(self.max_devices + 1)]
+            for ns in self.nodes:
+                sig = ns.sig = sig_of(ns)
+                if sig not in groups:
+                    groups[sig] = {}
+                    self._file(sig, by_whole)
+                groups[sig][ns] = None
+            self.groups = groups
+            self.sigs_by_whole = by_whole
+        return self.groups
+
+    def _file(self, sig: Sig, by_whole: list[dict[Sig, None]]) -> None:
+        by_whole[sig[1]][sig] = None
+        if sig[1] == 0:
+            self.sigs_by_rem.setdefault(sig[2][0] if sig[2] else 0, {})[sig] = None
+
+    def _unfile(self, sig: Sig) -> None:
+        del self.sigs_by_whole[sig[1]][sig]
+        if sig[1] == 0:
+            best = sig[2][0] if sig[2] else 0
+            same = self.sigs_by_rem[best]
+            del same[sig]
+            if not same:
+                del self.sigs_by_rem[best]
+
+    def regroup(self, ns: NodeState) -> None:
+        """Re-file a node whose free resources changed (only when groups are in use)."""
+        groups = self.groups
+        if groups is None:
+            return
+        new = sig_of(ns)
+        old = ns.sig
+        if new == old:
+            return
+        if old is not None:
+            members = groups[old]
+            del members[ns]
+            if not members:
+                del groups[old]
+                self._unfile(old)
+        if new not in groups:
+            groups[new] = {}
+            self._file(new, self.sigs_by_whole)
+        groups[new][ns] = None
+        ns.sig = new
 
     def moved(self, ns: NodeState, old: int, new: int) -> None:
         """Re-file a node whose whole-free count went from ``old`` to ``new``."""
@@ -187,6 +257,10 @@ class ClusterState:
         self.log: list[Callable[[], object]] = []  # undo actions, oldest first
         self.freed_by: dict[int, set[str]] = {}
         self.held: list[NodeState] = []  # nodes under a delay-scheduling hold
+        self.scoring_cache: object | None = None  # scoring.ScoringCache, made on first use
+        # job id -> (the pending job, its normalised request): a state kept across cycles
+        # sees the same queued jobs again and again.
+        self.requests: dict[str, tuple[object, object]] = {}
         self._init_free()
         self._init_running(snapshot.running)
         self.classes: dict[ClassKey, ClassIndex] = {}
@@ -305,6 +379,8 @@ class ClusterState:
         ns.mem_free -= mem
         if ns.cls is not None:
             ns.cls.moved(ns, old, len(ns.free))
+            if ns.cls.groups is not None:
+                ns.cls.regroup(ns)
 
     @staticmethod
     def _give(ns: NodeState, devices: tuple[int, ...], cpu: int, mem: int) -> None:
@@ -315,6 +391,8 @@ class ClusterState:
         ns.mem_free += mem
         if ns.cls is not None:
             ns.cls.moved(ns, old, len(ns.free))
+            if ns.cls.groups is not None:
+                ns.cls.regroup(ns)
 
     @staticmethod
     def _share_take(ns: NodeState, dev: int, milli: int, cpu: int, mem: int) -> None:
@@ -337,6 +415,8 @@ class ClusterState:
             insort(cls.shared, (rem, ns.idx, dev))
         ns.cpu_free -= cpu
         ns.mem_free -= mem
+        if cls is not None and cls.groups is not None:
+            cls.regroup(ns)
 
     @staticmethod
     def _share_give(ns: NodeState, dev: int, milli: int, cpu: int, mem: int) -> None:
@@ -355,11 +435,15 @@ class ClusterState:
             insort(ns.free, dev)
             if cls is not None:
                 cls.moved(ns, old, len(ns.free))
+                if cls.groups is not None:
+                    cls.regroup(ns)
             return
         rem = min(rem + milli, FULL_DEVICE_MILLI)
         ns.shares[dev] = rem
         if cls is not None:
             insort(cls.shared, (rem, ns.idx, dev))
+            if cls.groups is not None:
+                cls.regroup(ns)
 
     # --------------------------------------------------------- logged changes
 
@@ -450,6 +534,15 @@ class ClusterState:
         for jobs in self.class_jobs.values():
             jobs.pop(job_id, None)
 
+    def request_for(self, job: T, build: Callable[[T], R]) -> R:
+        """``build(job)``, remembered while the same job object is queued (kept states)."""
+        hit = self.requests.get(job.job_id)  # type: ignore[attr-defined]
+        if hit is not None and hit[0] is job:
+            return hit[1]  # type: ignore[return-value]
+        value = build(job)
+        self.requests[job.job_id] = (job, value)  # type: ignore[attr-defined]
+        return value
+
     def begin_cycle(self) -> None:
         """Reset what only lives for one cycle: holds, trial bookkeeping, caches, warnings."""
         for ns in self.held:
@@ -459,3 +552,5 @@ class ClusterState:
         self.freed_by.clear()
         self.victim_order.clear()
         self.warnings.clear()
+        if len(self.requests) > 4 * (len(self.running) + 1024):
+            self.requests.clear()

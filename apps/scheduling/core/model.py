@@ -45,10 +45,20 @@ class TopologyMode(StrEnum):
 
 
 class Packing(StrEnum):
-    """Node choice: binpack keeps whole nodes free, spread is the baseline to compare with."""
+    """Node choice: binpack keeps whole nodes free, spread is the baseline to compare with.
+
+    ``best_fit`` and ``fragmentation`` are binpack for gangs. For a job of one replica,
+    ``best_fit`` picks the node, over all compatible models, left with the least free CPU and
+    accelerators (equal weights); ``fragmentation`` picks the
+    node (and shared device) whose placement least increases the expected fragmentation of
+    the cluster for the mix of task shapes in ``Policy.workload_profile`` (fragmentation
+    gradient descent, Weng et al., USENIX ATC 2023).
+    """
 
     BINPACK = "binpack"
     SPREAD = "spread"
+    BEST_FIT = "best_fit"
+    FRAGMENTATION = "fragmentation"
 
 
 class PendingCode(StrEnum):
@@ -225,6 +235,22 @@ class ClusterSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskShape:
+    """One kind of task in the expected workload mix, for fragmentation-aware packing.
+
+    ``accelerators`` whole devices or a ``milli`` share of one (both zero: CPU only), with
+    ``weight`` its share of tasks (weights need not sum to 1). An empty ``models`` fits any.
+    """
+
+    accelerators: int = 0
+    milli: int = 0
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    models: frozenset[str] = frozenset()
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     """Switches and parameters, one group per policy. Defaults are the production settings.
 
@@ -246,12 +272,19 @@ class Policy:
     starvation_threshold: timedelta = timedelta(minutes=30)
     max_hold: timedelta = timedelta(hours=2)
     max_holds: int = 1  # like Volcano's reservation: one elected job at a time
+    # Soft topology: for this long after submission a multi-replica job only takes the
+    # tightest tier that could ever host it (one leaf if it fits in one), then any tier.
+    # Zero: fall back at once.
+    topology_patience: timedelta = timedelta(0)
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True
     sharing: bool = True
     backfill: bool = True
     fragmentation_replica_size: int = 8
+    # Packing.FRAGMENTATION: the expected mix of task shapes. Empty: the shapes of the jobs
+    # in the snapshot and the queue, each counted once per replica.
+    workload_profile: tuple[TaskShape, ...] = ()
 
 
 # -------------------------------------------------------------------------- outputs

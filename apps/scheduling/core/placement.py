@@ -59,7 +59,7 @@ def _best_fit(cls: ClassIndex, d: Demand, job: PendingJob, packing: Packing) -> 
     """Best (binpack) or worst (spread) fitting node via the free-count buckets."""
     k = max(d.k, 1)
     top = cls.max_devices
-    order = range(k, top + 1) if packing == Packing.BINPACK else range(top, k - 1, -1)
+    order = range(k, top + 1) if packing != Packing.SPREAD else range(top, k - 1, -1)
     buckets = cls.buckets
     for f in order:
         for ns in buckets[f]:
@@ -197,7 +197,7 @@ def _node_candidates(
     job = req.job
     order = (
         range(need, cls.max_devices + 1)
-        if packing == Packing.BINPACK
+        if packing != Packing.SPREAD
         else range(cls.max_devices, need - 1, -1)
     )
     out: list[DomainKey] = []
@@ -211,7 +211,7 @@ def _node_candidates(
 
 
 def place_in_class(
-    state: ClusterState, cls: ClassIndex, req: Request, policy: Policy
+    state: ClusterState, cls: ClassIndex, req: Request, policy: Policy, *, tight: bool = False
 ) -> Placed | str | None:
     """Place the whole job in ``cls``.
 
@@ -233,6 +233,13 @@ def place_in_class(
         job.topology.mode == TopologyMode.SOFT and not policy.topology
     )
     tiers = tiers_for(job.topology, req.total_replicas, topology_policy=policy.topology)
+    if tight:
+        # Patience (Policy.topology_patience): only the tightest tier that could host it.
+        best = next(
+            (t for t in tiers if t == Tier.ANY or could_ever_fit(cls, t, req.whole_need)),
+            Tier.ANY,
+        )
+        tiers = [t for t in tiers if t <= best]
     for tier in tiers:
         keys: list[DomainKey]
         if tier != Tier.ANY and not could_ever_fit(cls, tier, req.whole_need):

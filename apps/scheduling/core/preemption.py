@@ -122,6 +122,14 @@ def find_victims(
     ]
     if not candidates:
         return None
+    # Even every eligible victim gone would not free enough devices: no trial can succeed.
+    # (A share frees at most its device, when it was the last share on it.)
+    freeable = sum(
+        e.whole_by_class.get(cls.key, 0) + sum(len(a.shares) for a in e.allocations)
+        for e in candidates
+    )
+    if cls.cap[1] + freeable < total_whole:
+        return None
     budget = policy.max_preemption_trials
     base = state.mark()
 

@@ -41,6 +41,7 @@ from .preemption import apply_victims, find_victims, may_preempt
 from .quota import fmt_devices
 from .reasons import capacity, fmt_duration, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
+from .scoring import SCORED, place_scored
 
 
 @contextmanager
@@ -81,11 +82,17 @@ class Scheduler:
         reservations: Sequence[Reservation] = (),
         *,
         pause_gc: bool = True,
+        quiet: bool = False,
     ) -> Scheduler:
-        """A cycle on a state kept across cycles (see ``LiveCluster``) instead of a snapshot."""
+        """A cycle on a state kept across cycles (see ``LiveCluster``) instead of a snapshot.
+
+        ``quiet``: pending reasons carry their code but no message (a simulator decides
+        millions of pending jobs and reads none of them); decisions are the same.
+        """
         self = cls.__new__(cls)
         state.begin_cycle()
         self._setup(state, policy, now, reservations, pause_gc)
+        self._quiet = quiet
         return self
 
     def _setup(
@@ -111,6 +118,9 @@ class Scheduler:
         self._nofit: set[tuple[object, ...]] = set()
         self._novictims: set[tuple[object, ...]] = set()
         self._holders: set[str] = set()
+        self._placed_ids: set[str] = set()
+        self._quiet = False
+        self._tight = False  # the job in hand only takes its tightest tier (patience)
         self._used = False
 
     # --------------------------------------------------------------- ordering
@@ -133,7 +143,7 @@ class Scheduler:
             if job.job_id in self.state.running:
                 self._pend(job, PendingCode.INVALID, "a job with this id is already running")
                 continue
-            req = build_request(job)
+            req = self.state.request_for(job, build_request)
             if isinstance(req, str):
                 self._pend(job, PendingCode.INVALID, req)
                 continue
@@ -199,7 +209,14 @@ class Scheduler:
         if req.has_shares and not policy.sharing:
             self._pend(job, PendingCode.SHARING_DISABLED, "GPU sharing is disabled by policy")
             return
+        scored = policy.packing in SCORED and req.total_replicas == 1
         if not req.needs_accelerator:
+            if scored:
+                cpu_classes = list(st.pool_classes.get(job.pool, ()))
+                hit = place_scored(st, cpu_classes, req, policy)
+                if hit is not None:
+                    self._commit(req, "", hit[1])
+                    return
             placed_cpu = place_cpu_only(st, req)
             if placed_cpu is not None:
                 self._commit(req, "", placed_cpu)
@@ -217,14 +234,27 @@ class Scheduler:
             self._fail(req, PendingCode.NO_MATCH, no_match(st, req))
             return
         quota_fail: dict[ClassKey, str] = {}
-        shape = None if job.job_id in self._holders else req.shape
-        for cls in classes:
+        tight = (
+            policy.topology
+            and job.topology.mode == TopologyMode.SOFT
+            and req.total_replicas > 1
+            and self.now - job.submit_time < policy.topology_patience
+        )
+        self._tight = tight
+        shape: tuple[object, ...] | None = None
+        if job.job_id not in self._holders:
+            shape = (req.shape, "tight") if tight else req.shape
+        if scored:
+            self._place_scored(req, classes, quota_fail, shape)
+            if job.job_id in self._placed_ids:
+                return
+        for cls in [] if scored else classes:
             if shape is not None and (cls.key, shape) in self._nofit:
                 reason = st.ledger.check((job.tenant, job.pool, cls.model), req.accel_milli)
                 if reason:
                     quota_fail[cls.key] = reason
                 continue
-            res = place_in_class(st, cls, req, policy)
+            res = place_in_class(st, cls, req, policy, tight=tight)
             if isinstance(res, Placed):
                 self._commit(req, cls.model, res)
                 return
@@ -269,12 +299,42 @@ class Scheduler:
                 )
         self._fail(req, code, why)
 
+    def _place_scored(
+        self,
+        req: Request,
+        classes: list[ClassIndex],
+        quota_fail: dict[ClassKey, str],
+        shape: tuple[object, ...] | None,
+    ) -> None:
+        """One-replica jobs under a scored packing: the best node over every class."""
+        st, job = self.state, req.job
+        open_classes = []
+        for cls in classes:
+            reason = st.ledger.check((job.tenant, job.pool, cls.model), req.accel_milli)
+            if reason:
+                quota_fail[cls.key] = reason
+            else:
+                open_classes.append(cls)
+        key = ("scored", shape)
+        if not open_classes or (shape is not None and key in self._nofit):
+            return
+        hit = place_scored(st, open_classes, req, self.policy)
+        if hit is None:
+            if shape is not None:
+                self._nofit.add(key)
+            return
+        cls, placed = hit
+        st.charge((job.tenant, job.pool, cls.model), req.accel_milli)
+        self._commit(req, cls.model, placed)
+
     def _explain(
         self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
     ) -> tuple[PendingCode, str]:
         open_classes = [c for c in classes if c.key not in quota_fail]
         if not open_classes:
             return PendingCode.QUOTA, quota_fail[classes[0].key]
+        if self._quiet:
+            return PendingCode.CAPACITY, ""
         k = max(req.main.k, 1)
         best = max(open_classes, key=lambda c: (k <= c.max_devices, c.cap[min(k, c.max_devices)]))
         return capacity(self.state, best, req, self.policy)
@@ -283,14 +343,16 @@ class Scheduler:
         st, policy, job = self.state, self.policy, req.job
 
         def fits() -> bool:
-            return isinstance(place_in_class(st, cls, req, policy), Placed)
+            return isinstance(place_in_class(st, cls, req, policy, tight=self._tight), Placed)
 
         victims = find_victims(st, cls, job, req.total_whole, req.accel_milli, fits, policy)
         if not victims:
             return False
         mark = st.mark()
         kinds = apply_victims(st, victims, job, cls.model, req.accel_milli, policy)
-        placed = place_in_class(st, cls, req, policy) if kinds is not None else None
+        placed = (
+            place_in_class(st, cls, req, policy, tight=self._tight) if kinds is not None else None
+        )
         if kinds is None or not isinstance(placed, Placed):
             st.rollback(mark)
             return False
@@ -370,6 +432,7 @@ class Scheduler:
                 partial=partial,
             )
         )
+        self._placed_ids.add(job.job_id)
         self.state.commit()
         self._changed()
 
@@ -383,6 +446,10 @@ class Scheduler:
         self._pend(req.job, code, why)
 
     def _pend(self, job: PendingJob, code: PendingCode, why: str) -> None:
+        if self._quiet:
+            waited = job.max_wait is not None and self.now - job.submit_time > job.max_wait
+            self._pending.append(PendingReason(job.job_id, code, "", over_max_wait=waited))
+            return
         late = over_max_wait(job, self.now)
         if late:
             why = f"{why}; {late}"

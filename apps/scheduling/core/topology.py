@@ -77,7 +77,7 @@ def in_domain(ns: NodeState, tier: Tier, key: DomainKey) -> bool:
 
 def _sorted_nodes(nodes: list[NodeState], k: int, packing: Packing) -> list[NodeState]:
     fit = [ns for ns in nodes if len(ns.free) >= k]
-    if packing == Packing.BINPACK:
+    if packing != Packing.SPREAD:
         fit.sort(key=lambda ns: (len(ns.free), ns.idx))
     else:
         fit.sort(key=lambda ns: (-len(ns.free), ns.idx))

@@ -2358,19 +2358,6 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["InferenceService"][];
         };
-        PaginatedJobEventList: {
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
-             */
-            previous?: string | null;
-            results: components["schemas"]["JobEvent"][];
-        };
         PaginatedJobList: {
             /**
              * Format: uri
@@ -5219,34 +5206,7 @@ export interface operations {
     };
     tenants_jobs_events_list: {
         parameters: {
-            query?: {
-                /** @description The pagination cursor value. */
-                cursor?: string;
-                /**
-                 * @description * `training` - Training
-                 *     * `notebook` - Notebook
-                 *     * `inference` - Inference
-                 */
-                kind?: "inference" | "notebook" | "training";
-                /** @description Number of results to return per page. */
-                page_size?: number;
-                pool?: number;
-                priority?: number;
-                project?: number;
-                /**
-                 * @description * `submitted` - Submitted
-                 *     * `queued` - Queued
-                 *     * `admitted` - Admitted
-                 *     * `dispatching` - Dispatching
-                 *     * `running` - Running
-                 *     * `preempted` - Preempted
-                 *     * `restarting` - Restarting
-                 *     * `succeeded` - Succeeded
-                 *     * `failed` - Failed
-                 *     * `cancelled` - Cancelled
-                 */
-                state?: "admitted" | "cancelled" | "dispatching" | "failed" | "preempted" | "queued" | "restarting" | "running" | "submitted" | "succeeded";
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @description A unique integer value identifying this job. */
@@ -5262,7 +5222,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedJobEventList"];
+                    "application/json": components["schemas"]["JobEvent"][];
                 };
             };
         };

@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.viewsets import TenantScopedViewSet, request_user
+from apps.runs import selectors, services
+from apps.runs.api.serializers import (
+    CheckpointSerializer,
+    IngestResultSerializer,
+    MetricBatchSerializer,
+    RunSerializer,
+    SeriesQuerySerializer,
+    SeriesResponseSerializer,
+    parse_points,
+)
+from apps.runs.authentication import JobCredential
+from apps.runs.models import MetricKey, Run
+
+
+class RunViewSet(TenantScopedViewSet[Run]):
+    """Training runs of a tenant: hyperparameters, tags, metric series and checkpoints.
+
+    The SDK inside a job authenticates with its job token, which sees only its own job's run.
+    Metric batches and checkpoint registrations are data written by jobs, not configuration
+    changes, so they are not audited (runs' creation and edits are)."""
+
+    serializer_class = RunSerializer
+    queryset = Run.objects.all()
+    http_method_names = ["get", "post", "patch", "head", "options"]
+    filterset_fields = ["state", "job", "project"]
+
+    def scoped_queryset(self, queryset: QuerySet[Run]) -> QuerySet[Run]:
+        queryset = queryset.select_related("owner", "job").prefetch_related(
+            Prefetch("keys", queryset=MetricKey.objects.order_by("name"))
+        )
+        credential = self.request.auth
+        if isinstance(credential, JobCredential):
+            queryset = queryset.filter(job_id=credential.job_id)
+        return queryset
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if isinstance(request.auth, JobCredential) and self.action == "create":
+            raise exceptions.PermissionDenied("A job token cannot create runs.")
+
+    def _run(self) -> Run:
+        """The run in the URL; the list filters (``state``...) must not apply to it."""
+        run = get_object_or_404(self.get_queryset(), pk=self.kwargs["pk"])
+        self.check_object_permissions(self.request, run)
+        return run
+
+    def save_kwargs(self) -> dict[str, Any]:
+        return {**super().save_kwargs(), "owner": request_user(self.request)}
+
+    @extend_schema(
+        methods=["POST"],
+        request=MetricBatchSerializer,
+        responses={200: IngestResultSerializer},
+        description="Ingest a batch of points (at most 10,000 values). Idempotent per "
+        "(key, step): re-sent points are ignored, the first value wins.",
+    )
+    @extend_schema(
+        methods=["GET"],
+        parameters=[SeriesQuerySerializer],
+        responses=SeriesResponseSerializer,
+        description="Series of the run, each at most max_points long (min/max downsampled).",
+    )
+    @action(detail=True, methods=["get", "post"])
+    def metrics(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        run = self._run()
+        if request.method == "POST":
+            points, errors = parse_points(request.data)
+            if errors:
+                raise serializers.ValidationError(errors)
+            try:
+                result = services.ingest_metrics(run=run, points=points)
+            except services.IngestError as exc:
+                raise serializers.ValidationError(exc.errors) from exc
+            return Response(
+                {
+                    "received": result.received,
+                    "stored": result.stored,
+                    "duplicates": result.duplicates,
+                }
+            )
+        query = SeriesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        series = selectors.metric_series(
+            run,
+            q["keys"],
+            max_points=q["max_points"],
+            step_min=q.get("step_min"),
+            step_max=q.get("step_max"),
+        )
+        return Response(
+            {
+                "run": run.pk,
+                "max_points": q["max_points"],
+                "series": {
+                    name: {
+                        "steps": s.steps,
+                        "values": s.values,
+                        "count": s.count,
+                        "downsampled": s.downsampled,
+                    }
+                    for name, s in series.items()
+                },
+            }
+        )
+
+    @extend_schema(
+        methods=["GET"],
+        parameters=[OpenApiParameter("state", str, enum=["incomplete", "complete"])],
+        responses=CheckpointSerializer(many=True),
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=CheckpointSerializer,
+        responses={201: CheckpointSerializer},
+        description="Register one rank's durable shard of the checkpoint at a step; it is "
+        "complete once all world_size ranks have registered. Idempotent per rank.",
+    )
+    @action(detail=True, methods=["get", "post"])
+    def checkpoints(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        run = self._run()
+        if request.method == "POST":
+            body = CheckpointSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            d = body.validated_data
+            try:
+                ckpt = services.register_checkpoint(
+                    run=run,
+                    step=d["step"],
+                    path=d["path"],
+                    rank=d["rank"],
+                    world_size=d["world_size"],
+                    size_bytes=d["shard_bytes"],
+                    files=d.get("files") or (),
+                )
+            except services.CheckpointConflictError as exc:
+                raise serializers.ValidationError({"step": [str(exc)]}) from exc
+            return Response(CheckpointSerializer(ckpt).data, status=status.HTTP_201_CREATED)
+        qs = run.checkpoints.all()
+        state = request.query_params.get("state")
+        if state:
+            qs = qs.filter(state=state)
+        return Response(CheckpointSerializer(qs[:500], many=True).data)

@@ -1,0 +1,416 @@
+"""What a run measures, and the small pure functions that summarise it.
+
+Definitions (the same for every policy):
+
+* *allocation ratio*: allocated accelerator capacity (milli-devices of running jobs, and of
+  partly placed jobs when gang is off) over the capacity of healthy nodes. Reported as the
+  time average over the measurement window (after ``warmup``, until the last arrival), and,
+  like the "Beware of Fragmentation" experiments, as a function of the *arrived* demand
+  (cumulative accelerators requested by jobs that arrived, over capacity): the value at
+  130% is "allocation at saturation".
+* *unallocated / fragmented*: free devices, and the free capacity that a whole-node replica
+  cannot use: free whole devices on nodes that cannot host one (the core's ``stranded``)
+  plus the unused remainder of shared devices.
+* *queueing delay*: from submission to first start; jobs that never started count with the
+  time they waited until the end of the run (censored; they are listed as such).
+* *fair-share expectation* of a job of ``G`` devices of tenant ``t``: the time the job would
+  wait if ``t`` got its guaranteed share of the cluster's turnover,
+  ``max(0, G + A - F) / (rho * g_t / sum(g))``, where ``A`` is what ``t`` has queued ahead
+  of it, ``F`` what it could use at once (free devices on nodes that can host a whole-node
+  replica, or its unused guarantee, which it may reclaim), ``rho`` the rate at which running
+  jobs free devices (sum of devices/duration) and ``g_t`` its guarantee; at least
+  ``FAIR_SHARE_FLOOR`` (a restart and a few cycles).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
+from apps.scheduling.core.fragmentation import fragmentation_of
+
+from .workload import SIZE_CLASSES, Workload, size_class
+
+if TYPE_CHECKING:
+    from .engine import JobRun, Simulator
+    from .policies import PolicySpec
+
+FAIR_SHARE_FLOOR = 15 * 60.0
+LARGE_JOB = 256.0
+
+
+# ------------------------------------------------------------------ pure summaries
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of unsorted values; 0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class WaitStats:
+    count: int
+    mean: float
+    p95: float
+    p99: float
+    max: float
+    censored: int
+
+
+def wait_stats(waits: Sequence[float], censored: int = 0) -> WaitStats:
+    if not waits:
+        return WaitStats(0, 0.0, 0.0, 0.0, 0.0, censored)
+    return WaitStats(
+        count=len(waits),
+        mean=sum(waits) / len(waits),
+        p95=percentile(waits, 95),
+        p99=percentile(waits, 99),
+        max=max(waits),
+        censored=censored,
+    )
+
+
+def alloc_at_arrived(curve: Sequence[tuple[float, float]], percent: int) -> float | None:
+    """Allocation ratio (%) when the arrived demand is ``percent`` % of capacity.
+
+    ``curve`` is ``[(arrived %, allocated %)]`` in arrival order. As in the analysis of the
+    "Beware of Fragmentation" artifact: the mean over the points whose arrived share rounds
+    to ``percent``, or, if none, over those within one point of it.
+    """
+    near = [a for x, a in curve if round(x) == percent]
+    if not near:
+        near = [a for x, a in curve if percent - 1 <= x <= percent + 1]
+    if not near:
+        return None
+    return sum(near) / len(near)
+
+
+def topology_share(
+    jobs: Iterable[tuple[int, Tier | None]], nodes_per_domain: int, tier: Tier
+) -> tuple[int, int]:
+    """Of the multi-node jobs that need at most ``nodes_per_domain`` nodes, how many were
+    placed within ``tier``: ``(inside, eligible)``. ``jobs`` is ``[(nodes needed, tier)]``."""
+    inside = eligible = 0
+    for needed, got in jobs:
+        if needed < 2 or needed > nodes_per_domain or got is None:
+            continue
+        eligible += 1
+        if got <= tier:
+            inside += 1
+    return inside, eligible
+
+
+def fair_share_expectation(
+    gpus: float,
+    ahead: float,
+    usable_now: float,
+    turnover: float,
+    guarantee: float,
+    total_guarantee: float,
+    floor: float = FAIR_SHARE_FLOOR,
+) -> float:
+    """See the module docstring; ``math.inf`` when the tenant has no guarantee or nothing
+    turns over."""
+    need = max(0.0, gpus + ahead - usable_now)
+    if need == 0:
+        return floor
+    if guarantee <= 0 or total_guarantee <= 0 or turnover <= 0:
+        return math.inf
+    return max(floor, need / (turnover * guarantee / total_guarantee))
+
+
+# ------------------------------------------------------------------ the recorder
+
+
+@dataclass
+class SimResult:
+    workload: str
+    policy: str
+    label: str
+    seed: int
+    end: float
+    wall_s: float
+    cycles: int
+    summary: dict[str, Any]
+    curve: list[tuple[float, float]] = field(default_factory=list)  # (arrived %, alloc %)
+    samples: list[dict[str, float]] = field(default_factory=list)
+    waits: dict[str, list[float]] = field(default_factory=dict)  # size class -> waits (s)
+    tenants: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Recorder:
+    """Collects time-weighted and per-job measures while a run goes on."""
+
+    def __init__(
+        self, workload: Workload, spec: PolicySpec, *, sample_interval: float | None
+    ) -> None:
+        self.workload = workload
+        self.spec = spec
+        self.sample_interval = sample_interval
+        self.capacity = workload.capacity_milli
+        self.allocated = 0
+        self.part_milli: dict[str, int] = {}
+        self.part_tenant: dict[str, str] = {}
+        self.arrived_milli = 0
+        self.last = 0.0
+        self.window = (workload.warmup, max((j.submit for j in workload.jobs), default=0.0))
+        self.alloc_area = 0.0
+        self.cap_area = 0.0
+        self.curve: list[tuple[float, float]] = []
+        self.samples: list[dict[str, float]] = []
+        self.preemptions = 0
+        self.failures_hit = 0
+        self.lost_preempt_gpu_s = 0.0
+        self.lost_failure_gpu_s = 0.0
+        self.dropped_jobs = 0
+        self.turnover = 0.0  # devices freed per second by running jobs (sum gpus/duration)
+        guarantees: dict[str, float] = {}
+        for q in workload.quotas:
+            guarantees[q.tenant] = guarantees.get(q.tenant, 0.0) + q.guarantee
+        self.guarantee = guarantees
+        self.total_guarantee = sum(guarantees.values())
+        self.tenant_alloc: dict[str, int] = {t: 0 for t in guarantees}
+        self.tenant_area: dict[str, float] = {t: 0.0 for t in guarantees}
+        self.tenant_demand_area: dict[str, float] = {t: 0.0 for t in guarantees}
+        self.tenant_short_area: dict[str, float] = {t: 0.0 for t in guarantees}
+        self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
+        self.expectation: dict[str, float] = {}
+
+    # time
+
+    def advance(self, now: float) -> None:
+        dt = now - self.last
+        if dt <= 0:
+            return
+        lo, hi = self.window
+        span = min(now, hi) - max(self.last, lo)
+        if span > 0:
+            self.alloc_area += self.allocated * span
+            self.cap_area += self.capacity * span
+            for t, g in self.guarantee.items():
+                used = self.tenant_alloc[t]
+                self.tenant_area[t] += used * span
+                if self.tenant_waiting[t] > 0:
+                    self.tenant_demand_area[t] += span
+                    if used < 0.9 * g * FULL_DEVICE_MILLI:
+                        self.tenant_short_area[t] += span
+        self.last = now
+
+    # resources
+
+    def took(self, job: RunningJob, sim: Simulator) -> None:
+        milli = sum(
+            len(a.devices) * FULL_DEVICE_MILLI + sum(s.milli for s in a.shares)
+            for a in job.allocations
+        )
+        self.part_milli[job.job_id] = milli
+        self.part_tenant[job.job_id] = job.tenant
+        self.allocated += milli
+        if job.tenant in self.tenant_alloc:
+            self.tenant_alloc[job.tenant] += milli
+
+    def freed(self, part: str) -> None:
+        milli = self.part_milli.pop(part, 0)
+        tenant = self.part_tenant.pop(part, "")
+        self.allocated -= milli
+        if tenant in self.tenant_alloc:
+            self.tenant_alloc[tenant] -= milli
+
+    def node_changed(self, sim: Simulator) -> None:
+        self.capacity = sim.capacity_milli()
+
+    # jobs
+
+    def arrived(self, run: JobRun, now: float, sim: Simulator) -> None:
+        job = run.job
+        self.arrived_milli += job.milli
+        if job.tenant in self.tenant_waiting:
+            self.tenant_waiting[job.tenant] += 1
+        if job.gpus >= LARGE_JOB and self.guarantee:
+            ahead = sum(
+                r.job.gpus
+                for r in sim.waiting.values()
+                if r.job.tenant == job.tenant and r.job.priority <= job.priority and r is not run
+            )
+            g = self.guarantee.get(job.tenant, 0.0)
+            # Free devices a gang can use: those on nodes that can host a whole-node replica.
+            frag = fragmentation_of(sim.live.state, 8)
+            idle = float(frag.free_devices - frag.stranded_devices)
+            unused = g - self.tenant_alloc.get(job.tenant, 0) / FULL_DEVICE_MILLI
+            self.expectation[job.job_id] = fair_share_expectation(
+                job.gpus, ahead, max(idle, unused), self.turnover, g, self.total_guarantee
+            )
+
+    def _leave_queue(self, run: JobRun) -> None:
+        if run.job.tenant in self.tenant_waiting:
+            self.tenant_waiting[run.job.tenant] -= 1
+
+    def started(self, run: JobRun, now: float, sim: Simulator) -> None:
+        self._leave_queue(run)
+        if run.job.duration:
+            self.turnover += run.job.gpus / run.job.duration
+
+    def completed(self, run: JobRun, now: float, sim: Simulator) -> None:
+        if run.job.duration:
+            self.turnover -= run.job.gpus / run.job.duration
+
+    def interrupted(self, run: JobRun, lost_gpu_s: float, *, failure: bool) -> None:
+        was_running = run.status == "running"
+        if failure:
+            self.failures_hit += 1
+            self.lost_failure_gpu_s += lost_gpu_s
+        else:
+            self.preemptions += 1
+            self.lost_preempt_gpu_s += lost_gpu_s
+        if was_running and run.job.duration:
+            self.turnover -= run.job.gpus / run.job.duration
+        if was_running and run.job.tenant in self.tenant_waiting:
+            self.tenant_waiting[run.job.tenant] += 1
+
+    def dropped(self, run: JobRun, now: float) -> None:
+        self.dropped_jobs += 1
+        self._leave_queue(run)
+
+    def cycled(self, now: float, sim: Simulator, decisions: Decisions) -> None:
+        cap = self.capacity or 1
+        self.curve.append((100.0 * self.arrived_milli / cap, 100.0 * self.allocated / cap))
+
+    def sample(self, now: float, sim: Simulator) -> None:
+        frag = fragmentation_of(sim.live.state, 8)
+        shared_left = 0
+        for ns in sim.live.state.node_list:
+            if ns.cls is not None and ns.shares:
+                shared_left += sum(ns.shares.values())
+        cap = self.capacity or 1
+        self.samples.append(
+            {
+                "t": now,
+                "alloc": self.allocated / cap,
+                "arrived": self.arrived_milli / cap,
+                "waiting": float(len(sim.waiting)),
+                "free": frag.free_devices + shared_left / FULL_DEVICE_MILLI,
+                "fragmented": frag.stranded_devices + shared_left / FULL_DEVICE_MILLI,
+            }
+        )
+
+    # the end
+
+    def result(self, sim: Simulator, end: float, wall_s: float) -> SimResult:
+        runs = sim.runs
+        cap = self.capacity or 1
+        waits: dict[str, list[float]] = {label: [] for label, _, _ in SIZE_CLASSES}
+        censored: dict[str, int] = {label: 0 for label, _, _ in SIZE_CLASSES}
+        late = 0
+        large_longest = 0.0
+        over_expect = 0
+        expect_checked = 0
+        worst_ratio = 0.0
+        topo: list[tuple[int, Tier | None]] = []
+        arrived_runs = [r for r in runs if r.status != "new"]
+        for r in arrived_runs:
+            job = r.job
+            if r.status == "dropped":
+                continue
+            cls = size_class(job.gpus)
+            if r.first_start is not None:
+                wait = r.first_start - job.submit
+            else:
+                wait = end - job.submit
+                censored[cls] += 1
+            waits[cls].append(wait)
+            if job.max_wait is not None and wait > job.max_wait:
+                late += 1
+            if job.gpus >= LARGE_JOB:
+                large_longest = max(large_longest, wait)
+                expect = self.expectation.get(job.job_id, math.inf)
+                if math.isfinite(expect):
+                    expect_checked += 1
+                    worst_ratio = max(worst_ratio, wait / expect)
+                    if wait > 2 * expect:
+                        over_expect += 1
+            if r.first_start is not None and job.replicas > 1:
+                per_node = max((g.accelerators for g in job.groups if g.accelerators), default=0)
+                if per_node:
+                    node_size = 8
+                    needed = math.ceil(job.gpus / node_size)
+                    topo.append((needed, r.tier))
+        leaf_nodes = int(self.workload.meta.get("nodes_per_leaf", 32))  # type: ignore[call-overload]
+        su_nodes = int(self.workload.meta.get("nodes_per_su", 128))  # type: ignore[call-overload]
+        in_leaf, leaf_eligible = topology_share(topo, leaf_nodes, Tier.LEAF)
+        in_su, su_eligible = topology_share(topo, su_nodes, Tier.SU)
+        last = self.samples[-1] if self.samples else {}
+        frag = fragmentation_of(sim.live.state, 8)
+        shared_left = sum(
+            sum(ns.shares.values()) for ns in sim.live.state.node_list if ns.cls is not None
+        )
+        summary: dict[str, Any] = {
+            "jobs": len(arrived_runs),
+            "completed": sum(1 for r in runs if r.status == "done"),
+            "dropped": self.dropped_jobs,
+            "never_started": sum(censored.values()),
+            "alloc_window": self.alloc_area / self.cap_area if self.cap_area else 0.0,
+            "alloc_end": self.allocated / cap,
+            "alloc_at_130": alloc_at_arrived(self.curve, 130),
+            "arrived_end": self.arrived_milli / cap,
+            "unallocated_end": (cap - self.allocated) / FULL_DEVICE_MILLI,
+            "fragmented_end": frag.stranded_devices + shared_left / FULL_DEVICE_MILLI,
+            "preemptions": self.preemptions,
+            "preempt_lost_gpu_h": self.lost_preempt_gpu_s / 3600,
+            "failure_interruptions": self.failures_hit,
+            "failure_lost_gpu_h": self.lost_failure_gpu_s / 3600,
+            "late_jobs": late,
+            "large_longest_wait": large_longest,
+            "large_over_2x_expectation": over_expect,
+            "large_checked": expect_checked,
+            "large_worst_wait_over_expectation": worst_ratio,
+            "one_leaf": (in_leaf, leaf_eligible),
+            "one_su": (in_su, su_eligible),
+            "mean_fragmented_window": _window_mean(self.samples, "fragmented", self.window),
+            "mean_free_window": _window_mean(self.samples, "free", self.window),
+            "last_sample": last,
+        }
+        for label in waits:
+            summary[f"wait_{label}"] = wait_stats(waits[label], censored[label])
+        span = max(self.window[1] - self.window[0], 1e-9)
+        tenants = []
+        for t, g in sorted(self.guarantee.items()):
+            used = self.tenant_area[t] / span / FULL_DEVICE_MILLI
+            demand = self.tenant_demand_area[t]
+            tenants.append(
+                {
+                    "tenant": t,
+                    "guarantee": g,
+                    "mean_used": used,
+                    "used_over_guarantee": used / g if g else 0.0,
+                    "share": used * FULL_DEVICE_MILLI / cap,
+                    "demand_time": demand / span,
+                    "short_when_demanding": self.tenant_short_area[t] / demand if demand else 0.0,
+                }
+            )
+        return SimResult(
+            workload=self.workload.name,
+            policy=self.spec.name,
+            label=self.spec.label,
+            seed=sim.seed,
+            end=end,
+            wall_s=wall_s,
+            cycles=sim.cycles,
+            summary=summary,
+            curve=self.curve,
+            samples=self.samples,
+            waits=waits,
+            tenants=tenants,
+        )
+
+
+def _window_mean(samples: list[dict[str, float]], key: str, window: tuple[float, float]) -> float:
+    lo, hi = window
+    values = [s[key] for s in samples if lo <= s["t"] <= hi]
+    return sum(values) / len(values) if values else 0.0

@@ -1,0 +1,110 @@
+"""What a simulation replays: a cluster, jobs with arrival times and durations, quotas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apps.scheduling.core import (
+    FULL_DEVICE_MILLI,
+    Node,
+    Pool,
+    Quota,
+    ReplicaGroup,
+    TopologyRequirement,
+)
+
+NO_TOPOLOGY = TopologyRequirement()
+
+
+@dataclass(frozen=True, slots=True)
+class SimJob:
+    """One job of a workload. Times are seconds of virtual time from the start of the run.
+
+    ``duration`` is the work the job needs once running (``None``: it runs until the end of
+    the run, like a notebook or an inference service). After a preemption or a node failure
+    the job resumes from its last checkpoint (every ``checkpoint_interval`` seconds of work;
+    ``None``: from scratch) after ``restart_cost`` seconds of start-up.
+    """
+
+    job_id: str
+    submit: float
+    tenant: str
+    pool: str
+    priority: int
+    groups: tuple[ReplicaGroup, ...]
+    duration: float | None = None
+    topology: TopologyRequirement = NO_TOPOLOGY
+    kind: str = "task"
+    max_wait: float | None = None
+    checkpoint_interval: float | None = None
+    restart_cost: float = 0.0
+
+    @property
+    def milli(self) -> int:
+        """Accelerator demand in milli-devices."""
+        return sum(
+            g.replicas * (g.accelerators * FULL_DEVICE_MILLI + g.accelerator_milli)
+            for g in self.groups
+        )
+
+    @property
+    def gpus(self) -> float:
+        return self.milli / FULL_DEVICE_MILLI
+
+    @property
+    def replicas(self) -> int:
+        return sum(g.replicas for g in self.groups)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFailure:
+    """A node breaks at ``time`` (its jobs are killed) and is repaired ``repair`` s later."""
+
+    time: float
+    node_id: str
+    repair: float
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A cluster and the jobs to replay on it.
+
+    ``one_shot``: every job gets exactly one scheduling attempt, at its arrival, and is
+    dropped if it does not fit; this is the methodology of the "Beware of Fragmentation"
+    experiments (tasks never leave; the cluster fills until it saturates).
+    ``horizon``: stop at this time (``None``: when no event is left).
+    """
+
+    name: str
+    nodes: tuple[Node, ...]
+    jobs: tuple[SimJob, ...]
+    quotas: tuple[Quota, ...] = ()
+    pools: tuple[Pool, ...] = ()
+    failures: tuple[NodeFailure, ...] = ()
+    one_shot: bool = False
+    horizon: float | None = None
+    warmup: float = 0.0
+    meta: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def capacity_milli(self) -> int:
+        return sum(n.accelerator_count for n in self.nodes) * FULL_DEVICE_MILLI
+
+
+SIZE_CLASSES: tuple[tuple[str, float, float], ...] = (
+    ("cpu", 0.0, 0.0),
+    ("<1", 0.001, 0.999),
+    ("1", 1.0, 1.0),
+    ("2-8", 2.0, 8.0),
+    ("9-64", 9.0, 64.0),
+    ("65-255", 65.0, 255.0),
+    (">=256", 256.0, 1e12),
+)
+"""Job size classes by accelerators requested: (label, lowest, highest), both inclusive."""
+
+
+def size_class(gpus: float) -> str:
+    for label, low, high in SIZE_CLASSES:
+        if low <= gpus <= high:
+            return label
+    return "2-8" if gpus < 9 else "9-64"

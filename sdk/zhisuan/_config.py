@@ -1,0 +1,87 @@
+"""Where the SDK and the CLI find the platform: environment first, then the login file.
+
+Inside a job the platform sets ``ZS_API_URL``, ``ZS_TOKEN``, ``ZS_TENANT``, ``ZS_JOB_ID`` and
+``ZS_RUN_ID``. On a laptop ``zs login`` writes ``~/.config/zhisuan/config.json`` (or under
+``$XDG_CONFIG_HOME``), readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "zhisuan" / "config.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    url: str | None
+    token: str | None
+    tenant: str | None
+    job_id: int | None = None
+    run_id: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.url and self.token and self.tenant)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def load_file() -> dict[str, str]:
+    try:
+        data = json.loads(config_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    return (
+        {k: str(v) for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+    )
+
+
+def save_file(*, url: str, token: str, tenant: str) -> Path:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"url": url, "token": token, "tenant": tenant}, f, indent=2)
+    os.replace(tmp, path)
+    return path
+
+
+def load(
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    tenant: str | None = None,
+    run_id: int | None = None,
+) -> Settings:
+    """Explicit arguments, then ``ZS_*`` variables, then the login file."""
+    env = os.environ
+    stored = load_file()
+    return Settings(
+        url=(url or env.get("ZS_API_URL") or stored.get("url") or "").rstrip("/") or None,
+        token=token or env.get("ZS_TOKEN") or stored.get("token") or None,
+        tenant=tenant or env.get("ZS_TENANT") or stored.get("tenant") or None,
+        job_id=_int(env.get("ZS_JOB_ID")),
+        run_id=run_id if run_id is not None else _int(env.get("ZS_RUN_ID")),
+    )
+
+
+def rank() -> int:
+    """This process's rank (torchrun's RANK; 0 when not distributed)."""
+    return _int(os.environ.get("RANK")) or 0
+
+
+def world_size() -> int:
+    return _int(os.environ.get("WORLD_SIZE")) or 1

@@ -1,0 +1,91 @@
+"""A small REST client for the Zhisuan API (requests, bearer token, JSON errors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+from zhisuan import __version__
+
+
+class ApiError(Exception):
+    """The API answered with an error status. ``errors`` holds field errors of a 400."""
+
+    def __init__(self, status: int, detail: str, errors: dict[str, list[str]] | None = None):
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+        self.detail = detail
+        self.errors = errors or {}
+
+    @property
+    def retryable(self) -> bool:
+        return self.status >= 500 or self.status in (408, 425, 429)
+
+
+class ApiClient:
+    """``url`` is the server's base (``https://zhisuan.example.com``); ``tenant`` the slug."""
+
+    def __init__(self, url: str, token: str, tenant: str, *, timeout: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.tenant = tenant
+        self.timeout = timeout
+        self.session = requests.Session()
+        self.session.headers.update(
+            {"Authorization": f"Bearer {token}", "User-Agent": f"zhisuan-sdk/{__version__}"}
+        )
+
+    def tenant_path(self, path: str) -> str:
+        return f"/api/v1/tenants/{self.tenant}/{path.lstrip('/')}"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """JSON of a 2xx answer; raises ApiError for an error answer and
+        requests.RequestException when the server cannot be reached."""
+        resp = self.session.request(
+            method,
+            f"{self.url}{path}",
+            json=json,
+            params=params,
+            timeout=timeout or self.timeout,
+        )
+        if resp.status_code >= 400:
+            raise _error(resp)
+        if resp.status_code == 204 or not resp.content:
+            return None
+        return resp.json()
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params or None)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.request("POST", path, json=body)
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self.request("PATCH", path, json=body)
+
+
+def _error(resp: requests.Response) -> ApiError:
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        detail = str(body.get("detail") or resp.reason or "error")
+        raw = body.get("errors")
+        errors: dict[str, list[str]] = {}
+        if isinstance(raw, dict):
+            for field, msgs in raw.items():
+                errors[str(field)] = (
+                    [str(m) for m in msgs] if isinstance(msgs, list) else [str(msgs)]
+                )
+        return ApiError(resp.status_code, detail, errors)
+    text = (resp.text or resp.reason or "error").strip()
+    return ApiError(resp.status_code, text[:300])

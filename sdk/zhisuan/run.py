@@ -1,0 +1,244 @@
+"""Runs: ``init`` finds the platform and the run, ``log`` reports metrics without blocking."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import os
+import re
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+
+from zhisuan import _config
+from zhisuan._sender import MetricSender, SenderStats
+from zhisuan.client import ApiClient, ApiError
+
+log = logging.getLogger("zhisuan")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@:-]{0,99}$")
+MAX_STEP = 2**53 - 1
+
+
+def _as_float(value: Any) -> float | None:
+    """A plain float from a number, a numpy scalar or a one-element tensor; else None."""
+    try:
+        if isinstance(value, (bool, int, float)):
+            return float(value)
+        item = getattr(value, "item", None)
+        return float(item() if callable(item) else value)
+    except (TypeError, ValueError, OverflowError, RuntimeError):
+        return None
+
+
+class Run:
+    """A run on the platform. When the platform is not configured (or this is not rank 0),
+    a disabled run accepts every call and sends nothing, so training code needs no guards."""
+
+    def __init__(
+        self,
+        client: ApiClient | None,
+        run_id: int | None,
+        *,
+        job_id: int | None = None,
+        sender: MetricSender | None = None,
+    ) -> None:
+        self.client = client
+        self.id = run_id
+        self.job_id = job_id
+        self.dropped_invalid = 0  # values never sent: non-finite, non-numeric or bad keys
+        self._warned: set[str] = set()
+        self._config: dict[str, Any] = {}
+        self._tags: list[str] = []
+        self._sender = sender
+        if sender is None and client is not None and run_id is not None:
+            base = client.tenant_path(f"runs/{run_id}/")
+            self._sender = MetricSender(
+                lambda points: client.post(f"{base}metrics/", {"points": points}),
+                patch_run=lambda changes: client.patch(base, changes),
+            )
+
+    @property
+    def enabled(self) -> bool:
+        return self._sender is not None
+
+    @property
+    def stats(self) -> SenderStats:
+        return self._sender.stats if self._sender else SenderStats()
+
+    def _warn_once(self, what: str, message: str) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            log.warning("zhisuan: %s", message)
+
+    def log(self, step: int, metrics: Mapping[str, Any] | None = None, /, **values: Any) -> None:
+        """Report metrics at ``step`` (an int >= 0). Returns at once; never raises because of
+        the platform. Keys that are not identifiers go in ``metrics``: ``{"perf/mfu": 0.4}``.
+        Non-finite values (a NaN loss) are dropped and counted, not sent."""
+        if self._sender is None:
+            return
+        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+            self._warn_once("step", f"step must be an int between 0 and {MAX_STEP}; got {step!r}")
+            return
+        clean: dict[str, float] = {}
+        for key, raw in {**(metrics or {}), **values}.items():
+            if not isinstance(key, str) or not KEY_PATTERN.match(key):
+                self._warn_once(f"key:{key}", f"metric key {key!r} is not valid; dropped")
+                self.dropped_invalid += 1
+                continue
+            value = _as_float(raw)
+            if value is None or not math.isfinite(value):
+                self._warn_once(f"value:{key}", f"{key}={raw!r} is not a finite number; dropped")
+                self.dropped_invalid += 1
+                continue
+            clean[key] = value
+        if clean:
+            self._sender.add(step, clean)
+
+    def config(self, **hparams: Any) -> None:
+        """Record hyperparameters (merged into what the run already has)."""
+        self._config.update(hparams)
+        if self._sender is not None:
+            self._sender.update_run({"config": dict(hparams)})
+
+    def tag(self, *tags: str) -> None:
+        """Add tags to the run."""
+        self._tags.extend(t for t in tags if t not in self._tags)
+        if self._sender is not None:
+            self._sender.update_run({"tags": list(self._tags)})
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        return self._sender.flush(timeout_s) if self._sender else True
+
+    def finish(self, *, state: str = "finished", timeout_s: float | None = None) -> int:
+        """Send what is left (at most ``timeout_s``, default ``ZS_FLUSH_TIMEOUT`` or 30 s),
+        mark a standalone run finished, and stop the sender. Returns the values lost."""
+        sender, self._sender = self._sender, None
+        if sender is None:
+            return 0
+        if self.job_id is None:
+            sender.update_run({"state": state})
+        timeout = timeout_s if timeout_s is not None else _flush_timeout()
+        lost = sender.close(timeout)
+        dropped = sender.stats.dropped_overflow + sender.stats.dropped_rejected
+        if lost or dropped:
+            print(f"zhisuan: run {self.id}: {lost} metric values unsent at exit, "
+                  f"{dropped} dropped earlier", file=sys.stderr)  # fmt: skip
+        return lost
+
+
+def _flush_timeout() -> float:
+    try:
+        return float(os.environ.get("ZS_FLUSH_TIMEOUT", "30"))
+    except ValueError:
+        return 30.0
+
+
+_lock = threading.Lock()
+_current: Run | None = None
+_atexit_registered = False
+
+
+def _shutdown() -> None:
+    run = _current
+    if run is not None:
+        run.finish()
+
+
+def init(
+    *,
+    name: str | None = None,
+    project: int | None = None,
+    config: Mapping[str, Any] | None = None,
+    tags: list[str] | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    tenant: str | None = None,
+    run_id: int | None = None,
+    all_ranks: bool = False,
+) -> Run:
+    """Start reporting. Inside a job the platform's ``ZS_*`` variables say everything; outside
+    one, a new run is created from ``zs login``'s settings (or the arguments). Only rank 0
+    reports unless ``all_ranks``. Without a reachable platform the run is disabled: training
+    goes on, with a warning."""
+    global _current, _atexit_registered
+    settings = _config.load(url=url, token=token, tenant=tenant, run_id=run_id)
+    run = _connect(settings, name=name, project=project, config=config, tags=tags,
+                   all_ranks=all_ranks)  # fmt: skip
+    with _lock:
+        old, _current = _current, run
+        if not _atexit_registered:
+            atexit.register(_shutdown)
+            _atexit_registered = True
+    if old is not None and old is not run:
+        old.finish()
+    return run
+
+
+def _connect(
+    settings: _config.Settings,
+    *,
+    name: str | None,
+    project: int | None,
+    config: Mapping[str, Any] | None,
+    tags: list[str] | None,
+    all_ranks: bool,
+) -> Run:
+    if not all_ranks and _config.rank() != 0:
+        return Run(None, settings.run_id, job_id=settings.job_id)
+    if not settings.complete:
+        log.warning("zhisuan: no platform configured (ZS_API_URL, ZS_TOKEN, ZS_TENANT or "
+                    "`zs login`); metrics are not reported")  # fmt: skip
+        return Run(None, None)
+    assert settings.url and settings.token and settings.tenant
+    client = ApiClient(settings.url, settings.token, settings.tenant)
+    run_id = settings.run_id
+    if run_id is None:
+        body: dict[str, Any] = {"name": name or _default_name(), "config": dict(config or {})}
+        if tags:
+            body["tags"] = list(tags)
+        if project is not None:
+            body["project"] = project
+        try:
+            run_id = int(client.post(client.tenant_path("runs/"), body)["id"])
+        except (ApiError, requests.RequestException, KeyError, TypeError, ValueError) as exc:
+            log.warning("zhisuan: could not create a run (%s); metrics are not reported", exc)
+            return Run(None, None)
+        return Run(client, run_id, job_id=settings.job_id)
+    run = Run(client, run_id, job_id=settings.job_id)
+    if config:
+        run.config(**config)
+    if tags:
+        run.tag(*tags)
+    return run
+
+
+def _default_name() -> str:
+    return os.path.splitext(os.path.basename(sys.argv[0] or "run"))[0][:100] or "run"
+
+
+def current() -> Run:
+    """The run of this process, started from the environment on first use."""
+    run = _current
+    return run if run is not None else init()
+
+
+def log_metrics(step: int, metrics: Mapping[str, Any] | None = None, /, **values: Any) -> None:
+    current().log(step, metrics, **values)
+
+
+def set_config(**hparams: Any) -> None:
+    current().config(**hparams)
+
+
+def add_tags(*tags: str) -> None:
+    current().tag(*tags)
+
+
+def finish(*, timeout_s: float | None = None) -> int:
+    global _current
+    run, _current = _current, None
+    return run.finish(timeout_s=timeout_s) if run is not None else 0

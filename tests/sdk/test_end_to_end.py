@@ -1,0 +1,63 @@
+"""The SDK against the real API on a live server: a job's token, metrics, checkpoints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zhisuan
+from zhisuan import checkpoint as ck
+
+from apps.jobs import workload
+from apps.jobs.models import Job, JobState
+from apps.runs.models import Checkpoint, CheckpointState, MetricKey, MetricPoint, Run
+from apps.runs.selectors import newest_complete_checkpoint
+from apps.tenancy.models import Role
+from tests.factories import make_node, make_pool
+from tests.sdk.conftest import present
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sdk_env")]
+
+
+def test_a_job_reports_metrics_and_checkpoints_through_the_sdk(
+    world, live_server, monkeypatch, tmp_path
+):
+    pool = make_pool(name="train")
+    make_node(pool=pool, name="n0")
+    job = Job.objects.create(
+        tenant=world.tenant_a, owner=world.user("a", Role.MEMBER), name="llama", kind="training",
+        pool=pool, state=JobState.RUNNING,
+        spec={"image": "pytorch:2", "replica_groups": [{"name": "w", "replicas": 1}]},
+    )  # fmt: skip
+    env = dict(workload.build(job).replica_groups[0].env)  # what the platform gives the pod
+    env["ZS_API_URL"] = live_server.url
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    run = zhisuan.init(config={"lr": 3e-4})
+    for step in range(1, 301):
+        zhisuan.log(step, loss=10.0 / step, lr=3e-4)
+    assert run.flush(20), run.stats
+    # the same steps again (a restarted attempt re-logging) store nothing new
+    for step in range(1, 301):
+        zhisuan.log(step, loss=99.0)
+    assert run.flush(20)
+
+    saver = ck.Checkpointer(str(tmp_path), rank=0, world_size=1)
+    saver.save({"w": np.arange(1000, dtype=np.float32), "step": 300}, 300)
+    saver.wait()
+    zhisuan.finish(timeout_s=10)
+
+    db_run = Run.objects.get(job=job)
+    assert db_run.config == {"lr": 3e-4}
+    loss = MetricKey.objects.get(run=db_run, name="loss")
+    assert (loss.count, loss.first_step, loss.last_step, loss.last_value) == (300, 1, 300, 10 / 300)
+    assert MetricPoint.objects.filter(key=loss).count() == 300
+    assert run.stats.dropped_rejected == 0
+    ckpt = Checkpoint.objects.get(run=db_run)
+    assert ckpt.state == CheckpointState.COMPLETE and ckpt.step == 300
+    assert newest_complete_checkpoint(job) == ckpt
+    # a restart of this job resumes from it
+    restarted = dict(workload.build(job).replica_groups[0].env)
+    assert restarted["ZS_RESUME_FROM"] == str(ck.step_dir(tmp_path, 300).resolve())
+    monkeypatch.setenv("ZS_RESUME_FROM", restarted["ZS_RESUME_FROM"])
+    assert present(ck.resume()).state["step"] == 300

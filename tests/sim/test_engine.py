@@ -1,0 +1,110 @@
+"""The event loop against hand-computed timelines."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from apps.scheduling.sim import Simulator
+from apps.scheduling.sim import policies as pol
+from apps.scheduling.sim.workload import NodeFailure
+
+from .helpers import job, workload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(w, spec, **kw):
+    sim = Simulator(w, spec, seed=1, **kw)
+    result = sim.run()
+    return sim, result
+
+
+def test_a_gang_waits_for_a_completion_then_runs_its_duration():
+    w = workload([job("a", 0, 8, duration=100), job("b", 10, 8, replicas=2, duration=50)])
+    sim, result = run(w, pol.best_fit())
+    a, b = sim.by_id["a"], sim.by_id["b"]
+    assert (a.first_start, a.end) == (0, 100)
+    assert (b.first_start, b.end) == (100, 150)
+    assert result.summary["completed"] == 2
+    assert result.waits["2-8"] == [0] and result.waits["9-64"] == [90]
+
+
+def test_preemption_requeues_from_the_last_checkpoint_with_a_restart_cost():
+    low = job("low", 0, 8, priority=4, duration=1000, ckpt=100, restart=10)
+    high = job("high", 250, 8, priority=1, duration=100)
+    sim, result = run(workload([low, high], 1), pol.volcano())
+    lo, hi = sim.by_id["low"], sim.by_id["high"]
+    assert (hi.first_start, hi.end) == (250, 350)
+    # 250 s of work, checkpoint at 200: 50 s x 8 GPUs lost; 800 s left after a 10 s restart.
+    assert lo.preemptions == 1 and lo.end == 350 + 10 + 800
+    assert abs(result.summary["preempt_lost_gpu_h"] - 50 * 8 / 3600) < 1e-9
+    assert result.summary["preemptions"] == 1
+
+
+def test_a_node_failure_kills_its_jobs_and_the_repair_brings_it_back():
+    x = job("x", 0, 8, duration=500, ckpt=100, restart=20)
+    fail = (NodeFailure(150, "n00000", 100),)
+    sim, result = run(workload([x], 1, failures=fail), pol.ours(quotas=False))
+    r = sim.by_id["x"]
+    assert r.failures == 1
+    # Down from 150 to 250; 100 s saved, 400 s left after a 20 s restart.
+    assert r.end == 250 + 20 + 400
+    assert abs(result.summary["failure_lost_gpu_h"] - 50 * 8 / 3600) < 1e-9
+
+
+def test_without_gang_a_partial_placement_holds_devices_until_the_rest_fits():
+    w = workload([job("a", 0, 4, duration=100), job("b", 1, 8, replicas=2, duration=50)])
+    sim, _ = run(w, pol.fifo_spread())
+    b = sim.by_id["b"]
+    assert (b.first_start, b.end) == (100, 150)
+    # From 1 to 100 the cluster holds 4 + 8 of 16 GPUs (no warm-up; window ends at 1).
+    assert sim.recorder.allocated == 0
+
+
+def test_one_shot_drops_what_does_not_fit_and_records_the_arrival_curve():
+    jobs = [
+        job("a", 0, 6, duration=None),
+        job("b", 1, 4, duration=None),
+        job("c", 2, 2, duration=None),
+    ]
+    w = workload(jobs, 1, one_shot=True)
+    sim, result = run(w, pol.best_fit())
+    assert [sim.by_id[j].status for j in "abc"] == ["running", "dropped", "running"]
+    assert result.curve == [(75.0, 75.0), (125.0, 75.0), (150.0, 100.0)]
+    assert result.summary["dropped"] == 1
+
+
+def test_same_seed_same_result_and_runs_do_not_share_state(tmp_path):
+    from apps.scheduling.sim.llm import llm_workload
+
+    toml = ROOT / "bench" / "llm_workload.toml"
+    w1 = llm_workload(toml, 7, jobs=300, gpus=512)
+    w2 = llm_workload(toml, 7, jobs=300, gpus=512)
+    assert w1.jobs == w2.jobs and w1.failures == w2.failures
+    a = Simulator(w1, pol.ours(), seed=7, cycle_interval=30).run()
+    Simulator(w1, pol.volcano(), seed=7, cycle_interval=30).run()  # in between: no effect
+    b = Simulator(w2, pol.ours(), seed=7, cycle_interval=30).run()
+    assert a.summary == b.summary and a.curve == b.curve
+    assert llm_workload(toml, 8, jobs=300, gpus=512).jobs != w1.jobs
+
+
+def test_progress_is_reported():
+    seen = []
+    w = workload([job(f"j{i}", i, 1) for i in range(10)])
+    Simulator(w, pol.best_fit(), progress=lambda f, msg: seen.append(f)).run()
+    assert seen[0] == 0.1 or seen[0] <= 0.1
+    assert seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_the_simulator_imports_no_framework():
+    code = (
+        "import sys, apps.scheduling.sim, apps.scheduling.sim.llm, apps.scheduling.sim.loaders\n"
+        "import apps.scheduling.sim.report\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'django', 'celery', 'kubernetes', 'rest_framework', 'numpy', 'matplotlib'})\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ""

@@ -1,0 +1,96 @@
+"""Each metric on small hand-computed cases."""
+
+import math
+
+from apps.scheduling.core import Tier
+from apps.scheduling.sim import Simulator
+from apps.scheduling.sim import policies as pol
+from apps.scheduling.sim.metrics import (
+    FAIR_SHARE_FLOOR,
+    alloc_at_arrived,
+    fair_share_expectation,
+    percentile,
+    topology_share,
+    wait_stats,
+)
+from apps.scheduling.sim.workload import size_class
+
+from .helpers import job, workload
+
+
+def test_percentile_is_nearest_rank():
+    values = [5.0, 1.0, 3.0, 2.0, 4.0]
+    assert percentile(values, 50) == 3.0
+    assert percentile(values, 95) == 5.0
+    assert percentile(values, 20) == 1.0
+    assert percentile([], 99) == 0.0
+
+
+def test_wait_stats():
+    w = wait_stats([0.0, 10.0, 20.0, 30.0], censored=1)
+    assert (w.count, w.mean, w.p95, w.p99, w.max, w.censored) == (4, 15.0, 30.0, 30.0, 30.0, 1)
+
+
+def test_allocation_at_an_arrived_share_averages_the_points_that_round_to_it():
+    curve = [(128.6, 90.0), (129.4, 91.0), (130.2, 92.0), (130.4, 94.0), (131.0, 95.0)]
+    assert alloc_at_arrived(curve, 130) == 93.0
+    assert alloc_at_arrived([(128.0, 80.0), (131.5, 82.0)], 130) is None
+    assert alloc_at_arrived([(129.2, 80.0), (131.5, 82.0)], 130) == 80.0
+
+
+def test_topology_share_counts_only_multi_node_jobs_that_fit_the_domain():
+    jobs = [(1, Tier.NODE), (2, Tier.LEAF), (4, Tier.SU), (32, Tier.LEAF), (33, Tier.SU)]
+    assert topology_share(jobs, 32, Tier.LEAF) == (2, 3)
+    assert topology_share(jobs, 128, Tier.SU) == (4, 4)
+
+
+def test_fair_share_expectation():
+    # 256 GPUs, nothing ahead, 56 usable now: 200 to wait for. The cluster frees 0.1 GPU/s,
+    # the tenant's share of it is a quarter: 8,000 s.
+    assert math.isclose(fair_share_expectation(256, 0, 56, 0.1, 250, 1000), 8000.0)
+    assert math.isclose(fair_share_expectation(256, 100, 56, 0.1, 250, 1000), 12000.0)
+    assert fair_share_expectation(256, 0, 56, 1.0, 250, 1000) == FAIR_SHARE_FLOOR  # 800 s
+    assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000) == FAIR_SHARE_FLOOR
+    assert fair_share_expectation(256, 0, 255, 1.0, 250, 1000) == FAIR_SHARE_FLOOR
+    assert fair_share_expectation(256, 0, 0, 1.0, 0, 1000) == math.inf
+
+
+def test_size_classes():
+    assert [size_class(g) for g in (0, 0.5, 1, 4, 16, 128, 256, 1024)] == [
+        "cpu",
+        "<1",
+        "1",
+        "2-8",
+        "9-64",
+        "65-255",
+        ">=256",
+        ">=256",
+    ]
+
+
+def test_time_weighted_allocation_and_tenant_use():
+    from apps.scheduling.core import Quota
+
+    # 16 GPUs. 0-100: 8 used; 100-200: 16 used; 200-400: 0 used. Window 0..last arrival.
+    jobs = [
+        job("a", 0, 8, duration=200, tenant="t1"),
+        job("b", 100, 8, duration=100, tenant="t2"),
+        job("c", 400, 1, duration=10, tenant="t1"),
+    ]
+    quotas = (Quota("t1", "train", "A800", 8, 8), Quota("t2", "train", "A800", 8, 8))
+    result = Simulator(workload(jobs, 2, quotas=quotas), pol.ours()).run()
+    expected = (8 * 100 + 16 * 100) / (16 * 400)
+    assert math.isclose(result.summary["alloc_window"], expected)
+    t1, t2 = result.tenants
+    assert math.isclose(t1["mean_used"], 8 * 200 / 400)
+    assert math.isclose(t2["mean_used"], 8 * 100 / 400)
+    assert math.isclose(t1["used_over_guarantee"], 0.5)
+
+
+def test_fragmented_gpus_count_stranded_devices_and_share_remainders():
+    # One 8-GPU node: a 3-GPU job and a 0.25 share leave 4 whole + 0.75: 4.75 free, all of
+    # it fragmented for an 8-GPU replica.
+    jobs = [job("a", 0, 3, duration=None), job("b", 1, milli=250, duration=None)]
+    result = Simulator(workload(jobs, 1), pol.best_fit()).run()
+    assert math.isclose(result.summary["fragmented_end"], 4.75)
+    assert math.isclose(result.summary["unallocated_end"], 4.75)
