@@ -204,9 +204,11 @@ class _Stager:
         )  # fmt: skip
         if on_host:
             copies.append(lambda: buf.copy_(t))
-        else:
-            buf.copy_(t, non_blocking=pin)  # queued on the current stream; synced at the end
+        elif pin:  # CUDA: queued on the current stream into pinned memory; synced at the end
+            buf.copy_(t, non_blocking=True)
             sync.append(True)
+        else:  # another accelerator (an NPU...): a plain synchronous copy
+            buf.copy_(t)
         leaves.append(_Leaf("torch", buf, str(t.dtype).removeprefix("torch."), shape))
         return len(leaves) - 1
 

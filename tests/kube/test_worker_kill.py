@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +55,6 @@ def _admit(world: World) -> None:
     assert OutboxEntry.objects.filter(state="pending").count() == JOBS
 
 
-# All database work of this async test runs on one thread, so its one connection can be closed
-# before pytest-django drops the test database.
-_DB = ThreadPoolExecutor(max_workers=1)
-
-
-async def in_db(fn: Any, *args: Any) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(_DB, fn, *args)
-
-
 def _kubeconfig(path: Path, url: str) -> Path:
     config = {
         "apiVersion": "v1",
@@ -98,7 +88,7 @@ async def _start_worker(env: dict[str, str], queue: str) -> asyncio.subprocess.P
 async def test_worker_killed_three_times_during_dispatch(
     world_sync: World, cluster: Cluster, tmp_path: Path
 ) -> None:
-    await in_db(_admit, world_sync)
+    await asyncio.to_thread(_admit, world_sync)
     queue = f"zs-kill-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
@@ -127,7 +117,7 @@ async def test_worker_killed_three_times_during_dispatch(
                 kills += 1
                 worker = await _start_worker(env, queue)
                 kick()
-            pending = await in_db(lambda: OutboxEntry.objects.filter(state="pending").count())
+            pending = await asyncio.to_thread(lambda: OutboxEntry.objects.filter(state="pending").count())
             if pending == 0 and created >= JOBS:
                 break
             if _ % 20 == 0:
@@ -140,9 +130,9 @@ async def test_worker_killed_three_times_during_dispatch(
 
     names = _created(cluster)
     assert kills == 3
-    job_ids = await in_db(lambda: sorted(Job.objects.values_list("pk", flat=True)))
+    job_ids = await asyncio.to_thread(lambda: sorted(Job.objects.values_list("pk", flat=True)))
     assert names == {f"zs-train-{pk}" for pk in job_ids}  # exactly one object per job
-    counts = await in_db(
+    counts = await asyncio.to_thread(
         lambda: (
             OutboxEntry.objects.filter(state="done").count(),
             OutboxEntry.objects.exclude(state="done").count(),
@@ -159,10 +149,9 @@ async def test_worker_killed_three_times_during_dispatch(
             JOB_RESOURCE, "zs-tenant-a", {**raw, "status": {"state": {"phase": "Running"}}}
         )
     backend = KubernetesBackend(cluster.api_client)
-    await in_db(reconcile, backend)
-    states = await in_db(lambda: sorted(set(Job.objects.values_list("state", flat=True))))
-    await in_db(connection.close)
-    assert states == ["running"]
+    await asyncio.to_thread(reconcile, backend)
+    states = await asyncio.to_thread(lambda: sorted(set(Job.objects.values_list("state", flat=True))))
+        assert states == ["running"]
 
 
 @pytest.fixture
