@@ -117,7 +117,9 @@ async def test_worker_killed_three_times_during_dispatch(
                 kills += 1
                 worker = await _start_worker(env, queue)
                 kick()
-            pending = await asyncio.to_thread(lambda: OutboxEntry.objects.filter(state="pending").count())
+            pending = await asyncio.to_thread(
+                lambda: OutboxEntry.objects.filter(state="pending").count()
+            )
             if pending == 0 and created >= JOBS:
                 break
             if _ % 20 == 0:
@@ -150,8 +152,10 @@ async def test_worker_killed_three_times_during_dispatch(
         )
     backend = KubernetesBackend(cluster.api_client)
     await asyncio.to_thread(reconcile, backend)
-    states = await asyncio.to_thread(lambda: sorted(set(Job.objects.values_list("state", flat=True))))
-        assert states == ["running"]
+    states = await asyncio.to_thread(
+        lambda: sorted(set(Job.objects.values_list("state", flat=True)))
+    )
+    assert states == ["running"]
 
 
 @pytest.fixture
