@@ -177,7 +177,7 @@ describe('submit wizard', () => {
         status: 200,
         body: makeJob({ id: 42, name: 'vit-large' }),
       },
-      'GET /api/v1/tenants/vision/jobs/42/events/': page([]),
+      'GET /api/v1/tenants/vision/jobs/42/events/': { status: 200, body: [] },
     });
     renderApp('/jobs/new');
     await fillToReview(user);
@@ -255,24 +255,27 @@ describe('job detail', () => {
         { status: 200, body: queued },
         { status: 200, body: makeJob({ state: 'cancelled' }) },
       ],
-      'GET /api/v1/tenants/vision/jobs/11/events/': page([
-        {
-          id: 2,
-          created_at: '2026-11-30T00:00:02Z',
-          from_state: 'submitted',
-          to_state: 'queued',
-          reason: 'admission',
-          message: 'queued in a800-train',
-        },
-        {
-          id: 1,
-          created_at: '2026-11-30T00:00:01Z',
-          from_state: '',
-          to_state: 'submitted',
-          reason: 'submitted',
-          message: '',
-        },
-      ]),
+      'GET /api/v1/tenants/vision/jobs/11/events/': {
+        status: 200,
+        body: [
+          {
+            id: 2,
+            created_at: '2026-11-30T00:00:02Z',
+            from_state: 'submitted',
+            to_state: 'queued',
+            reason: 'admission',
+            message: 'queued in a800-train',
+          },
+          {
+            id: 1,
+            created_at: '2026-11-30T00:00:01Z',
+            from_state: '',
+            to_state: 'submitted',
+            reason: 'submitted',
+            message: '',
+          },
+        ],
+      },
       'POST /api/v1/tenants/vision/jobs/11/cancel/': {
         status: 200,
         body: makeJob({ state: 'cancelled' }),
@@ -329,7 +332,7 @@ describe('job detail', () => {
           ],
         }),
       },
-      'GET /api/v1/tenants/vision/jobs/11/events/': page([]),
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
     });
     renderApp('/jobs/11');
     await screen.findByTestId('allocations-table');

@@ -41,15 +41,12 @@ export function useJobEvents(tenant: string, id: number) {
   return useQuery({
     queryKey: jobKeys.events(tenant, id),
     queryFn: async ({ signal }) => {
-      const body = await unwrap(
+      const events: JobEvent[] = await unwrap(
         api.GET('/api/v1/tenants/{tenant}/jobs/{id}/events/', {
-          params: { path: { tenant, id }, query: { page_size: 200 } },
+          params: { path: { tenant, id } },
           signal,
         }),
       );
-      // The schema promises a page, but the server answers a plain list today; take both.
-      const raw = body as unknown as JobEvent[] | { results: JobEvent[] };
-      const events = Array.isArray(raw) ? raw : raw.results;
       return [...events].sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
   });
