@@ -17,7 +17,7 @@ until the job fits and then every victim that turns out unnecessary is dropped a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .index import ClassIndex, ClusterState, RunningEntry
 from .model import PendingJob, Policy, PreemptionKind, RunningJob
@@ -100,6 +100,28 @@ def _preference_order(state: ClusterState, cls: ClassIndex) -> list[RunningEntry
     return order
 
 
+def _could_host(
+    cls: ClassIndex, whole_need: Sequence[tuple[int, int]], victim: RunningEntry
+) -> bool:
+    """Whether the class could host every whole-device group once ``victim`` is gone
+    (necessary, not sufficient: topology and CPU are checked by the trial)."""
+    freed: dict[int, tuple[int, int]] = {}  # node idx -> (free now, devices freed)
+    for alloc in victim.allocations:
+        ns = alloc.ns
+        if ns.cls is not cls:
+            continue
+        now, more = freed.get(ns.idx, (len(ns.free), 0))
+        # a share frees its device at most, when it was the last share on it
+        freed[ns.idx] = (now, more + len(alloc.devices) + len(alloc.shares))
+    for k, r in whole_need:
+        hostable = cls.cap[k]
+        for now, more in freed.values():
+            hostable += (now + more) // k - now // k
+        if hostable < r:
+            return False
+    return True
+
+
 def find_victims(
     state: ClusterState,
     cls: ClassIndex,
@@ -108,11 +130,14 @@ def find_victims(
     need_milli: int,
     fits: Callable[[], bool],
     policy: Policy,
+    whole_need: Sequence[tuple[int, int]] = (),
 ) -> list[RunningEntry] | None:
     """Victims that let ``job`` fit in ``cls``, or ``None``. Leaves the state unchanged.
 
     ``fits`` tries the placement and rolls it back. Trials are bounded by
     ``policy.max_preemption_trials`` so one hopeless job cannot stall the cycle.
+    ``whole_need`` (``[(devices per replica, replicas)]``) lets hopeless trials be skipped
+    without trying them: a victim set must at least free room for that many replicas.
     """
     model = cls.model
     candidates = [
@@ -120,8 +145,8 @@ def find_victims(
         for e in _preference_order(state, cls)
         if e.job.job_id in state.running and _statically_eligible(e.job, job, policy)
     ]
-    if not candidates:
-        return None
+    if not candidates or any(k >= len(cls.cap) for k, _ in whole_need):
+        return None  # (a replica larger than any node of the class never fits)
     # Even every eligible victim gone would not free enough devices: no trial can succeed.
     # (A share frees at most its device, when it was the last share on it.)
     freeable = sum(
@@ -148,6 +173,8 @@ def find_victims(
             break
         if cls.cap[1] + entry.whole_by_class.get(cls.key, 0) < total_whole:
             continue
+        if whole_need and not _could_host(cls, whole_need, entry):
+            continue
         if trial([entry]):
             return [entry]
 
@@ -159,7 +186,7 @@ def find_victims(
             continue
         state.release_job(entry.job.job_id)
         chosen.append(entry)
-        if cls.cap[1] < total_whole:
+        if cls.cap[1] < total_whole or any(cls.cap[k] < r for k, r in whole_need):
             continue
         if budget <= 0:
             break

@@ -121,6 +121,10 @@ class Scheduler:
         self._placed_ids: set[str] = set()
         self._quiet = False
         self._tight = False  # the job in hand only takes its tightest tier (patience)
+        # quiet cycles: (shape, tenant, patient) -> code of a job that failed since the last
+        # change of the state; the job in hand's key
+        self._fastfail: dict[tuple[object, ...], PendingCode] = {}
+        self._fast_key: tuple[object, ...] | None = None
         self._used = False
 
     # --------------------------------------------------------------- ordering
@@ -209,6 +213,24 @@ class Scheduler:
         if req.has_shares and not policy.sharing:
             self._pend(job, PendingCode.SHARING_DISABLED, "GPU sharing is disabled by policy")
             return
+        self._fast_key = None
+        # Quiet cycles: a job of the same shape, tenant and topology patience failed and
+        # nothing changed since, so this one fails the same way (starving jobs hold nodes:
+        # never skipped).
+        if (
+            self._quiet
+            and job.job_id not in self._holders
+            and not is_starving(req, policy, self.now)
+        ):
+            patient = job.topology.mode == TopologyMode.SOFT and (
+                self.now - job.submit_time < policy.topology_patience
+            )
+            key: tuple[object, ...] = (req.shape, job.tenant, patient)
+            code = self._fastfail.get(key)
+            if code is not None:
+                self._pend(job, code, "")
+                return
+            self._fast_key = key
         scored = policy.packing in SCORED and req.total_replicas == 1
         if not req.needs_accelerator:
             if scored:
@@ -265,13 +287,13 @@ class Scheduler:
         note = ""
         if may_preempt(job, policy):
             for cls in classes:
-                key = (cls.key, shape, job.tenant)
-                if shape is not None and key in self._novictims:
+                vkey = (cls.key, shape, job.tenant)
+                if shape is not None and vkey in self._novictims:
                     continue
                 if self._preempt(req, cls):
                     return
                 if shape is not None:
-                    self._novictims.add(key)
+                    self._novictims.add(vkey)
             note = "; preempting eligible P4/P5 work would not make room"
         code, why = self._explain(req, classes, quota_fail)
         why += note
@@ -345,7 +367,9 @@ class Scheduler:
         def fits() -> bool:
             return isinstance(place_in_class(st, cls, req, policy, tight=self._tight), Placed)
 
-        victims = find_victims(st, cls, job, req.total_whole, req.accel_milli, fits, policy)
+        victims = find_victims(
+            st, cls, job, req.total_whole, req.accel_milli, fits, policy, req.whole_need
+        )
         if not victims:
             return False
         mark = st.mark()
@@ -437,10 +461,13 @@ class Scheduler:
         self._changed()
 
     def _changed(self) -> None:
+        self._fastfail.clear()
         self._nofit.clear()
         self._novictims.clear()
 
     def _fail(self, req: Request, code: PendingCode, why: str) -> None:
+        if self._fast_key is not None:
+            self._fastfail[self._fast_key] = code
         if not self.policy.backfill:
             self._blocked.setdefault(req.job.pool, req.job.job_id)
         self._pend(req.job, code, why)
