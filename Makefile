@@ -5,7 +5,7 @@ PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 NPM_STAMP := frontend/node_modules/.installed
 
-.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend bench bench-sched bench-autoscale bench-health bench-telemetry migrate seed manifests
+.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap migrate seed manifests
 
 run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
 	$(PY) manage.py serve
@@ -59,6 +59,9 @@ bench: $(VENV_STAMP) ## scheduling-core benchmark (prints a table)
 bench-sched: $(VENV_STAMP) ## trace-driven simulator: policies side by side, charts in docs/benchmarks/
 	$(PY) bench/sched_sim.py
 
+bench-governance: $(VENV_STAMP) ## idle-GPU reclamation on the openb trace (issue 11), tables to stdout
+	$(PY) bench/governance_sim.py
+
 bench-autoscale: $(VENV_STAMP) ## inference autoscaler replay on the GenAI trace
 	$(PY) bench/autoscale_bench.py --charts docs/benchmarks
 
@@ -67,7 +70,11 @@ bench-health: $(VENV_STAMP) ## slow-node location and the failure soak
 	$(PY) bench/failure_soak.py
 
 bench-telemetry: $(VENV_STAMP) ## 10,000 GPUs at 1 Hz to 1/10/100 dashboard clients (needs Redis)
-	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/telemetry_bench.py --gpus 10000 --seconds 8 --clients 1,10,100
+	$(PY) bench/telemetry_bench.py --gpus 10000 --seconds 20 --clients 1,10,100,100
+
+bench-heatmap: $(NPM_STAMP) ## GPU heatmap render time per update at 1k/10k GPUs in headless Chromium
+	scripts/ensure-chromium.sh
+	cd frontend && npm run --silent bench:heatmap
 
 manifests: ## print the Kubernetes install (kubectl apply -k platform/ does the same)
 	@for f in $$(python3 -c "import yaml; print(' '.join(yaml.safe_load(open('platform/kustomization.yaml'))['resources']))" 2>/dev/null || .venv/bin/python -c "import yaml; print(' '.join(yaml.safe_load(open('platform/kustomization.yaml'))['resources']))"); do echo "---"; cat platform/$$f; done

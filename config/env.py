@@ -25,11 +25,15 @@ DOCUMENTED: dict[str, str] = {
     "in-process (memory) broker and channel layer",
     "ZS_HOST": "address `manage.py serve` binds (default 127.0.0.1)",
     "ZS_PORT": "port `manage.py serve` binds (default 8000)",
+    "ZS_WS_COMPRESSION": "permessage-deflate on websockets (default false: each socket would "
+    "compress its own copy of every telemetry frame, the web tier's largest CPU cost)",
     "ZS_EMBEDDED_WORKER": "run a Celery worker thread inside `manage.py serve` (default true "
     "when REDIS_URL is unset)",
     "ZS_CLUSTER_BACKEND": "cluster interface: simulated | kubernetes (default simulated)",
     "ZS_LOG_LEVEL": "root log level (default INFO)",
     "ZS_TOKEN_TTL_DAYS": "default lifetime of a new API token in days (default 90)",
+    "ZS_THROTTLE_LOGIN": "login attempts allowed per client address (default 20/min)",
+    "ZS_THROTTLE_TOKENS": "token API requests allowed per user (default 60/min)",
     "ZS_FRONTEND_DIST": "folder with the built dashboard (default frontend/dist)",
     "ZS_TELEMETRY_SOURCE": "GPU metrics source: simulated | prometheus (default simulated)",
     "ZS_PROMETHEUS_URL": "Prometheus base URL when ZS_TELEMETRY_SOURCE=prometheus "

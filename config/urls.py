@@ -29,6 +29,7 @@ from apps.health.api.views import (
 )
 from apps.inference.api.views import InferenceServiceViewSet
 from apps.jobs.api.views import JobViewSet
+from apps.jobs.notebook_proxy import notebook_proxy
 from apps.quotas.api.views import QuotaAdminViewSet, TenantQuotaViewSet
 from apps.runs.api.views import RunViewSet
 from apps.tenancy.api.views import MembershipViewSet, ProjectViewSet, TenantViewSet
@@ -91,6 +92,8 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),
+    # A running notebook, through the platform's authenticated proxy (apps/jobs/notebook_proxy).
+    re_path(r"^notebooks/(?P<job_id>[0-9]+)(?P<path>/.*)?$", notebook_proxy, name="notebook-proxy"),
     # Everything else is the dashboard's client-side routing.
     re_path(r"^(?!api/|admin/|static/|ws/)(?P<path>.*)$", spa.index, name="spa"),
 ]

@@ -34,7 +34,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['*.{js,mjs,ts}', 'scripts/**/*.mjs', 'e2e/**/*.mjs'],
+    files: ['*.{js,mjs,ts}', 'scripts/**/*.mjs', 'e2e/**/*.mjs', 'bench/**/*.mjs'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     languageOptions: { globals: globals.node },
   },

@@ -16,6 +16,8 @@ export default defineConfig({
     proxy: {
       ...Object.fromEntries(backendPaths.map((path) => [path, { target: backend }])),
       '/ws': { target: backend, ws: true },
+      // A running notebook (/notebooks/<id>/...) is proxied by Django; /notebooks is the SPA page.
+      '^/notebooks/\\d+': { target: backend, ws: true },
     },
   },
   build: {

@@ -20,6 +20,7 @@ from .client import Platform
 from .host import Host
 from .metrics import Metrics
 from .remediate import perform
+from .token import read_token
 
 log = logging.getLogger("zhisuan_agent")
 
@@ -41,6 +42,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--nvml-fixture", default="", help="read GPU facts from this JSON file")
     p.add_argument("--platform-url", default=env("ZS_AGENT_PLATFORM_URL", ""))
     p.add_argument("--token-file", default=env("ZS_AGENT_TOKEN_FILE", ""))
+    p.add_argument(
+        "--token-dir",
+        default=env("ZS_AGENT_TOKEN_DIR", ""),
+        help="folder with one token file per node name (the mounted Secret)",
+    )
     p.add_argument("--node", default=env("ZS_AGENT_NODE_NAME", socket.gethostname()))
     p.add_argument("--metrics-port", type=int, default=int(env("ZS_AGENT_METRICS_PORT", "9410")))
     return p.parse_args(argv)
@@ -63,10 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     checker = Checker(build_host(args))
-    platform = None
-    if args.platform_url and args.token_file:
-        token = Path(args.token_file).read_text().strip()
-        platform = Platform(args.platform_url, token, args.node)
+    platform: Platform | None = None
+    warned = False
     metrics = Metrics()
     if not args.once:
         start_http_server(args.metrics_port, registry=metrics.registry)
@@ -85,6 +89,17 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(report, sys.stdout, indent=2, default=str)
             sys.stdout.write("\n")
         pending = []
+        if args.platform_url:
+            # Read every round: a rotated token reaches the mounted Secret without a restart.
+            token = read_token(args.token_file, args.token_dir, args.node)
+            if token is None:
+                if not warned:
+                    log.warning("no token for node %s yet: not reporting", args.node)
+                warned = True
+                platform = None
+            elif platform is None or platform.token != token:
+                platform = Platform(args.platform_url, token, args.node)
+                warned = False
         if platform is not None:
             try:
                 pending = platform.report(results, done)

@@ -9,9 +9,9 @@ from datetime import datetime
 from decimal import Decimal
 
 from apps.accounting.models import UsageSegment
-from apps.accounting.services import held_milli
+from apps.accounting.services import held_milli_by_job
 from apps.clusters.models import ResourcePool
-from apps.jobs.models import HOLDING, Allocation, Job
+from apps.jobs.models import HOLDING, Job
 
 GROUPS = ("tenant", "project", "owner", "pool", "accelerator_model", "job")
 
@@ -61,9 +61,11 @@ def _spans(
     )
     if tenant_ids is not None:
         holding = holding.filter(tenant_id__in=tenant_ids)
-    for job in holding:
+    jobs = list(holding)
+    held = held_milli_by_job(job.pk for job in jobs)  # one query, not one per job
+    for job in jobs:
         assert job.admitted_at is not None
-        for model, milli in held_milli(Allocation.objects.filter(job=job)).items():
+        for model, milli in held.get(job.pk, {}).items():
             spans.append(
                 _Span(
                     job.tenant.slug,

@@ -9,10 +9,15 @@ authorized on its own; connecting proves only who the user is.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from apps.accounts.models import User
 from apps.core.ws_auth import token_from_scope
@@ -20,6 +25,10 @@ from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import role_in
 
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_TRY_AGAIN = 1013  # RFC 6455 "try again later": the channel layer (Redis) is down
+# What a lost channel layer raises (redis-py's errors subclass neither; OSError covers refusals).
+LAYER_DOWN = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+log = logging.getLogger("zhisuan.events")
 
 
 def tenant_group(tenant_id: int) -> str:
@@ -34,19 +43,49 @@ def _authorize_tenant(user: User, slug: str) -> int | None:
 
 
 class EventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """A channel layer lost mid-connection ends the socket with 1013, one log line, and
+        no traceback per client: clients reconnect and resync from REST."""
+        try:
+            await super().__call__(scope, receive, send)
+        except LAYER_DOWN as exc:
+            log.warning("events socket closed, channel layer unavailable: %s", exc)
+            with contextlib.suppress(Exception):  # the socket may already be gone
+                await send({"type": "websocket.close", "code": CLOSE_TRY_AGAIN})
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         if not isinstance(user, User) or not user.is_active:
             await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        if not await self._layer_reachable():
+            # Refused before the handshake completes, so the client's backoff keeps growing
+            # (it resets only on open) instead of a reconnect storm while Redis is down.
+            await self.close(code=CLOSE_TRY_AGAIN)
             return
         self.user = user
         self.groups_joined: dict[str, str] = {}
         token = token_from_scope(self.scope)
         await self.accept(subprotocol=f"bearer.{token}" if token else None)
 
+    async def _layer_reachable(self) -> bool:
+        try:
+            await asyncio.wait_for(
+                self.channel_layer.send(self.channel_name, {"type": "layer.probe"}), timeout=2
+            )
+        except LAYER_DOWN:
+            return False
+        return True
+
+    async def layer_probe(self, event: dict[str, Any]) -> None:
+        """Our own connect-time probe comes back through the layer: nothing to do."""
+
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "groups_joined", {}).values():
-            await self.channel_layer.group_discard(group, self.channel_name)
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except LAYER_DOWN:
+                return  # the layer is gone, and its groups with it
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict) or content.get("action") not in {

@@ -7,6 +7,7 @@ The demo passwords are printed by ``make run`` and are meant for a laptop, never
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -56,17 +57,19 @@ class PoolShape:
     leaves_per_su: int
     rdma_nics: int
     spares: int = 0
+    price: str = "0"  # per device-hour, an illustrative list price for the cost reports
 
 
 DEMO_POOLS = (
     PoolShape(
         "a800-train", "A800 training (NVSwitch, 4x200G IB)", Vendor.NVIDIA, "A800",
         Arch.X86_64, nodes=16, per_node=8, nodes_per_leaf=4, leaves_per_su=2, rdma_nics=4,
-        spares=1,
+        spares=1, price="2.40",
     ),
     PoolShape(
         "ascend-infer", "Ascend 910B inference", Vendor.HUAWEI, "Ascend910B",
         Arch.ARM64, nodes=4, per_node=8, nodes_per_leaf=4, leaves_per_su=1, rdma_nics=0,
+        price="1.50",
     ),
 )  # fmt: skip
 
@@ -116,7 +119,10 @@ def _cluster() -> Cluster:
         return cluster
     for shape in DEMO_POOLS:
         pool = ResourcePool.objects.create(
-            cluster=cluster, name=shape.name, description=shape.description
+            cluster=cluster,
+            name=shape.name,
+            description=shape.description,
+            price_per_device_hour=Decimal(shape.price),
         )
         for i in range(shape.nodes + shape.spares):
             leaf = i // shape.nodes_per_leaf

@@ -19,6 +19,7 @@ def tick() -> None:
     from apps.governance.services import sweep_if_due as governance_sweep
     from apps.health.services import sync_cordons
     from apps.inference.services import autoscale_tick
+    from apps.jobs.logs import collect_if_due as collect_logs
     from apps.jobs.relay import reconcile, relay
     from apps.runs.simulate import simulate_training_metrics
     from apps.scheduling.loop import run_cycle
@@ -33,6 +34,7 @@ def tick() -> None:
     autoscale_tick()  # simulated inference replicas + autoscaler (one query when none run)
     governance_sweep()  # idle GPUs, queue time limits (C9); every 30 s
     simulate_training_metrics()  # loss curves of simulated training jobs (every 5 s)
+    collect_logs()  # job output into the database (every 3 s)
 
 
 def start(interval_s: float = 1.0) -> threading.Thread:

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from apps.governance.models import IdlePolicy, QueueAction
+from apps.governance.rules import BUILTIN_RULE
 from apps.jobs.models import JobKind
 from apps.tenancy.models import Tenant
 
@@ -37,12 +38,12 @@ LIMITS: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class Policy:
-    util_threshold_pct: float = 10.0
-    training_idle_s: int = 2 * 3600
-    notebook_idle_s: int = 3600
-    grace_s: int = 30 * 60
-    max_extensions: int = 2
-    extension_s: int = 3600
+    util_threshold_pct: float = BUILTIN_RULE.util_threshold_pct
+    training_idle_s: int = BUILTIN_RULE.training_idle_s
+    notebook_idle_s: int = BUILTIN_RULE.notebook_idle_s
+    grace_s: int = BUILTIN_RULE.grace_s
+    max_extensions: int = BUILTIN_RULE.max_extensions
+    extension_s: int = BUILTIN_RULE.extension_s
     queue_action: str = QueueAction.EXPIRE
     webhook_url: str = ""
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from apps.accounting.services import held_milli
 from apps.accounts.models import User
+from apps.governance import rules
 from apps.governance.models import (
     ACTIVE_FLAG_STATES,
     FlagState,
@@ -211,7 +212,7 @@ def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult
         if flag is not None and flag.state in ACTIVE_FLAG_STATES:
             assert flag.watch_from is not None and flag.stop_at is not None
             busy = provider.peak_util(job, flag.watch_from, now, min_coverage=0)
-            if busy is not None and busy >= policy.util_threshold_pct:
+            if rules.reads_busy(busy, policy.util_threshold_pct):
                 IdleFlag.objects.filter(pk=flag.pk).update(state=FlagState.CLEARED, updated_at=now)
                 jobs.record_event(job, reason="IdleCleared", message=f"GPUs busy again ({busy:g}%)")
                 result.cleared += 1
@@ -223,7 +224,7 @@ def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult
         if job.state_changed_at > start:  # running for less than one idle period
             continue
         peak = provider.peak_util(job, start, now)
-        if peak is not None and peak < policy.util_threshold_pct:
+        if rules.reads_idle(peak, policy.util_threshold_pct):
             _warn(job, flag, policy, now, peak)
             result.warned += 1
 
@@ -235,7 +236,7 @@ def keep_running(*, flag: IdleFlag) -> IdleFlag:
         if flag.state not in ACTIVE_FLAG_STATES:
             raise FlagActionError(f"The flag is {flag.state}: there is no pending stop to defer.")
         policy = effective_policy(flag.tenant)
-        if flag.extensions_used >= policy.max_extensions:
+        if not rules.may_extend(flag.extensions_used, policy.max_extensions):
             raise FlagActionError(
                 f"No extensions left ({flag.extensions_used} of {policy.max_extensions} used)."
             )

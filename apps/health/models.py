@@ -249,6 +249,12 @@ class NodeToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set when a rotation replaced this token: valid until the agent has "
+        "reported with its successor, or until this time at the latest.",
+    )
 
     class Meta:
         ordering = ["-id"]

@@ -1,18 +1,22 @@
-"""Slow-node probe runs over a pool. The runner is an interface (``slownode.ProbeRunner``):
-the simulated one models per-link bandwidth from node labels (``zhisuan.io/sim-speed``, 1.0 =
-healthy); on Kubernetes, a runner would start one probe pod pair per node pair from
-``platform/agent/probe-pod-template.yaml`` (nccl-tests sendrecv over RDMA) and read the bus
-bandwidth from their logs (see docs/health.md)."""
+"""Slow-node probe runs over a pool. The runner is an interface (``slownode.ProbeRunner``),
+chosen by the pool's cluster kind: the simulated one models per-link bandwidth from node
+labels (``zhisuan.io/sim-speed``, 1.0 = healthy); on Kubernetes, ``probe_kube`` runs
+nccl-tests between each pair's nodes as pods and reads the bus bandwidth from their logs
+(see docs/health.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.clusters.models import Node, ResourcePool
+from apps.clusters.backends.base import BackendError, PermanentError
+from apps.clusters.models import ClusterKind, Node, ResourcePool
 from apps.health import services
 from apps.health.models import ProbeRun, ProbeRunState
 from apps.health.slownode import ProbeRunner, SimulatedProbeRunner, locate_slow_nodes
@@ -23,6 +27,32 @@ SPEED_LABEL = "zhisuan.io/sim-speed"
 def simulated_runner(nodes: list[Node], seed: int | None = None) -> SimulatedProbeRunner:
     speed = {n.name: float(n.labels.get(SPEED_LABEL, 1.0)) for n in nodes}
     return SimulatedProbeRunner(speed=speed, rng=random.Random(seed))
+
+
+@contextlib.contextmanager
+def runner_for(run: ProbeRun, nodes: list[Node], seed: int | None) -> Iterator[ProbeRunner]:
+    """The runner for the pool's cluster kind; a Kubernetes runner's objects are removed at
+    the end, whatever happened."""
+    if run.pool.cluster.kind != ClusterKind.KUBERNETES:
+        yield simulated_runner(nodes, seed)
+        return
+    from apps.clusters.backends.kubernetes.backend import api_client_from_environment
+    from apps.health.probe_kube import KubernetesProbeRunner, config_from
+
+    config = config_from(
+        {k: getattr(settings, k) for k in dir(settings) if k.startswith("HEALTH_PROBE_")},
+        gpus=min((n.accelerator_count for n in nodes), default=0),
+        rdma_nics=min((n.rdma_nics for n in nodes), default=0),
+    )
+    try:
+        api_client = api_client_from_environment()
+    except Exception as exc:  # no service account, no kubeconfig: a failed run, not a crash
+        raise PermanentError(f"no Kubernetes client: {exc}") from exc
+    try:
+        with KubernetesProbeRunner(api_client, run.pk, config) as runner:
+            yield runner
+    finally:
+        api_client.close()
 
 
 @transaction.atomic
@@ -46,10 +76,22 @@ def execute(run_id: int, runner: ProbeRunner | None = None, seed: int | None = N
     nodes = list(
         Node.objects.filter(pool=run.pool, cordoned=False, is_spare=False, accelerator_count__gt=0)
     )
-    ProbeRun.objects.filter(pk=run.pk).update(state=ProbeRunState.RUNNING, nodes=len(nodes))
-    search = locate_slow_nodes(
-        [n.name for n in nodes], runner or simulated_runner(nodes, seed), rng=random.Random(seed)
+    kind = "kubernetes" if run.pool.cluster.kind == ClusterKind.KUBERNETES else "simulated"
+    ProbeRun.objects.filter(pk=run.pk).update(
+        state=ProbeRunState.RUNNING, nodes=len(nodes), runner=kind
     )
+    failures: list[str] = []
+    try:
+        with contextlib.ExitStack() as stack:
+            chosen = runner or stack.enter_context(runner_for(run, nodes, seed))
+            search = locate_slow_nodes([n.name for n in nodes], chosen, rng=random.Random(seed))
+            failures = list(getattr(chosen, "failures", []))
+    except BackendError as exc:  # the run's own objects could not be set up: nothing measured
+        ProbeRun.objects.filter(pk=run.pk).update(
+            state=ProbeRunState.FAILED, message=str(exc)[:500], finished_at=timezone.now()
+        )
+        run.refresh_from_db()
+        return run
     by_name = {n.name: n for n in nodes}
     with transaction.atomic():
         for name in search.slow:
@@ -66,6 +108,9 @@ def execute(run_id: int, runner: ProbeRunner | None = None, seed: int | None = N
         run.message = f"{len(search.rounds)} round(s); slow: {', '.join(search.slow) or 'none'}" + (
             f"; unresolved: {', '.join(search.unresolved)}" if search.unresolved else ""
         )
+        if failures:
+            run.message += f"; {len(failures)} failed probe(s), first: {failures[0]}"
+        run.message = run.message[:500]
         run.finished_at = timezone.now()
         run.save()
     return run

@@ -418,7 +418,7 @@ def sync_cordons() -> int:
 
 # ------------------------------------------------------------------ node tokens
 @transaction.atomic
-def mint_node_token(*, node: Node, actor: User) -> tuple[NodeToken, str]:
+def mint_node_token(*, node: Node, actor: User | None) -> tuple[NodeToken, str]:
     """A token for ``node``'s agent; the plaintext is returned once and never stored."""
     new = tokens.generate()
     plaintext = NODE_TOKEN_PREFIX + new.plaintext[len(tokens.TOKEN_PREFIX) :]
@@ -435,12 +435,26 @@ def node_for_token(plaintext: str) -> NodeToken | None:
     if parts is None:
         return None
     token = NodeToken.objects.select_related("node").filter(prefix=parts[0]).first()
-    if token is None or token.revoked_at is not None or not tokens.matches(parts[1], token.digest):
-        return None
     now = timezone.now()
+    if token is None or not token_is_live(token, now) or not tokens.matches(parts[1], token.digest):
+        return None
+    if token.last_used_at is None:
+        # The agent has the new token: the ones a rotation replaced are no longer needed.
+        NodeToken.objects.filter(
+            node_id=token.node_id,
+            expires_at__isnull=False,
+            revoked_at__isnull=True,
+            created_at__lte=token.created_at,
+        ).exclude(pk=token.pk).update(revoked_at=now)
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
         NodeToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
+
+
+def token_is_live(token: NodeToken, now: datetime) -> bool:
+    if token.revoked_at is not None:
+        return False
+    return token.expires_at is None or token.expires_at > now
 
 
 def revoke_node_token(*, token: NodeToken) -> None:

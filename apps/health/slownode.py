@@ -30,7 +30,8 @@ Pair = tuple[str, str]
 
 
 class ProbeRunner(Protocol):
-    """Runs one round of probes in parallel; answers bus bandwidth (GB/s) per pair."""
+    """Runs one round of probes in parallel; answers bus bandwidth (GB/s) per pair. A pair
+    whose probe failed or timed out is absent from the answer."""
 
     def run_round(self, pairs: Sequence[Pair]) -> dict[Pair, float]: ...
 
@@ -38,14 +39,14 @@ class ProbeRunner(Protocol):
 @dataclass
 class RoundRecord:
     purpose: str
-    results: list[tuple[str, str, float]]
+    results: list[tuple[str, str, float | None]]  # None: the probe failed or timed out
     reference_gbps: float
 
     def as_dict(self) -> dict[str, object]:
         return {
             "purpose": self.purpose,
             "reference_gbps": round(self.reference_gbps, 2),
-            "pairs": [[a, b, round(v, 2)] for a, b, v in self.results],
+            "pairs": [[a, b, None if v is None else round(v, 2)] for a, b, v in self.results],
         }
 
 
@@ -72,13 +73,19 @@ def locate_slow_nodes(
     order = list(nodes)
     rng.shuffle(order)
     pairs = [(order[i], order[i + 1]) for i in range(0, len(order) - 1, 2)]
-    screen = runner.run_round(pairs)
+    asked = set(pairs)
+    screen = {p: v for p, v in runner.run_round(pairs).items() if p in asked}
+    if not screen:  # no probe finished (the cluster refused them all): nothing to compare
+        search.rounds.append(RoundRecord("screen", [(a, b, None) for a, b in pairs], 0.0))
+        search.unresolved = sorted(order)
+        return search
     reference = statistics.median(screen.values())
     floor = reference * (1 - threshold)
     search.rounds.append(
-        RoundRecord("screen", [(a, b, screen[(a, b)]) for a, b in pairs], reference)
+        RoundRecord("screen", [(a, b, screen.get((a, b))) for a, b in pairs], reference)
     )
-    suspects: list[str] = [n for pair, v in screen.items() if v < floor for n in pair]
+    # A pair whose probe failed (no result) makes both its nodes suspects, like a slow one.
+    suspects: list[str] = [n for p in pairs if screen.get(p, 0.0) < floor for n in p]
     good = [n for pair, v in screen.items() if v >= floor for n in pair]
     if len(order) % 2:
         suspects.append(order[-1])  # the odd one out was not probed: treat it as a suspect
@@ -100,9 +107,11 @@ def locate_slow_nodes(
         measured = runner.run_round(batch)
         purpose = "re-pair" if len(search.rounds) == 1 else "confirm"
         search.rounds.append(
-            RoundRecord(purpose, [(a, b, measured[(a, b)]) for a, b in batch], reference)
+            RoundRecord(purpose, [(a, b, measured.get((a, b))) for a, b in batch], reference)
         )
         for s, helper in batch:
+            if (s, helper) not in measured:
+                continue  # a failed probe is no evidence either way: try another partner
             if measured[(s, helper)] >= floor:
                 del votes[s]  # a slow node cannot measure normal: cleared
                 good.append(s)

@@ -35,7 +35,8 @@ S = JobState
 TRANSITIONS: dict[str, frozenset[str]] = {
     S.SUBMITTED: frozenset({S.QUEUED, S.FAILED, S.CANCELLED}),
     S.QUEUED: frozenset({S.ADMITTED, S.CANCELLED, S.FAILED}),
-    S.ADMITTED: frozenset({S.DISPATCHING, S.QUEUED, S.CANCELLED, S.PREEMPTED}),
+    # admitted -> failed: the cluster refused the workload for good (relay, DispatchFailed).
+    S.ADMITTED: frozenset({S.DISPATCHING, S.QUEUED, S.CANCELLED, S.PREEMPTED, S.FAILED}),
     S.DISPATCHING: frozenset(
         {S.RUNNING, S.SUCCEEDED, S.FAILED, S.CANCELLED, S.PREEMPTED, S.RESTARTING}
     ),
@@ -128,6 +129,24 @@ class JobEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id}: {self.from_state}->{self.to_state} ({self.reason})"
+
+
+class JobLogLine(models.Model):
+    """A line of a job's output, copied from the cluster by the log collector so it stays
+    readable after the pods are gone (and the web process never reads the cluster)."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="log_lines")
+    attempt = models.PositiveIntegerField(default=0)
+    ts = models.DateTimeField()
+    replica = models.CharField(max_length=253)
+    text = models.CharField(max_length=2000)
+
+    class Meta:
+        ordering = ["ts", "id"]
+        indexes = [models.Index(fields=["job", "ts"], name="jobs_log_job_ts")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} {self.replica}: {self.text[:40]}"
 
 
 class Allocation(models.Model):

@@ -21,7 +21,7 @@ from django.utils import timezone
 from apps.clusters.backends.base import ClusterBackend, PermanentError, TransientError
 from apps.clusters.backends.spec import WorkloadStatus
 from apps.clusters.registry import get_backend
-from apps.jobs import services, workload
+from apps.jobs import logs, services, workload
 from apps.jobs.models import Job, JobState, OutboxAction, OutboxEntry, OutboxState
 
 log = logging.getLogger("zhisuan.relay")
@@ -74,6 +74,7 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
                     backend.apply(workload.build(job))
                     entry.state = OutboxState.DONE
             else:
+                logs.collect_job(backend, job)  # the last lines, before the pods go
                 backend.delete(job.pk, job.tenant.slug, job.kind)  # type: ignore[arg-type]
                 entry.state = OutboxState.DONE
         except TransientError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from apps.jobs import relay, watcher
+from apps.jobs import logs, relay, watcher
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -23,3 +23,9 @@ def reconcile_jobs() -> int:
 def watch_workloads() -> int:
     """Follow the cluster's watch for ~25 s (beat starts one every 30 s)."""
     return watcher.watch_once(timeout_s=25.0)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def collect_logs() -> int:
+    """Copy new output of running (and just finished) jobs into the database."""
+    return logs.collect()

@@ -22,6 +22,10 @@ class QuotaForm(forms.ModelForm[Quota]):
                 services.validate_guarantees(
                     pool=pool, accelerator_model=str(model), tenant=tenant, guarantee=int(guarantee)
                 )
+                services.validate_covers_usage(
+                    tenant=tenant, pool=pool, accelerator_model=str(model),
+                    limit=int(guarantee) + int(data.get("borrow_limit") or 0),
+                )  # fmt: skip
             except ValidationError as exc:
                 for field, messages in exc.message_dict.items():
                     self.add_error(field if field in self.fields else None, messages)

@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from apps.clusters.models import Node, ResourcePool
 from apps.quotas.models import Quota
+from apps.quotas.selectors import FULL, usage_milli
+from apps.scheduling.models import SchedulerLock
 from apps.tenancy.models import Tenant
 
 
@@ -47,6 +49,23 @@ def validate_guarantees(
         )
 
 
+def validate_covers_usage(
+    *, tenant: Tenant, pool: ResourcePool, accelerator_model: str, limit: int
+) -> None:
+    """Raise a field error if guarantee + borrow limit would be below what the tenant holds:
+    used <= guarantee + borrow limit must hold at all times, and only admission may add use."""
+    used = usage_milli().get((tenant.pk, pool.pk, accelerator_model), 0)
+    if used > limit * FULL:
+        raise ValidationError(
+            {
+                "borrow_limit": [
+                    f"{tenant.slug} holds {used / FULL:g} {accelerator_model} devices in "
+                    f"{pool.name}; guarantee + borrow limit cannot be cut below that."
+                ]
+            }
+        )
+
+
 @transaction.atomic
 def set_quota(
     *,
@@ -63,6 +82,13 @@ def set_quota(
     validate_guarantees(
         pool=pool, accelerator_model=accelerator_model, tenant=tenant, guarantee=guarantee
     )
+    # Admission re-checks quotas under this lock: holding it too means no job can be admitted
+    # between the usage check below and the write.
+    SchedulerLock.objects.select_for_update().get_or_create(name="admission")
+    validate_covers_usage(
+        tenant=tenant, pool=pool, accelerator_model=accelerator_model,
+        limit=guarantee + borrow_limit,
+    )  # fmt: skip
     quota, _ = Quota.objects.update_or_create(
         tenant=tenant,
         pool=pool,

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
 
 from apps.clusters.models import Node
 from apps.jobs import services as jobs
@@ -186,8 +185,9 @@ def _record_pending(decisions: core.Decisions) -> None:
     )
 
 
-def _record_holds(decisions: core.Decisions, now: datetime) -> None:
-    Hold.objects.filter(Q(expires_at__lte=now) | ~Q(job__state=JobState.QUEUED)).delete()
+def _record_holds(decisions: core.Decisions) -> None:
+    # The holds of this cycle replace every other (expired ones and those of jobs that left
+    # the queue included): the core only reserves for queued jobs it still wants to hold for.
     keep = []
     for r in decisions.reservations:
         Hold.objects.update_or_create(
@@ -218,7 +218,7 @@ def apply(decisions: core.Decisions, pool_ids: dict[str, int], now: datetime) ->
             continue  # gang is on in the product; a partial placement is never admitted
         _admit(placement, ledger, pool_ids, now, applied)
     _record_pending(decisions)
-    _record_holds(decisions, now)
+    _record_holds(decisions)
     if applied.skipped:
         log.info("admission skipped %d placement(s): %s", len(applied.skipped), applied.skipped)
     return applied

@@ -48,7 +48,7 @@ def default_source(inventory: Callable[[], Inventory]) -> TelemetrySource:
 
 def send_frames(frames: list[tuple[View, dict[str, object]]]) -> None:
     """One group_send per view; the text is encoded once, not once per client."""
-    layer = get_channel_layer()
+    layer = get_channel_layer(live.layer_alias())
     if layer is None:
         return
     for view, frame in frames:
@@ -73,6 +73,7 @@ class Collector:
         self._inventory_fn = inventory
         self._inventory: Inventory | None = None
         self._inventory_at = 0.0
+        self._owners: tuple[Inventory, dict[str, Owner]] | None = None
         self.source = source or default_source(self.inventory)
         self.rates = RateTracker()
         self.cutter = FrameCutter()
@@ -88,15 +89,24 @@ class Collector:
     def refresh_inventory(self) -> None:
         self._inventory = None
 
+    def owners(self) -> dict[str, Owner]:
+        """Owners by GPU key, rebuilt only when the inventory object changes (10,000 GPUs)."""
+        inventory = self.inventory()
+        if self._owners is None or self._owners[0] is not inventory:
+            self._owners = (inventory, owners_of(inventory))
+        return self._owners[1]
+
     def tick(self) -> State:
         collection = self.source.collect()
-        state = build_state(collection, owners_of(self.inventory()), self.rates.rates(collection))
-        frames = self.cutter.cut(state, live.active_views())
+        state = build_state(collection, self.owners(), self.rates.rates(collection))
+        # Frames first: they are the latency-critical path. A client that resyncs in the
+        # moment before the snapshot below is stored gets the previous tick's snapshot; at
+        # worst it sees one more gap and fetches again.
+        send_frames(self.cutter.cut(state, live.active_views()))
         try:
             live.put_latest(self.cutter.epoch, self.cutter.seq, state)
         except Exception:
             log.warning("latest telemetry not stored", exc_info=True)
-        send_frames(frames)
         if self.rollups is not None:
             self.rollups.feed(state)
         return state

@@ -2,18 +2,20 @@
 
 Same authentication (session or ``bearer.<token>`` subprotocol) and origin check as
 ``/ws/v1/events/``; every subscribe is authorized (``selectors.authorize_view``). Frames
-arrive pre-encoded from the collector. A client that cannot keep up is not sent a backlog:
-frames waiting for it are merged per topic (:func:`apps.telemetry.frames.merge`), so it gets
-the newest state as one delta. Group membership is re-asserted every few seconds, which
-heals a Redis restart (group sets live in Redis and vanish with it).
+arrive pre-encoded from the collector and are forwarded as text, never decoded per client.
+A client that cannot keep up is not sent a backlog: frames waiting for it are merged per topic
+(:mod:`apps.telemetry.coalesce`, memoised per process, so sockets that lag together share one
+merge), and it gets the newest state as one delta. Frames travel on the ``telemetry`` channel
+layer (Redis pub/sub: one copy per web process, not per socket) when configured. Group
+membership is re-asserted every few seconds, which heals a Redis restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import time
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -23,15 +25,23 @@ from apps.accounts.models import User
 from apps.core.consumers import CLOSE_UNAUTHENTICATED
 from apps.core.ws_auth import token_from_scope
 from apps.telemetry import live
-from apps.telemetry.frames import Frame, View, merge
+from apps.telemetry.coalesce import coalescer
+from apps.telemetry.frames import View
 from apps.telemetry.selectors import authorize_view
 
 log = logging.getLogger("zhisuan.telemetry")
 REFRESH_S = 3.0
 MAX_TOPICS = 32
+# topic -> when this process last renewed the view's lease: one renewal per process per
+# REFRESH_S, however many sockets watch the view (100 dashboards are not 100 Redis writes).
+_renewed: dict[str, float] = {}
 
 
 class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+    @property
+    def channel_layer_alias(self) -> str:  # read per connection: settings may change (tests)
+        return live.layer_alias()
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         if not isinstance(user, User) or not user.is_active:
@@ -39,7 +49,7 @@ class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # ch
             return
         self.user = user
         self.views: dict[str, View] = {}
-        self.pending: dict[str, Frame | str] = {}
+        self.pending: dict[str, str] = {}  # topic -> encoded frame not yet sent
         self.wakeup = asyncio.Event()
         token = token_from_scope(self.scope)
         await self.accept(subprotocol=f"bearer.{token}" if token else None)
@@ -87,11 +97,8 @@ class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # ch
         if topic not in self.views:
             return
         older = self.pending.get(topic)
-        if older is None:
-            self.pending[topic] = message["text"]
-        else:
-            old = json.loads(older) if isinstance(older, str) else older
-            self.pending[topic] = merge(old, json.loads(message["text"]))
+        text: str = message["text"]
+        self.pending[topic] = text if older is None else coalescer.merge_text(older, text)
         self.wakeup.set()
 
     async def _send_loop(self) -> None:
@@ -104,8 +111,7 @@ class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # ch
             self.wakeup.clear()
             while self.pending:
                 topic = next(iter(self.pending))
-                frame = self.pending.pop(topic)
-                await self.send(text_data=frame if isinstance(frame, str) else json.dumps(frame))
+                await self.send(text_data=self.pending.pop(topic))
             if loop.time() >= next_refresh:
                 next_refresh = loop.time() + REFRESH_S
                 await self._refresh()
@@ -115,6 +121,8 @@ class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # ch
         for view in list(self.views.values()):
             try:
                 await self.channel_layer.group_add(view.group, self.channel_name)
-                await database_sync_to_async(live.touch_view)(view)
+                if time.monotonic() - _renewed.get(view.topic, float("-inf")) >= REFRESH_S:
+                    await database_sync_to_async(live.touch_view)(view)
+                    _renewed[view.topic] = time.monotonic()
             except Exception:  # retried on the next refresh
                 log.debug("telemetry refresh failed", exc_info=True)

@@ -26,6 +26,12 @@ _views: dict[str, tuple[float, View]] = {}
 _latest: tuple[str, int, State] | None = None
 
 
+def layer_alias() -> str:
+    """The channel layer frames travel on: ``telemetry`` (Redis pub/sub) when configured,
+    else the default layer (the embedded default's in-memory layer)."""
+    return "telemetry" if "telemetry" in settings.CHANNEL_LAYERS else "default"
+
+
 def _redis() -> Any:
     import redis
 

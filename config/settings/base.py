@@ -141,7 +141,13 @@ CHANNEL_LAYERS: dict[str, Any] = (
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
-        }
+        },
+        # Live telemetry is a broadcast of large frames: Redis pub/sub carries each frame once
+        # per web process (not once per socket); at-most-once, as the protocol assumes.
+        "telemetry": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        },
     }
     if REDIS_URL
     else {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -161,7 +167,15 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.core.errors.json_exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_THROTTLE_RATES": {"login": "20/min", "tokens": "60/min"},
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.core.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "login": env.get_str("ZS_THROTTLE_LOGIN", "20/min"),
+        "tokens": env.get_str("ZS_THROTTLE_TOKENS", "60/min"),
+    },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 

@@ -26,7 +26,11 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": "zs-test"},
-    }
+    },
+    "telemetry": {
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": "zs-test"},
+    },
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast tests only
 REST_FRAMEWORK = {

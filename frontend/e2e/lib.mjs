@@ -15,6 +15,24 @@ export const TIMEOUT_MS = 20_000;
 
 export class CheckFailed extends Error {}
 
+/** Headless Chromium as every browser script here runs it (Debian's build, no GPU, offline). */
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+}
+
 /**
  * @param {unknown} condition
  * @param {string} message
@@ -49,11 +67,21 @@ export async function login(page, username, password) {
   await page.locator('#login_username').fill(username);
   await page.locator('#login_password').fill(password);
   await page.locator('button[type="submit"]').click();
-  await page
-    .waitForURL((url) => url.pathname === '/overview', { timeout: TIMEOUT_MS })
-    .catch(() => {
-      throw new CheckFailed(`login as ${username} did not reach /overview (at ${page.url()})`);
-    });
+  // Either the overview opens or the form shows why not (wrong password, server error).
+  const outcome = await Promise.race([
+    page
+      .waitForURL((url) => url.pathname === '/overview', { timeout: TIMEOUT_MS })
+      .then(() => 'overview'),
+    page
+      .locator('.ant-alert-error')
+      .waitFor({ timeout: TIMEOUT_MS })
+      .then(() => 'error'),
+  ]).catch(() => 'timeout');
+  if (outcome === 'error') {
+    const text = await page.locator('.ant-alert-error').innerText();
+    throw new CheckFailed(`login failed for ${username}: ${text.trim()}`);
+  }
+  check(outcome === 'overview', `login as ${username} did not reach /overview (at ${page.url()})`);
 }
 
 /**
@@ -73,20 +101,7 @@ export async function runScenario(name, flow) {
     check(process.env.E2E_PASSWORD, 'missing environment: E2E_PASSWORD');
     mkdirSync(artifacts, { recursive: true });
     rmSync(failureShot, { force: true });
-    browser = await chromium.launch({
-      executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -112,6 +127,33 @@ export async function runScenario(name, flow) {
   } finally {
     await browser?.close().catch(() => undefined);
   }
+}
+
+/**
+ * Calls the API as the signed-in browser user (session cookie + CSRF header), or with a
+ * bearer token instead; for test setup and clean-up that has no screen of its own.
+ * @param {import('playwright-core').Page} page
+ * @param {string} method
+ * @param {string} path e.g. `/api/v1/health/nodes/`
+ * @param {{ data?: unknown, token?: string }} [options]
+ * @returns {Promise<any>}
+ */
+export async function apiCall(page, method, path, { data, token } = {}) {
+  const cookies = await page.context().cookies(baseUrl);
+  const csrf = cookies.find((c) => c.name === 'csrftoken')?.value ?? '';
+  /** @type {Record<string, string>} */
+  const headers = token
+    ? { Authorization: `Bearer ${token}` }
+    : { 'X-CSRFToken': csrf, Referer: `${baseUrl}/` };
+  const response = await page.request.fetch(`${baseUrl}${path}`, { method, data, headers });
+  const text = await response.text();
+  // Django's error pages are HTML: their <title> says what went wrong.
+  const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+  check(
+    response.ok(),
+    `${method} ${path} answered ${response.status()}: ${title ?? text.slice(0, 300)}`,
+  );
+  return text === '' ? null : JSON.parse(text);
 }
 
 /**

@@ -1,13 +1,59 @@
 // Operator (admin): edits a quota beyond the pool's capacity and sees the server's validation
-// error on the field; acknowledges an alert if any exist, else views the health page; opens
-// the GPU heatmap. E2E_OPERATOR overrides the user.
-import { check, expectVisible, login, runScenario, screenshot } from './lib.mjs';
+// error on the field; acknowledges an alert in the health inbox (a node agent's report raises
+// it first, through the API); cordons a node from the node grid and puts it back; hovers a GPU
+// on the live heatmap. E2E_OPERATOR overrides the user.
+import {
+  apiCall,
+  check,
+  CheckFailed,
+  expectVisible,
+  login,
+  runScenario,
+  screenshot,
+  TIMEOUT_MS,
+} from './lib.mjs';
 
 const user = process.env.E2E_OPERATOR || 'admin';
 const password = process.env.E2E_PASSWORD ?? '';
 
+/**
+ * @typedef {{ id: number, name: string, cordoned: boolean, is_spare: boolean, health: string }} Node
+ */
+
+/**
+ * The node agent's side: a token for `node`, then a report of thermal throttling (an
+ * alert-only fault in the default catalogue). Returns the token, for the clean-up report.
+ * @param {import('playwright-core').Page} page
+ * @param {Node} node
+ * @param {string} detail
+ */
+async function reportThrottling(page, node, detail) {
+  const minted = await apiCall(page, 'POST', '/api/v1/health/node-tokens/', {
+    data: { node: node.id },
+  });
+  await apiCall(page, 'POST', '/api/v1/health/report/', {
+    token: minted.token,
+    data: {
+      node: node.name,
+      results: [{ check: 'gpu_thermal', status: 'warn', faults: ['throttle'], detail }],
+    },
+  });
+  return { id: /** @type {number} */ (minted.id), token: /** @type {string} */ (minted.token) };
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @returns {Promise<Node[]>}
+ */
+async function nodes(page) {
+  const answer = await apiCall(page, 'GET', '/api/v1/health/nodes/?page_size=500');
+  return /** @type {Node[]} */ (answer.results).sort((a, b) => a.name.localeCompare(b.name));
+}
+
 process.exitCode = await runScenario('operator', async (page) => {
   await login(page, user, password);
+
+  // 1. Quota edit with a server-side validation error.
   await page.getByRole('link', { name: 'Quotas & Pools' }).click();
   const consoleCard = page.getByTestId('quota-console');
   await expectVisible(consoleCard.locator('tbody tr.ant-table-row'), 'the quota console');
@@ -22,21 +68,104 @@ process.exitCode = await runScenario('operator', async (page) => {
   check(/but the pool has/.test(text), `unexpected validation message: ${text}`);
   const quotaShot = await screenshot(page, 'operator-quota-error');
 
-  await page.getByRole('link', { name: 'Health' }).click();
-  const inbox = page.getByTestId('alert-inbox');
-  await expectVisible(inbox.locator('tbody tr'), 'the alert inbox');
-  await expectVisible(page.getByTestId('node-grid'), 'the node health grid');
-  let acknowledged = 'no alerts to acknowledge';
-  const ack = inbox.locator('[data-testid^="ack-"]');
-  if ((await ack.count()) > 0) {
-    await ack.first().click();
-    await expectVisible(page.getByText('Alert acknowledged'), 'the acknowledgement message');
-    acknowledged = 'acknowledged one alert';
-  }
-  await screenshot(page, 'operator-health');
+  // 2. An alert arrives (agent report) and the operator acknowledges it in the inbox.
+  const all = await nodes(page);
+  const inService = all.filter((n) => !n.is_spare && !n.cordoned);
+  check(inService.length >= 2, `need two nodes in service, found ${inService.length}`);
+  const alerted = /** @type {Node} */ (inService[0]);
+  const toCordon = /** @type {Node} */ (inService[inService.length - 1]);
+  const detail = `e2e ${Date.now()}: GPU 3 thermal slowdown`;
+  const agent = await reportThrottling(page, alerted, detail);
+  let cordoned = false;
+  try {
+    const alerts = await apiCall(page, 'GET', '/api/v1/health/alerts/?page_size=100');
+    const alert =
+      /** @type {{ id: number, node_name: string, fault: string, acknowledged_at: string | null }[]} */ (
+        alerts.results
+      ).find(
+        (a) => a.node_name === alerted.name && a.fault === 'throttle' && a.acknowledged_at === null,
+      );
+    check(alert, `the report did not raise an open throttle alert on ${alerted.name}`);
 
-  await page.getByRole('link', { name: 'Cluster' }).click();
-  await expectVisible(page.locator('[data-testid="gpu-heatmap"] canvas'), 'the GPU heatmap');
-  await screenshot(page, 'operator-cluster');
-  return `validation error shown ("${text}"); ${acknowledged}; screenshot ${quotaShot}`;
+    await page.getByRole('link', { name: 'Health' }).click();
+    const inbox = page.getByTestId('alert-inbox');
+    const row = inbox.locator('tbody tr', { has: page.getByTestId(`ack-${alert.id}`) });
+    await expectVisible(row, `the alert on ${alerted.name} in the inbox`);
+    check((await row.innerText()).includes(detail), 'the alert row does not show the report');
+    await page.getByTestId(`ack-${alert.id}`).click();
+    await expectVisible(page.getByText('Alert acknowledged'), 'the acknowledgement message');
+    await page
+      .getByTestId(`ack-${alert.id}`)
+      .waitFor({ state: 'detached', timeout: TIMEOUT_MS })
+      .catch(() => {
+        throw new CheckFailed('the acknowledge button stayed after acknowledging');
+      });
+    await expectVisible(
+      inbox.locator('tbody tr', { hasText: detail }).getByText(/^Acknowledged /),
+      'the acknowledged time on the alert row',
+    );
+    const alertShot = await screenshot(page, 'operator-alert-acknowledged');
+
+    // 3. Cordon a node from the node grid (with confirmation), then return it to service.
+    await expectVisible(page.getByTestId('node-grid'), 'the node health grid');
+    const cell = page.getByTestId('node-cell').filter({ hasText: toCordon.name });
+    await page.getByTestId(`cordon-${toCordon.name}`).click();
+    await page.locator('.ant-popover:visible').getByRole('button', { name: 'Cordon' }).click();
+    cordoned = true;
+    await expectVisible(page.getByText(`${toCordon.name} cordoned`), 'the cordon message');
+    await expectVisible(cell.getByText('Cordoned', { exact: true }), 'the Cordoned tag');
+    await expectVisible(page.getByTestId(`uncordon-${toCordon.name}`), 'the uncordon button');
+    const after = (await nodes(page)).find((n) => n.id === toCordon.id);
+    check(after?.cordoned === true, `${toCordon.name} is not cordoned on the server`);
+    const cordonShot = await screenshot(page, 'operator-cordon');
+    await page.getByTestId(`uncordon-${toCordon.name}`).click();
+    await expectVisible(page.getByText(`${toCordon.name} back in service`), 'the uncordon message');
+    await expectVisible(page.getByTestId(`cordon-${toCordon.name}`), 'the cordon button again');
+    cordoned = (await nodes(page)).find((n) => n.id === toCordon.id)?.cordoned ?? true;
+    check(!cordoned, `${toCordon.name} is still cordoned on the server`);
+
+    // 4. The live GPU heatmap: streaming, and a tooltip for the GPU under the pointer.
+    await page.getByRole('link', { name: 'Cluster' }).click();
+    const heatmap = page.locator('[data-testid="gpu-heatmap"] canvas');
+    await expectVisible(heatmap, 'the GPU heatmap');
+    await expectVisible(
+      page.getByTestId('heatmap-connection').and(page.locator('[data-state="open"]')),
+      'the live telemetry connection',
+    );
+    const box = await heatmap.boundingBox();
+    check(box !== null, 'the heatmap canvas has no size');
+    let tooltip = '';
+    for (const [dx, dy] of [
+      [12, 30],
+      [40, 30],
+      [12, 60],
+      [6, 6],
+    ]) {
+      await page.mouse.move(box.x + (dx ?? 0), box.y + (dy ?? 0));
+      const shown = page.getByTestId('heatmap-tooltip');
+      if ((await shown.count()) > 0) {
+        tooltip = (await shown.innerText()).trim();
+        break;
+      }
+    }
+    check(/GPU \d/.test(tooltip), `no GPU tooltip when hovering the heatmap (got "${tooltip}")`);
+    await screenshot(page, 'operator-cluster');
+    return (
+      `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +
+      `cordoned and uncordoned ${toCordon.name}; heatmap tooltip "${tooltip.split('\n')[0]}"; ` +
+      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}`
+    );
+  } finally {
+    // Leave the cluster as the other flows expect it: the fault cleared, the node in service.
+    await apiCall(page, 'POST', '/api/v1/health/report/', {
+      token: agent.token,
+      data: { node: alerted.name, results: [{ check: 'gpu_thermal', status: 'ok', faults: [] }] },
+    }).catch(() => undefined);
+    await apiCall(page, 'DELETE', `/api/v1/health/node-tokens/${agent.id}/`).catch(() => undefined);
+    if (cordoned) {
+      await apiCall(page, 'POST', `/api/v1/health/nodes/${toCordon.id}/uncordon/`).catch(
+        () => undefined,
+      );
+    }
+  }
 });

@@ -1,5 +1,6 @@
 // Researcher (bob, vision member): submits a training job with the wizard, watches it reach
-// running through live updates, opens its detail. E2E_RESEARCHER overrides the user.
+// running through live updates, reads its curves and logs on the detail page, then launches a
+// notebook and opens it through the platform. E2E_RESEARCHER overrides the user.
 import { check, expectVisible, login, runScenario, screenshot, TIMEOUT_MS } from './lib.mjs';
 
 const user = process.env.E2E_RESEARCHER || 'bob';
@@ -66,6 +67,16 @@ process.exitCode = await runScenario('researcher', async (page) => {
     'replica placements',
   );
   await expectVisible(page.getByTestId('job-timeline'), 'the state timeline');
+  // Curves (the simulated cluster reports metrics every few seconds) and the job's output.
+  await expectVisible(page.getByTestId('curve-loss').locator('canvas'), 'the loss curve', 60_000);
+  await expectVisible(page.getByTestId('kpi-loss'), 'the latest-loss KPI');
+  const firstLine = page.getByTestId('job-logs').getByTestId('log-line').first();
+  await expectVisible(firstLine, 'a line of the job output', 60_000);
+  check(/simulated/i.test(await firstLine.innerText()), 'log lines come from the simulator');
+  check(
+    /simulated/i.test(await page.getByTestId('logs-source').innerText()),
+    'the log source says simulated',
+  );
   const path = await screenshot(page, 'researcher-job');
 
   await page.goto(page.url().replace(/\/jobs\/\d+$/, '/jobs'));
@@ -76,6 +87,30 @@ process.exitCode = await runScenario('researcher', async (page) => {
   await expectVisible(page.getByRole('heading', { name: '训练任务' }), 'the Chinese jobs page');
   await screenshot(page, 'researcher-jobs-zh');
   await page.locator('header').getByText('EN', { exact: true }).click();
+
+  // A notebook, opened through the platform's proxy (no token in the browser).
+  await page.goto(page.url().replace(/\/jobs$/, '/notebooks'));
+  await page.getByRole('button', { name: 'New notebook' }).click();
+  const notebook = `e2e-nb-${Date.now() % 100000}`;
+  await page.getByLabel('Job name').fill(notebook);
+  await choose(page, 'Resource pool', '[title="a800-train"]');
+  await choose(page, 'Accelerator model', '[title="A800"]');
+  await page.getByRole('button', { name: 'Launch' }).click();
+  const open = page
+    .getByTestId('notebooks-table')
+    .locator('tr', { hasText: notebook })
+    .getByTestId('notebook-open');
+  await expectVisible(open, `notebook ${notebook} running with an Open link`, 60_000);
+  const href = await open.getAttribute('href');
+  check(href && /^\/notebooks\/\d+\/$/.test(href), `open link ${href}`);
+  check((await open.getAttribute('target')) === '_blank', 'Open uses a new tab');
+  await page.goto(new URL(href ?? '', page.url()).toString());
+  await expectVisible(
+    page.getByRole('heading', { name: 'Simulated notebook (Zhisuan simulated cluster)' }),
+    'the notebook page through the proxy',
+  );
+  check(!/token=/.test(page.url()), 'no token in the notebook URL');
+  await screenshot(page, 'researcher-notebook');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running; screenshot ${path}`;
+  return `job ${name} (#${id}) is running with curves and logs; notebook ${href} opened; screenshot ${path}`;
 });

@@ -26,5 +26,20 @@ process.exitCode = await runScenario('tenant-admin', async (page) => {
   await page.getByRole('tab', { name: 'Members and roles' }).click();
   await expectVisible(page.getByTestId('members-table').getByText('bob'), 'the members table');
   await screenshot(page, 'tenant-admin-members');
-  return `${rows} quota rows shown; screenshot ${path}`;
+
+  // Usage and cost of the tenant, with the CSV export the page links to.
+  await page.getByRole('link', { name: 'Usage & Cost' }).click();
+  await expectVisible(page.getByTestId('usage-table'), 'the usage table');
+  await expectVisible(page.getByTestId('usage-chart'), 'the usage chart');
+  check(
+    (await page.getByTestId('usage-scope').innerText()).includes('Vision Lab'),
+    'usage is scoped to the tenant',
+  );
+  const csvHref = await page.getByTestId('usage-export').getAttribute('href');
+  check(csvHref, 'an Export CSV link');
+  const csv = await page.request.get(new URL(csvHref ?? '', page.url()).toString());
+  check(csv.ok(), `CSV export answered ${csv.status()}`);
+  check(/text\/csv/.test(csv.headers()['content-type'] ?? ''), 'the export is CSV');
+  await screenshot(page, 'tenant-admin-usage');
+  return `${rows} quota rows shown; usage page and CSV export checked; screenshot ${path}`;
 });

@@ -1,4 +1,5 @@
-"""``zs``: the Zhisuan command line (log in, submit and follow jobs).
+"""``zs``: the Zhisuan command line (log in, submit and follow jobs, deploy inference
+services, open notebooks).
 
 Exit codes: 0 success, 1 cannot reach the server or another failure, 2 bad usage or input
 rejected by the server (400, field errors printed per field), 3 not logged in or not allowed
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+import time
+import webbrowser
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -89,7 +92,8 @@ def _resolve_pool(client: ApiClient, body: dict[str, Any]) -> None:
         body["pool"] = found[0]
 
 
-def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
+def _read_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The mapping in the YAML or JSON file of ``--file`` ('-': stdin), ``--set`` applied."""
     path = Path(args.file)
     try:
         text = sys.stdin.read() if args.file == "-" else path.read_text()
@@ -100,13 +104,18 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     except YamlError as exc:
         raise CliError(f"{args.file}: {exc}", EXIT_USAGE) from exc
     if not isinstance(body, dict):
-        raise CliError(f"{args.file}: expected a mapping of job fields", EXIT_USAGE)
-    body.setdefault("kind", "training")
+        raise CliError(f"{args.file}: expected a mapping of fields", EXIT_USAGE)
     for override in args.set or []:
         key, sep, value = override.partition("=")
         if not sep:
             raise CliError(f"--set wants KEY=VALUE, got {override!r}", EXIT_USAGE)
         body[key] = load_job_file(f"v: {value}")["v"]
+    return body
+
+
+def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
+    body = _read_body(args)
+    body.setdefault("kind", "training")
     client = _client(args)
     _resolve_pool(client, body)
     job = client.post(client.tenant_path("jobs/"), body)
@@ -177,12 +186,32 @@ def cmd_events(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+FINISHED = ("succeeded", "failed", "cancelled")
+
+
+def _print_log_lines(lines: list[dict[str, Any]], out: TextIO) -> str | None:
+    """Print ``<time> <replica>  <text>`` per line; the last line's time (to follow from)."""
+    for line in lines:
+        print(f"{line['ts']} {line['replica']}  {line['text']}", file=out)
+    return str(lines[-1]["ts"]) if lines else None
+
+
 def cmd_logs(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
-    events = client.get(client.tenant_path(f"jobs/{args.id}/events/"))
-    print("zs: the platform has no log endpoint yet; showing the job's events instead.",
-          file=sys.stderr)  # fmt: skip
-    _print_events(events, out)
+    path = client.tenant_path(f"jobs/{args.id}/logs/")
+    body = client.get(path, tail=args.tail)
+    if body["truncated"]:
+        print(f"zs: showing the last {args.tail} lines (--tail for more)", file=sys.stderr)
+    last = _print_log_lines(body["lines"], out)
+    while args.follow:
+        state = client.get(client.tenant_path(f"jobs/{args.id}/"))["state"]
+        time.sleep(args.interval)
+        params: dict[str, Any] = {"tail": 5000, **({"since": last} if last else {})}
+        last = _print_log_lines(client.get(path, **params)["lines"], out) or last
+        if state in FINISHED:  # one more read after the end picks up the last lines
+            break
+    if last is None and not args.follow:
+        print("zs: no output yet", file=sys.stderr)
     return 0
 
 
@@ -202,6 +231,52 @@ def cmd_clone(args: argparse.Namespace, out: TextIO) -> int:
 
 
 # ---------------------------------------------------------------------------------- main
+def cmd_inference_deploy(args: argparse.Namespace, out: TextIO) -> int:
+    """Create an inference service (the autoscaled kind the dashboard's Inference page lists)
+    from a file of the inference services API's fields."""
+    body = _read_body(args)
+    client = _client(args)
+    _resolve_pool(client, body)
+    service = client.post(client.tenant_path("inference/services/"), body)
+    print(f"Deployed inference service {service['id']} ({service['name']}): job "
+          f"{service['job']} {service['state']}, replicas {service['min_replicas']}.."
+          f"{service['max_replicas']}", file=out)  # fmt: skip
+    return 0
+
+
+def cmd_inference_list(args: argparse.Namespace, out: TextIO) -> int:
+    client = _client(args)
+    page = client.get(client.tenant_path("inference/services/"), page_size=args.limit)
+    rows = [
+        (s["id"], s["name"], s["state"], s["model_uri"], s["ready_replicas"],
+         s["desired_replicas"], f"{s['min_replicas']}..{s['max_replicas']}")
+        for s in page["results"]
+    ]  # fmt: skip
+    _table(rows, ["ID", "NAME", "STATE", "MODEL", "READY", "DESIRED", "RANGE"], out)
+    return 0
+
+
+def cmd_notebook_open(args: argparse.Namespace, out: TextIO) -> int:
+    """Print (and open in a browser) the platform address of a running notebook. The browser
+    signs in to the platform as usual; the notebook's token stays on the server."""
+    client = _client(args)
+    job = client.get(client.tenant_path(f"jobs/{args.id}/"))
+    if job.get("kind") != "notebook":
+        raise CliError(f"job {args.id} is a {job.get('kind')} job, not a notebook", EXIT_USAGE)
+    path = job.get("open_url")
+    if not path:
+        if job.get("state") == "running":
+            raise CliError(f"notebook {args.id} belongs to {job.get('owner')}; only its owner "
+                           "or a tenant admin can open it", EXIT_AUTH)  # fmt: skip
+        raise CliError(f"notebook {args.id} ({job['name']}) is {job.get('state')}, not running",
+                       EXIT_USAGE)  # fmt: skip
+    url = client.url + path
+    print(url, file=out)
+    if not args.print_only and not webbrowser.open(url, new=2):
+        print("zs: could not start a browser; open the address above", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="zs", description="Zhisuan (智算) command line")
     p.add_argument("--version", action="version", version=f"zs {__version__}")
@@ -229,11 +304,36 @@ def build_parser() -> argparse.ArgumentParser:
     for name, fn, text in (
         ("describe", cmd_describe, "show a job: spec, placement, recent events"),
         ("events", cmd_events, "show a job's events"),
-        ("logs", cmd_logs, "show a job's logs (events until the platform serves logs)"),
         ("cancel", cmd_cancel, "cancel a job"),
         ("clone", cmd_clone, "submit a copy of a job"),
     ):
         add(name, fn, text).add_argument("id", type=int, help="job id")
+    logs = add("logs", cmd_logs, "show a job's output (all replicas, oldest first)")
+    logs.add_argument("id", type=int, help="job id")
+    logs.add_argument("--tail", type=int, default=500, help="the newest N lines (max 5000)")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing until it ends")
+    logs.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    inference = sub.add_parser("inference", help="deploy and list inference services",
+                               description="deploy and list inference services")  # fmt: skip
+    inference_sub = inference.add_subparsers(dest="inference_command", required=True,
+                                             metavar="ACTION")  # fmt: skip
+    deploy = inference_sub.add_parser("deploy", help="deploy a service from a YAML or JSON file")
+    deploy.set_defaults(func=cmd_inference_deploy)
+    deploy.add_argument("-f", "--file", required=True, help="service file ('-' for stdin)")
+    deploy.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="override a top-level field, e.g. --set max_replicas=8")  # fmt: skip
+    inf_list = inference_sub.add_parser("list", help="list inference services")
+    inf_list.set_defaults(func=cmd_inference_list)
+    inf_list.add_argument("--limit", type=int, default=50)
+    notebook = sub.add_parser("notebook", help="work with notebooks",
+                              description="work with notebooks")  # fmt: skip
+    notebook_sub = notebook.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")
+    nb_open = notebook_sub.add_parser(
+        "open", help="open a running notebook in the browser (through the platform)"
+    )
+    nb_open.set_defaults(func=cmd_notebook_open)
+    nb_open.add_argument("id", type=int, help="notebook (job) id")
+    nb_open.add_argument("--print-only", action="store_true", help="print the address only")
     return p
 
 

@@ -495,7 +495,7 @@ def test_notebook_objects_and_token_handling() -> None:
     assert container["image"] == "quay.io/jupyter/base-notebook:latest"
     assert container["command"] == ["jupyter", "lab"]
     assert "--IdentityProvider.token=$(NOTEBOOK_TOKEN)" in container["args"]
-    assert "--ServerApp.base_url=/notebooks/zs-acme/zs-nb-202/" in container["args"]
+    assert "--ServerApp.base_url=/notebooks/202/" in container["args"]
     assert {"name": "home", "mountPath": "/home/jovyan"} in container["volumeMounts"]
     token_env = [e for e in container["env"] if e["name"] == "NOTEBOOK_TOKEN"]
     assert token_env == [
@@ -507,7 +507,7 @@ def test_notebook_objects_and_token_handling() -> None:
     # The token never appears in the pod spec itself.
     assert spec.notebook.token not in repr(statefulset)  # type: ignore[union-attr]
     assert container["readinessProbe"]["httpGet"] == {
-        "path": "/notebooks/zs-acme/zs-nb-202/api",
+        "path": "/notebooks/202/api",
         "port": "http",
     }
 

@@ -182,3 +182,21 @@ def test_run_list_has_no_n_plus_one(world, client_for):
     for i in range(1, 8):
         add_run(i)
     assert queries() == one
+
+
+def test_a_malformed_run_id_is_a_404_not_a_500(world, client_for):
+    client = client_for(world.user("a", Role.MEMBER))
+    for method in (client.get, client.post):
+        resp = method("/api/v1/tenants/tenant-a/runs/%C2%9D%22/metrics/", {}, format="json")
+        assert resp.status_code == 404
+
+
+def test_a_nul_character_anywhere_in_a_body_is_a_400(world, client_for):
+    client = client_for(world.user("a", Role.MEMBER))
+    for body in (
+        {"name": "r", "config": {"lr": "3e-4\u0000"}},
+        {"name": "r", "config": {"\u0000": 1}},
+    ):
+        resp = client.post("/api/v1/tenants/tenant-a/runs/", body, format="json")
+        assert resp.status_code == 400, resp.content
+        assert "NUL" in resp.json()["detail"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC, datetime
 
 import pytest
 import yaml
@@ -12,7 +13,7 @@ from zhisuan._yaml import YamlError, parse
 from zhisuan.cli import main
 
 from apps.accounts.services import create_token
-from apps.jobs.models import Job, JobState
+from apps.jobs.models import Job, JobLogLine, JobState
 from apps.quotas.models import Quota
 from apps.tenancy.models import Role
 from tests.factories import make_node, make_pool
@@ -85,12 +86,26 @@ def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys)
     assert code == 0 and "Submitted" in out and "submitted -> queued" in out
 
     code, out = zs("logs", str(job.pk))
-    assert code == 0 and "submitted -> queued" in out
-    assert "no log endpoint yet" in capsys.readouterr().err
+    assert code == 0 and out == ""
+    assert "no output yet" in capsys.readouterr().err
+    for i, text in enumerate(["starting", "step 50 loss 2.1", "step 100 loss 1.9"]):
+        JobLogLine.objects.create(job=job, ts=datetime(2026, 11, 30, 3, 0, i, tzinfo=UTC),
+                                  replica="zs-train-1-worker-0", text=text)  # fmt: skip
+    code, out = zs("logs", str(job.pk), "--tail", "2")
+    assert code == 0
+    assert out.splitlines() == [
+        "2026-11-30T03:00:01Z zs-train-1-worker-0  step 50 loss 2.1",
+        "2026-11-30T03:00:02Z zs-train-1-worker-0  step 100 loss 1.9",
+    ]
+    assert "showing the last 2 lines" in capsys.readouterr().err
 
     code, out = zs("cancel", str(job.pk))
     assert code == 0 and out.strip() == f"Job {job.pk} (llama-sft): cancelled"
     assert Job.objects.get().state == JobState.CANCELLED
+
+    # --follow on a finished job: prints what there is once, reads once more, and ends
+    code, out = zs("logs", str(job.pk), "--follow", "--interval", "0")
+    assert code == 0 and len(out.splitlines()) == 3
 
 
 def test_field_errors_are_printed_per_field_with_exit_code_2(server, tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import time
@@ -20,8 +21,9 @@ from rest_framework.test import APIClient
 from apps.accounts.models import User
 from apps.accounts.services import create_token
 from apps.telemetry import live
+from apps.telemetry.coalesce import header
 from apps.telemetry.collector import Collector
-from apps.telemetry.frames import apply
+from apps.telemetry.frames import apply, encode
 from apps.tenancy.models import Role
 from config.asgi import application
 from tests.conftest import World
@@ -125,6 +127,18 @@ async def test_admin_heatmap_frames_carry_increasing_sequence_numbers(setup) -> 
     await comm.disconnect()
 
 
+async def test_frames_reach_the_socket_as_the_collector_encoded_them(setup) -> None:
+    """The consumer forwards text; it does not decode and re-encode per socket."""
+    world, _cluster, collector = setup
+    comm = communicator(await token_for(world.platform_admin))
+    await comm.connect(timeout=10)
+    assert (await subscribe(comm, "heatmap"))["type"] == "subscribed"
+    await tick(collector)
+    text = await comm.receive_from(timeout=3)
+    assert header(text) is not None and text == encode(json.loads(text))
+    await comm.disconnect()
+
+
 async def test_reconnect_then_resync_from_the_rest_snapshot(setup) -> None:
     world, _cluster, collector = setup
     user = world.user("a", Role.MEMBER)
@@ -184,17 +198,22 @@ def _start_redis(port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("redis-server did not start")
 
 
-@pytest_asyncio.fixture
-async def own_redis(settings) -> AsyncIterator[int]:
-    """A throwaway Redis for the channel layer, so restarting it disturbs no one else."""
+@pytest_asyncio.fixture(params=["core", "pubsub"])
+async def own_redis(settings, request) -> AsyncIterator[int]:
+    """A throwaway Redis for the channel layers, so restarting it disturbs no one else.
+    ``pubsub``: frames on the Redis pub/sub layer, as production configures telemetry."""
     port = _free_port()
     proc = _start_redis(port)
-    settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [f"redis://127.0.0.1:{port}/0"]},
-        }
+    hosts = [f"redis://127.0.0.1:{port}/0"]
+    layers: dict[str, Any] = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": hosts}}
     }
+    if request.param == "pubsub":
+        layers["telemetry"] = {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": hosts},
+        }
+    settings.CHANNEL_LAYERS = layers
     yield port
     proc.terminate()
     proc.wait(5)

@@ -20,8 +20,10 @@ from typing import Protocol, Self, runtime_checkable
 from .spec import (
     ApplyResult,
     DrainResult,
+    LogLine,
     NetworkTopology,
     NodeInventory,
+    NotebookEndpoint,
     WatchEvent,
     WorkloadKind,
     WorkloadSpec,
@@ -158,4 +160,18 @@ class ClusterBackend(Protocol):
 
     def ensure_topology(self, topology: NetworkTopology) -> None:
         """Create or update one HyperNode per leaf switch, Scalable Unit and spine."""
+        ...
+
+    def notebook_endpoint(self, spec: WorkloadSpec) -> NotebookEndpoint:
+        """Where the platform's proxy reaches the running notebook of ``spec`` and the token it
+        signs in with. Raises ``NotFoundError`` when the backend knows the notebook is not
+        serving (the caller checks the job's state first)."""
+        ...
+
+    def read_logs(
+        self, job_id: int, tenant: str, kind: WorkloadKind, *, since: float | None, limit: int
+    ) -> list[LogLine]:
+        """Output lines of the workload's replicas written after ``since`` (epoch seconds;
+        ``None``: from the start), oldest first, at most ``limit`` (the newest ones when there
+        are more). Missing workloads give an empty list."""
         ...

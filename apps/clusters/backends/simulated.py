@@ -6,6 +6,9 @@ inference services run until deleted. Durations and failures come from two envir
 variables of the workload's first replica group, which a real cluster ignores:
 ``ZS_SIM_DURATION_S`` (default ``default_duration_s``) and ``ZS_SIM_FAIL=1`` (end failed).
 Time comes from an injected clock, so tests can drive a virtual one.
+
+A running notebook is reachable: ``notebook_endpoint`` starts a small local HTTP server for it
+(``sim_notebook``) that serves a page labelled as simulated; it stops when the notebook stops.
 """
 
 from __future__ import annotations
@@ -19,11 +22,15 @@ from types import TracebackType
 from typing import Self
 
 from .base import NotFoundError, Quantities, ResyncRequired
+from .sim_notebook import SimulatedNotebookServer
+from .simlogs import simulated_logs
 from .spec import (
     ApplyResult,
     DrainResult,
+    LogLine,
     NetworkTopology,
     NodeInventory,
+    NotebookEndpoint,
     ObjectRef,
     Phase,
     WatchEvent,
@@ -68,6 +75,9 @@ class SimulatedBackend:
         self.queues: dict[str, tuple[Quantities, Quantities]] = {}
         self.topology: NetworkTopology | None = None
         self.apply_calls = 0
+        self._notebook_servers: dict[int, SimulatedNotebookServer] = {}
+        # cluster time -> epoch seconds, fixed once so a line keeps its timestamp across reads
+        self._wall_offset = time.time() - self.clock()
 
     # ------------------------------------------------------------------ workloads
     def apply(self, spec: WorkloadSpec, *, started: bool = False) -> ApplyResult:
@@ -95,6 +105,7 @@ class SimulatedBackend:
     def delete(self, job_id: int, tenant: str, kind: WorkloadKind) -> bool:
         with self._lock:
             work = self._workloads.pop(job_id, None)
+            self._stop_notebook(job_id)
             if work is None:
                 return False
             self._emit("deleted", work)
@@ -146,6 +157,8 @@ class SimulatedBackend:
     def _emit(self, kind: str, work: _Workload) -> None:
         work.resource_version = next(self._rv)
         work.last_phase = self._phase(work)[0]
+        if work.last_phase != "running":
+            self._stop_notebook(work.spec.job_id)
         event = WatchEvent(kind, self._status(work), str(work.resource_version))  # type: ignore[arg-type]
         self._events.append(event)
         del self._events[: -self.history_limit]
@@ -183,6 +196,60 @@ class SimulatedBackend:
             ]
             last = events[-1].resource_version if events else (resource_version or "0")
             return _Stream(events, last)
+
+    # ------------------------------------------------------------------ logs
+    def read_logs(
+        self, job_id: int, tenant: str, kind: WorkloadKind, *, since: float | None, limit: int
+    ) -> list[LogLine]:
+        """Simulated output (see ``simlogs``): every line is labelled as simulated."""
+        with self._lock:
+            work = self._workloads.get(job_id)
+            if work is None or work.spec.tenant != tenant:
+                return []
+            end_at = None
+            if work.duration_s is not None and work.forced is None:
+                end_at = work.created_at + self.startup_s + work.duration_s
+            rows = simulated_logs(
+                work.spec,
+                created_at=work.created_at,
+                startup_s=self.startup_s,
+                end_at=end_at,
+                exit_code=1 if work.fails else 0,
+                now=self.clock(),
+                since=None if since is None else since - self._wall_offset,
+                limit=limit,
+            )
+        return [LogLine(t + self._wall_offset, pod, text) for t, pod, text in rows]
+
+    # ------------------------------------------------------------------ notebooks
+    def notebook_endpoint(self, spec: WorkloadSpec) -> NotebookEndpoint:
+        """Start (once) the local server of a running simulated notebook and say where it is."""
+        with self._lock:
+            work = self._workloads.get(spec.job_id)
+            if work is None or work.spec.notebook is None:
+                raise NotFoundError(f"notebook {spec.job_id} is not on the cluster", status=404)
+            self._refresh(work)
+            if work.last_phase != "running":
+                raise NotFoundError(f"notebook {spec.job_id} is {work.last_phase}", status=404)
+            server = self._notebook_servers.get(spec.job_id)
+            if server is None:
+                server = SimulatedNotebookServer(work.spec)
+                self._notebook_servers[spec.job_id] = server
+            return NotebookEndpoint(
+                base_url=server.base_url,
+                token=server.token,
+                flavor=work.spec.notebook.flavor,
+                simulated=True,
+            )
+
+    def notebook_server_count(self) -> int:
+        with self._lock:
+            return len(self._notebook_servers)
+
+    def _stop_notebook(self, job_id: int) -> None:
+        server = self._notebook_servers.pop(job_id, None)
+        if server is not None:
+            server.stop()
 
     # ------------------------------------------------------------------ nodes
     def cordon(self, node: str, reason: str) -> None:

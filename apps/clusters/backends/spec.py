@@ -201,6 +201,29 @@ class NotebookSpec:
 
 
 @dataclass(frozen=True)
+class NotebookEndpoint:
+    """Where the platform's notebook proxy reaches a running notebook, and how it signs in.
+
+    ``base_url`` ends with ``/``; the proxy appends the path below ``/notebooks/<job id>/``.
+    ``token`` never leaves the platform: the proxy sends it upstream as
+    ``Authorization: token <token>`` (Jupyter's header, which the simulated notebook also
+    accepts) or, for code-server, logs in with it once and keeps the session cookie.
+    """
+
+    base_url: str
+    token: str = field(repr=False)
+    flavor: NotebookFlavor = "jupyter"
+    simulated: bool = False
+
+    def __post_init__(self) -> None:
+        _require(
+            self.base_url.startswith(("http://", "https://")) and self.base_url.endswith("/"),
+            f"notebook base_url must be an http(s) URL ending with '/': {self.base_url!r}",
+        )
+        _require(self.flavor in NOTEBOOK_FLAVORS, f"unknown notebook flavor {self.flavor!r}")
+
+
+@dataclass(frozen=True)
 class InferenceSpec:
     """An online model service: ``replicas`` pods (this count, not the replica group's) behind
     a Service on ``port``; a pod receives traffic once ``readiness_path`` answers."""
@@ -441,3 +464,12 @@ class NetworkTopology:
                     for node in leaf.nodes:
                         _require(node not in seen, f"node {node} is under two leaves")
                         seen.add(node)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of a workload's output: when (epoch seconds), which replica (pod), what."""
+
+    ts: float
+    replica: str
+    text: str

@@ -9,7 +9,8 @@ from django.db.models import Max, Sum
 from rest_framework import serializers
 
 from apps.clusters.models import Node, ResourcePool
-from apps.jobs.models import Allocation, Job, JobEvent, JobKind
+from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine
+from apps.jobs.notebooks import open_path
 from apps.tenancy.models import ADMIN_ROLES, Project
 
 # registry/namespace/name:tag or @sha256:digest, as Docker parses image references.
@@ -22,7 +23,25 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit them
 
 
-class ReplicaGroupSerializer(serializers.Serializer[dict[str, Any]]):
+class RejectUnknownFields:
+    """A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+    asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+    ran something else; the caller must learn the field is refused. Declared read-only fields
+    (``state``, ``owner``...) stay ignored, so a job read back can be posted again."""
+
+    fields: Any
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                raise serializers.ValidationError(
+                    {key: ["Unknown field; it cannot be set on a job."] for key in unknown}
+                )
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+class ReplicaGroupSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     name = serializers.RegexField(NAME, max_length=40)
     replicas = serializers.IntegerField(min_value=1, max_value=4096, default=1)
     accelerators = serializers.IntegerField(min_value=0, max_value=16, default=0)
@@ -43,24 +62,24 @@ class ReplicaGroupSerializer(serializers.Serializer[dict[str, Any]]):
         return attrs
 
 
-class TopologySerializer(serializers.Serializer[dict[str, Any]]):
+class TopologySerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     mode = serializers.ChoiceField(["none", "soft", "hard"], default="none")
     highest_tier = serializers.ChoiceField(["leaf", "su", "spine"], default="spine")
 
 
-class VolumeSerializer(serializers.Serializer[dict[str, Any]]):
+class VolumeSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     name = serializers.RegexField(NAME, max_length=40)
     claim = serializers.RegexField(NAME, max_length=63)
     mount_path = serializers.RegexField(r"^/[^:]*$", max_length=200)
     read_only = serializers.BooleanField(default=False)  # type: ignore[assignment]  # API name
 
 
-class NotebookOptionsSerializer(serializers.Serializer[dict[str, Any]]):
+class NotebookOptionsSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     flavor = serializers.ChoiceField(["jupyter", "vscode"], default="jupyter")
     storage_gib = serializers.IntegerField(min_value=1, max_value=2048, default=20)
 
 
-class InferenceOptionsSerializer(serializers.Serializer[dict[str, Any]]):
+class InferenceOptionsSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     port = serializers.IntegerField(min_value=1, max_value=65535, default=8000)
 
 
@@ -73,7 +92,7 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         read_only_fields = fields
 
 
-class JobSerializer(serializers.ModelSerializer[Job]):
+class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
     """Submit (POST) and read jobs. Spec fields are flattened for a friendly API."""
 
     pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
@@ -100,10 +119,19 @@ class JobSerializer(serializers.ModelSerializer[Job]):
     volumes = VolumeSerializer(many=True, required=False, write_only=True)
     notebook = NotebookOptionsSerializer(required=False, write_only=True)
     inference = InferenceOptionsSerializer(required=False, write_only=True)
-    max_wait_s = serializers.IntegerField(min_value=60, max_value=30 * 86400, required=False)
+    max_wait_s = serializers.IntegerField(
+        min_value=60, max_value=30 * 86400, required=False, allow_null=True
+    )
     max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
-    owner = serializers.CharField(source="owner.username", read_only=True, default=None)
+    owner = serializers.CharField(
+        source="owner.username", read_only=True, default=None, allow_null=True
+    )
     allocations = AllocationSerializer(many=True, read_only=True)
+    open_url = serializers.SerializerMethodField(
+        help_text="Where a running notebook opens, relative to the platform's address "
+        "(/notebooks/<id>/, through the platform's proxy), for its owner and tenant admins; "
+        "null otherwise."
+    )
 
     class Meta:
         model = Job
@@ -114,12 +142,21 @@ class JobSerializer(serializers.ModelSerializer[Job]):
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
             "pending_code", "pending_message", "queue_position", "attempt", "failures",
             "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
+            "open_url",
         ]  # fmt: skip
         read_only_fields = [
             "spec", "requested_devices", "requested_milli", "state", "state_reason",
             "state_changed_at", "pending_code", "pending_message", "queue_position", "attempt",
             "failures", "submitted_at", "admitted_at", "started_at", "finished_at",
         ]  # fmt: skip
+
+    def get_open_url(self, job: Job) -> str | None:
+        """Only for the caller who may open it (owner, tenant admin): see apps.jobs.notebooks."""
+        request, view = self.context.get("request"), self.context.get("view")
+        user_id = getattr(getattr(request, "user", None), "pk", None)
+        if job.owner_id != user_id and getattr(view, "role", None) not in ADMIN_ROLES:
+            return None
+        return open_path(job)
 
     def validate_image(self, value: str) -> str:
         if not IMAGE_REF.match(value):
@@ -230,3 +267,24 @@ class JobEventSerializer(serializers.ModelSerializer[JobEvent]):
         model = JobEvent
         fields = ["id", "from_state", "to_state", "reason", "message", "created_at"]
         read_only_fields = fields
+
+
+class JobLogLineSerializer(serializers.ModelSerializer[JobLogLine]):
+    class Meta:
+        model = JobLogLine
+        fields = ["ts", "replica", "attempt", "text"]
+        read_only_fields = fields
+
+
+class JobLogsQuerySerializer(serializers.Serializer[dict[str, Any]]):
+    tail = serializers.IntegerField(min_value=1, max_value=5_000, default=500)
+    since = serializers.DateTimeField(required=False, help_text="Only lines after this time.")
+
+
+class JobLogsSerializer(serializers.Serializer[dict[str, Any]]):
+    # a declared field named like ``Field.source``: DRF's metaclass moves it to the fields
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["simulated", "kubernetes"], help_text="The cluster kind the lines come from."
+    )
+    lines = JobLogLineSerializer(many=True)
+    truncated = serializers.BooleanField(help_text="Older lines exist beyond ``tail``.")

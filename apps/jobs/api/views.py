@@ -14,8 +14,13 @@ from rest_framework.response import Response
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.core.viewsets import TenantScopedViewSet, request_user
-from apps.jobs import services
-from apps.jobs.api.serializers import JobEventSerializer, JobSerializer
+from apps.jobs import logs, services
+from apps.jobs.api.serializers import (
+    JobEventSerializer,
+    JobLogsQuerySerializer,
+    JobLogsSerializer,
+    JobSerializer,
+)
 from apps.jobs.models import Job
 
 
@@ -83,3 +88,20 @@ class JobViewSet(TenantScopedViewSet[Job]):
     def events(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         job = self.get_object()
         return Response(JobEventSerializer(job.events.all(), many=True).data)
+
+    @extend_schema(
+        parameters=[JobLogsQuerySerializer],
+        responses=JobLogsSerializer,
+        description="The job's output, newest ``tail`` lines (oldest first). Lines are copied "
+        "from the cluster every few seconds and kept after the job ends.",
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def logs(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        query = JobLogsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        lines, truncated = logs.read(
+            job, tail=query.validated_data["tail"], since=query.validated_data.get("since")
+        )
+        body = {"source": job.pool.cluster.kind, "lines": lines, "truncated": truncated}
+        return Response(JobLogsSerializer(body).data)

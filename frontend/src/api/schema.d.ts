@@ -1116,6 +1116,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/jobs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The job's output, newest ``tail`` lines (oldest first). Lines are copied from the cluster every few seconds and kept after the job ends. */
+        get: operations["tenants_jobs_logs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/members/": {
         parameters: {
             query?: never;
@@ -1831,10 +1848,22 @@ export interface components {
          * @enum {string}
          */
         IncidentStateEnum: "open" | "closed";
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         InferenceOptions: {
             /** @default 8000 */
             port: number;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         InferenceOptionsRequest: {
             /** @default 8000 */
             port: number;
@@ -1977,9 +2006,11 @@ export interface components {
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
             max_retries: number;
-            max_wait_s?: number;
+            max_wait_s?: number | null;
             name: string;
-            readonly owner: string;
+            /** @description Where a running notebook opens, relative to the platform's address (/notebooks/<id>/, through the platform's proxy), for its owner and tenant admins; null otherwise. */
+            readonly open_url: string | null;
+            readonly owner: string | null;
             readonly pending_code: string;
             readonly pending_message: string;
             pool: number;
@@ -2017,6 +2048,25 @@ export interface components {
          * @enum {string}
          */
         JobKindEnum: "training" | "notebook" | "inference";
+        JobLogLine: {
+            readonly attempt: number;
+            readonly replica: string;
+            readonly text: string;
+            /** Format: date-time */
+            readonly ts: string;
+        };
+        JobLogs: {
+            lines: components["schemas"]["JobLogLine"][];
+            /**
+             * @description The cluster kind the lines come from.
+             *
+             *     * `simulated` - simulated
+             *     * `kubernetes` - kubernetes
+             */
+            source: components["schemas"]["SourceEnum"];
+            /** @description Older lines exist beyond ``tail``. */
+            truncated: boolean;
+        };
         /** @description Submit (POST) and read jobs. Spec fields are flattened for a friendly API. */
         JobRequest: {
             accelerator_model?: string;
@@ -2030,7 +2080,7 @@ export interface components {
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
             max_retries: number;
-            max_wait_s?: number;
+            max_wait_s?: number | null;
             name: string;
             notebook?: components["schemas"]["NotebookOptionsRequest"];
             pool: number;
@@ -2174,12 +2224,24 @@ export interface components {
         NodeTokenRequest: {
             node: number;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         NotebookOptions: {
             /** @default jupyter */
             flavor: components["schemas"]["FlavorEnum"];
             /** @default 20 */
             storage_gib: number;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         NotebookOptionsRequest: {
             /** @default jupyter */
             flavor: components["schemas"]["FlavorEnum"];
@@ -2279,19 +2341,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["CheckChange"][];
-        };
-        PaginatedCheckpointList: {
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
-             */
-            previous?: string | null;
-            results: components["schemas"]["Checkpoint"][];
         };
         PaginatedClusterList: {
             /**
@@ -2710,7 +2759,7 @@ export interface components {
         Project: {
             /** Format: date-time */
             readonly created_at: string;
-            readonly created_by: string;
+            readonly created_by: string | null;
             description?: string;
             readonly id: number;
             name: string;
@@ -2777,6 +2826,12 @@ export interface components {
              */
             weight?: number;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         ReplicaGroup: {
             /** @default 0 */
             accelerator_milli: number;
@@ -2792,6 +2847,12 @@ export interface components {
             /** @default 1 */
             replicas: number;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         ReplicaGroupRequest: {
             /** @default 0 */
             accelerator_milli: number;
@@ -2843,10 +2904,10 @@ export interface components {
             readonly created_at: string;
             readonly id: number;
             readonly job: number | null;
-            readonly job_state: string;
+            readonly job_state: string | null;
             readonly keys: components["schemas"]["MetricKey"][];
             name: string;
-            readonly owner: string;
+            readonly owner: string | null;
             project?: number | null;
             state?: components["schemas"]["RunStateEnum"];
             tags?: string[];
@@ -2910,6 +2971,12 @@ export interface components {
          */
         SeverityEnum: "info" | "warning" | "critical";
         /**
+         * @description * `simulated` - simulated
+         *     * `kubernetes` - kubernetes
+         * @enum {string}
+         */
+        SourceEnum: "simulated" | "kubernetes";
+        /**
          * @description * `ok` - OK
          *     * `warn` - Warning
          *     * `fail` - Failing
@@ -2966,12 +3033,24 @@ export interface components {
             name: string;
             slug: string;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         Topology: {
             /** @default spine */
             highest_tier: components["schemas"]["HighestTierEnum"];
             /** @default none */
             mode: components["schemas"]["ModeEnum"];
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         TopologyRequest: {
             /** @default spine */
             highest_tier: components["schemas"]["HighestTierEnum"];
@@ -3016,6 +3095,12 @@ export interface components {
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
             readonly username: string;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         Volume: {
             claim: string;
             mount_path: string;
@@ -3023,6 +3108,12 @@ export interface components {
             /** @default false */
             read_only: boolean;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         VolumeRequest: {
             claim: string;
             mount_path: string;
@@ -4581,7 +4672,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Efficiency"][];
+                    "application/json": components["schemas"]["Efficiency"];
                 };
             };
         };
@@ -5227,6 +5318,33 @@ export interface operations {
             };
         };
     };
+    tenants_jobs_logs_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Only lines after this time. */
+                since?: string;
+                tail?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobLogs"];
+                };
+            };
+        };
+    };
     tenants_members_list: {
         parameters: {
             query?: {
@@ -5699,11 +5817,7 @@ export interface operations {
     tenants_runs_checkpoints_list: {
         parameters: {
             query?: {
-                /** @description The pagination cursor value. */
-                cursor?: string;
                 job?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
                 project?: number;
                 state?: "complete" | "incomplete";
             };
@@ -5722,7 +5836,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedCheckpointList"];
+                    "application/json": components["schemas"]["Checkpoint"][];
                 };
             };
         };

@@ -37,3 +37,9 @@ export const SettingsPage = lazy(() =>
 export const ClusterPage = lazy(() =>
   import('../features/cluster/ClusterPage').then((m) => ({ default: m.ClusterPage })),
 );
+export const ExperimentsPage = lazy(() =>
+  import('../features/experiments/ExperimentsPage').then((m) => ({ default: m.ExperimentsPage })),
+);
+export const UsagePage = lazy(() =>
+  import('../features/usage/UsagePage').then((m) => ({ default: m.UsagePage })),
+);

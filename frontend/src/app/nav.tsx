@@ -43,10 +43,10 @@ export const NAV_ITEMS: NavItem[] = [
   { key: 'jobs', path: '/jobs', icon: <RocketOutlined />, built: true },
   { key: 'notebooks', path: '/notebooks', icon: <CodeOutlined />, built: true },
   { key: 'inference', path: '/inference', icon: <ApiOutlined />, built: true },
-  { key: 'experiments', path: '/experiments', icon: <ExperimentOutlined />, built: false },
+  { key: 'experiments', path: '/experiments', icon: <ExperimentOutlined />, built: true },
   { key: 'quotas', path: '/quotas', icon: <AppstoreOutlined />, built: true },
   { key: 'health', path: '/health', icon: <MedicineBoxOutlined />, built: true },
-  { key: 'usage', path: '/usage', icon: <FundOutlined />, built: false },
+  { key: 'usage', path: '/usage', icon: <FundOutlined />, built: true },
   { key: 'settings', path: '/settings', icon: <SettingOutlined />, built: true },
 ];
 

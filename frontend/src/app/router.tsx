@@ -5,6 +5,7 @@ import {
   AppShell,
   ClusterPage,
   ComingSoonPage,
+  ExperimentsPage,
   HealthPage,
   InferencePage,
   JobsRoutes,
@@ -14,6 +15,7 @@ import {
   OverviewPage,
   QuotasPage,
   SettingsPage,
+  UsagePage,
 } from './lazyPages';
 import { NAV_ITEMS, type NavKey } from './nav';
 
@@ -23,8 +25,10 @@ const BUILT_PAGES: Partial<Record<NavKey, ReactNode>> = {
   jobs: <JobsRoutes />,
   notebooks: <NotebooksPage />,
   inference: <InferencePage />,
+  experiments: <ExperimentsPage />,
   quotas: <QuotasPage />,
   health: <HealthPage />,
+  usage: <UsagePage />,
   settings: <SettingsPage />,
 };
 

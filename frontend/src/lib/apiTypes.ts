@@ -40,6 +40,7 @@ export type NodeHealth = Item<Ok<paths['/api/v1/health/nodes/']['get']>>;
 export type Incident = Item<Ok<paths['/api/v1/health/incidents/']['get']>>;
 export type Alert = Item<Ok<paths['/api/v1/health/alerts/']['get']>>;
 export type InferenceService = Item<Ok<paths[`${TenantPath}/inference/services/`]['get']>>;
+export type InferenceServiceSubmit = Body<paths[`${TenantPath}/inference/services/`]['post']>;
 export type TrafficSample = Item<
   Ok<paths[`${TenantPath}/inference/services/{id}/metrics/`]['get']>
 >;

@@ -23,6 +23,11 @@ export interface EventStreamOptions {
   /** Events on `topic` may have been missed: refetch its snapshot. */
   onResync: (topic: string) => void;
   onStateChange?: (state: ConnectionState) => void;
+  /**
+   * Whether the stream itself calls `onResync` when a topic's `seq` jumps (default true).
+   * Telemetry frames carry `base` and the receiver checks continuity itself (seq may skip).
+   */
+  sequenceGaps?: boolean;
   baseDelayMs?: number;
   maxDelayMs?: number;
   /** 0..1 from Math.random by default; injectable so tests are deterministic. */
@@ -139,7 +144,12 @@ export class EventStream {
 
   private receive(event: ServerEvent): void {
     const { topic, seq } = event;
-    if (topic !== undefined && typeof seq === 'number' && this.topics.has(topic)) {
+    if (
+      this.options.sequenceGaps !== false &&
+      topic !== undefined &&
+      typeof seq === 'number' &&
+      this.topics.has(topic)
+    ) {
       const last = this.lastSeq.get(topic);
       this.lastSeq.set(topic, seq);
       if (last !== undefined && seq > last + 1) {
@@ -165,7 +175,12 @@ export class EventStream {
   }
 }
 
-export function eventsUrl(): string {
+/** Absolute websocket URL of a path on this origin (`/ws/v1/...`). */
+export function wsUrl(path: string): string {
   const { protocol, host } = window.location;
-  return `${protocol === 'https:' ? 'wss:' : 'ws:'}//${host}/ws/v1/events/`;
+  return `${protocol === 'https:' ? 'wss:' : 'ws:'}//${host}${path}`;
+}
+
+export function eventsUrl(): string {
+  return wsUrl('/ws/v1/events/');
 }

@@ -59,6 +59,7 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     started_at: null,
     finished_at: null,
     allocations: [],
+    open_url: null,
     ...overrides,
   };
 }

@@ -21,6 +21,49 @@ vi.mock('../features/overview/GpuModelChart', () => ({
     createElement('div', { 'data-testid': 'gpu-model-chart', role: 'img', 'aria-label': label }),
 }));
 
+// The chart stand-ins expose what each chart was given, for the tests to assert on. With
+// isolate: false the module graph is shared, so every test file must see the same mock.
+vi.mock('../features/experiments/CurvesChart', () => ({
+  CurvesChart: ({
+    lines,
+    testId,
+  }: {
+    lines: { name: string; values: number[] }[];
+    testId: string;
+  }) =>
+    createElement('div', {
+      'data-testid': testId,
+      'data-lines': lines.map((l) => `${l.name}:${l.values.join('|')}`).join(';'),
+    }),
+}));
+
+vi.mock('../features/experiments/ParallelChart', () => ({
+  ParallelChart: ({ axes, rows }: { axes: { name: string }[]; rows: { values: unknown[] }[] }) =>
+    createElement('div', {
+      'data-testid': 'parallel-chart',
+      'data-axes': axes.map((a) => a.name).join(','),
+      'data-rows': rows.map((r) => r.values.join('|')).join(';'),
+    }),
+}));
+
+vi.mock('../features/usage/UsageChart', () => ({
+  UsageChart: ({
+    labels,
+    series,
+    cost,
+  }: {
+    labels: string[];
+    series: { name: string; data: number[] }[];
+    cost: number[];
+  }) =>
+    createElement('div', {
+      'data-testid': 'usage-chart',
+      'data-labels': labels.join(','),
+      'data-series': series.map((s) => `${s.name}:${s.data.join('|')}`).join(';'),
+      'data-cost': cost.join(','),
+    }),
+}));
+
 // jsdom lacks these browser APIs; antd (responsive grid, Select) and echarts call them.
 Object.defineProperty(window, 'matchMedia', {
   writable: true,

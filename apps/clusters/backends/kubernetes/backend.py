@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import itertools
 import json
 import math
 import os
@@ -49,8 +50,10 @@ from ..spec import (
     MANAGED_BY_VALUE,
     ApplyResult,
     DrainResult,
+    LogLine,
     NetworkTopology,
     NodeInventory,
+    NotebookEndpoint,
     ObjectRef,
     WatchEvent,
     WorkloadKind,
@@ -63,6 +66,7 @@ from .manifests import (
     DEFAULT_OPTIONS,
     Manifest,
     RenderOptions,
+    notebook_base_path,
     render_hypernodes,
     render_priority_classes,
     render_queue,
@@ -499,9 +503,8 @@ class KubernetesBackend:
 
     # -- low level ------------------------------------------------------------------------
 
-    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """One API call; the response body as plain JSON (no model building: faster on big
-        lists, and nothing to fail on fields the client's models do not know)."""
+    def _fetch(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bytes:
+        """One API call; the raw response body."""
         kwargs.setdefault("_request_timeout", self._timeout)
         kwargs["_preload_content"] = False
         try:
@@ -512,6 +515,12 @@ class KubernetesBackend:
                 response.release_conn()
         except Exception as exc:
             raise translate_error(exc, what) from exc
+        return bytes(data or b"")
+
+    def _call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """One API call; the response body as plain JSON (no model building: faster on big
+        lists, and nothing to fail on fields the client's models do not know)."""
+        data = self._fetch(what, fn, *args, **kwargs)
         if not data:
             return None
         try:
@@ -921,3 +930,83 @@ class KubernetesBackend:
         stale.sort(key=lambda item: -int((item.get("spec") or {}).get("tier") or 0))
         for item in stale:
             self.remove(HYPERNODE, None, item["metadata"]["name"], propagation="Background")
+
+    def notebook_endpoint(self, spec: WorkloadSpec) -> NotebookEndpoint:
+        """The notebook's Service by its cluster DNS name; no API call (the web process that
+        proxies never talks to the Kubernetes API). JupyterLab serves under the proxy prefix
+        (``--ServerApp.base_url``), so the upstream URL keeps it; code-server has no such
+        setting and uses relative links, so the proxy strips the prefix for it."""
+        if spec.kind != "notebook" or spec.notebook is None:
+            raise NotFoundError(f"job {spec.job_id} is not a notebook", status=404)
+        flavor = spec.notebook.flavor
+        port = self._options.notebook_images[flavor].port
+        host = f"{spec.object_name}.{spec.namespace}.svc"
+        path = notebook_base_path(spec, self._options) if flavor == "jupyter" else "/"
+        return NotebookEndpoint(
+            base_url=f"http://{host}:{port}{path}", token=spec.notebook.token, flavor=flavor
+        )
+
+    # -- logs -----------------------------------------------------------------------------
+
+    def read_logs(
+        self, job_id: int, tenant: str, kind: WorkloadKind, *, since: float | None, limit: int
+    ) -> list[LogLine]:
+        """The pods' container logs (the first container of each pod) with the kubelet's
+        timestamps, merged oldest first."""
+        namespace = namespace_for(tenant)
+        pods, _ = self._list_pages(
+            f"list pods of job {job_id}",
+            self._core.list_namespaced_pod,
+            namespace,
+            label_selector=f"{LABEL_JOB_ID}={job_id}",
+        )
+        lines: list[LogLine] = []
+        for pod in pods:
+            metadata = pod.get("metadata") or {}
+            name = str(metadata.get("name") or "")
+            if (metadata.get("labels") or {}).get(LABEL_JOB_ID) != str(job_id):
+                continue  # a server that ignores label selectors must not mix jobs' output
+            containers = (pod.get("spec") or {}).get("containers") or [{}]
+            if (pod.get("status") or {}).get("phase") == "Pending" or not name:
+                continue  # nothing written yet (and the kubelet would answer 400)
+            options: dict[str, Any] = {"timestamps": True, "tail_lines": limit}
+            if containers[0].get("name"):
+                options["container"] = containers[0]["name"]
+            if since is not None:  # whole seconds: re-read the boundary and filter below
+                options["since_seconds"] = max(1, math.ceil(time.time() - since) + 1)
+            try:
+                body = self._fetch(
+                    f"read log of pod {namespace}/{name}",
+                    self._core.read_namespaced_pod_log,
+                    name,
+                    namespace,
+                    **options,
+                )
+            except NotFoundError:
+                continue  # the pod went away between the list and the read
+            lines.extend(parse_log_lines(body.decode("utf-8", "replace"), name, since))
+        lines.sort(key=lambda line: line.ts)
+        return lines[-limit:] if limit > 0 else []
+
+
+def parse_log_lines(text: str, replica: str, since: float | None) -> list[LogLine]:
+    """Lines of ``kubectl logs --timestamps`` output (RFC 3339 time, a space, the text)."""
+    lines: list[LogLine] = []
+    for raw in text.splitlines():
+        stamp, _, rest = raw.partition(" ")
+        try:
+            ts = datetime.fromisoformat(_trim_nanos(stamp)).timestamp()
+        except ValueError:
+            continue  # not a timestamped line (a kubelet notice): skip rather than misdate
+        if since is None or ts > since:
+            lines.append(LogLine(ts, replica, rest))
+    return lines
+
+
+def _trim_nanos(stamp: str) -> str:
+    """RFC 3339 with nanoseconds -> what ``fromisoformat`` reads (microseconds)."""
+    head, dot, frac = stamp.partition(".")
+    if not dot:
+        return stamp
+    digits = "".join(itertools.takewhile(str.isdigit, frac))
+    return f"{head}.{digits[:6].ljust(6, '0')}{frac[len(digits) :]}"

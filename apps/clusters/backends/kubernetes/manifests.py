@@ -103,7 +103,9 @@ class RenderOptions:
     fractional_gpu_cores_resource: str = "volcano.sh/vgpu-cores"
     pytorch_port: int = 23456
     platform_namespace: str = "zhisuan-system"
-    notebook_base_url: str = "/notebooks/{namespace}/{name}/"
+    # The path JupyterLab serves under: the platform's proxy prefix, so links it renders work
+    # through the proxy unchanged. May use {job_id}, {namespace} and {name}.
+    notebook_base_url: str = "/notebooks/{job_id}/"
     notebook_images: Mapping[str, NotebookImage] = field(
         default_factory=lambda: {
             "jupyter": NotebookImage(
@@ -460,6 +462,13 @@ def notebook_secret_name(spec: WorkloadSpec) -> str:
     return f"{spec.object_name}-token"
 
 
+def notebook_base_path(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS) -> str:
+    """The URL path JupyterLab is configured to serve under (``--ServerApp.base_url``)."""
+    return options.notebook_base_url.format(
+        job_id=spec.job_id, namespace=spec.namespace, name=spec.object_name
+    )
+
+
 def render_notebook(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS) -> list[Manifest]:
     """Secret (token), headless Service, StatefulSet with one replica and a home volume claim.
 
@@ -473,7 +482,7 @@ def render_notebook(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS
     group = spec.replica_groups[0]
     name = spec.object_name
     secret_name = notebook_secret_name(spec)
-    base_url = options.notebook_base_url.format(namespace=spec.namespace, name=name)
+    base_url = notebook_base_path(spec, options)
     token_env: Manifest = {
         "name": "NOTEBOOK_TOKEN" if flavor == "jupyter" else "PASSWORD",
         "valueFrom": {"secretKeyRef": {"name": secret_name, "key": "token"}},

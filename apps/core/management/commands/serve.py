@@ -32,6 +32,9 @@ class Command(BaseCommand):
             log_level=settings.LOG_LEVEL.lower(),
             lifespan="off",
             ws="websockets-sansio",
+            # Compression is per socket: 100 dashboards viewing the 10,000-GPU heatmap would
+            # compress 100 copies of each frame (docs/benchmarks.md, Telemetry).
+            ws_per_message_deflate=env.get_bool("ZS_WS_COMPRESSION", False),
         )
         server = uvicorn.Server(config)
 

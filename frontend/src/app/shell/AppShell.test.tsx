@@ -1,8 +1,10 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { createMemoryRouter, RouterProvider } from 'react-router';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { ALICE, renderApp } from '../../test/renderApp';
+import { ComingSoonPage } from '../ComingSoonPage';
 
 const SESSION = { status: 200, body: ALICE, setCookie: 'csrftoken=tok123; path=/' };
 const OVERVIEW = {
@@ -55,11 +57,21 @@ describe('app shell', () => {
   });
 
   it('shows a coming-soon page for areas not built yet', async () => {
-    stubFetch({ 'GET /api/v1/auth/session/': SESSION });
-    renderApp('/experiments');
+    // Every area in the menu is built now; the placeholder stays for the next one.
+    const router = createMemoryRouter(
+      [
+        { path: '/soon', element: <ComingSoonPage area="experiments" /> },
+        { path: '/overview', element: <div>overview</div> },
+      ],
+      { initialEntries: ['/soon'] },
+    );
+    render(<RouterProvider router={router} />);
 
     expect((await screen.findByText('Experiments is coming soon')).tagName).toBe('DIV');
-    expect(screen.getByRole('button', { name: 'Back to overview' })).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Back to overview' }));
+    await waitFor(() => {
+      expect(router.state.location.pathname).toBe('/overview');
+    });
   });
 
   it('logs out and returns to the login page', async () => {

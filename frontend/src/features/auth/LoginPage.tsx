@@ -1,5 +1,6 @@
 import { LockOutlined, UserOutlined } from '@ant-design/icons';
 import { Alert, Button, Card, Form, Input, Typography } from 'antd';
+import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useSearchParams } from 'react-router';
 import { BrandMark } from '../../components/BrandMark';
@@ -8,7 +9,7 @@ import type { ApiError } from '../../lib/api';
 import type { LoginBody } from '../../lib/apiTypes';
 import { useDocumentTitle } from '../../lib/useDocumentTitle';
 import { useLogin, useSession } from './api';
-import { safeNextPath } from './next';
+import { isServerPath, safeNextPath } from './next';
 import styles from './LoginPage.module.css';
 
 function useLoginErrorMessage(error: ApiError | null): string | null {
@@ -28,6 +29,14 @@ function useLoginErrorMessage(error: ApiError | null): string | null {
   return t('login.failed', { detail: error.detail });
 }
 
+/** A full page load, for a path the dashboard's router does not own (an open notebook). */
+function ServerRedirect({ to }: { to: string }) {
+  useEffect(() => {
+    window.location.replace(to);
+  }, [to]);
+  return null;
+}
+
 export function LoginPage() {
   const { t } = useTranslation();
   const [searchParams] = useSearchParams();
@@ -39,7 +48,7 @@ export function LoginPage() {
 
   // Already signed in, or just signed in (useLogin writes the session into the cache).
   if (session.data) {
-    return <Navigate to={next} replace />;
+    return isServerPath(next) ? <ServerRedirect to={next} /> : <Navigate to={next} replace />;
   }
 
   return (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loginPathFor, safeNextPath } from './next';
+import { isServerPath, loginPathFor, safeNextPath } from './next';
 
 describe('safeNextPath', () => {
   it.each([
@@ -19,5 +19,18 @@ describe('loginPathFor', () => {
     expect(loginPathFor({ pathname: '/jobs', search: '?q=1', hash: '#top' })).toBe(
       '/login?next=%2Fjobs%3Fq%3D1%23top',
     );
+  });
+});
+
+describe('isServerPath', () => {
+  it.each([
+    ['/notebooks/12/', true],
+    ['/notebooks/12/lab?x=1', true],
+    ['/notebooks/12', true],
+    ['/notebooks', false],
+    ['/notebooks/', false],
+    ['/jobs/12', false],
+  ])('%s -> %s', (path, expected) => {
+    expect(isServerPath(path)).toBe(expected);
   });
 });

@@ -13,3 +13,9 @@ export function loginPathFor(location: { pathname: string; search: string; hash:
   const target = `${location.pathname}${location.search}${location.hash}`;
   return target === '/' ? '/login?next=%2F' : `/login?next=${encodeURIComponent(target)}`;
 }
+
+/** Paths the server answers itself (a notebook through the platform's proxy), so leaving the
+ * login page for them needs a full page load rather than a client-side route change. */
+export function isServerPath(path: string): boolean {
+  return /^\/notebooks\/\d+(\/|$)/.test(path);
+}

@@ -1,9 +1,9 @@
-import { screen } from '@testing-library/react';
+import { act, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
+import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
 import { ADMIN, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
-import { toHeatmap } from './heatmapData';
 
 const FRAME = {
   type: 'telemetry.frame',
@@ -24,20 +24,13 @@ const FRAME = {
   },
 };
 
-describe('cluster', () => {
-  it('turns a keyframe into heatmap rows and columns', () => {
-    expect(toHeatmap(FRAME, 'temp_c')).toEqual({
-      nodes: ['node-a', 'node-b'],
-      gpus: 2,
-      cells: [
-        [1, 1, 70],
-        [0, 0, 40],
-        [0, 1, 60],
-      ],
-      max: 70,
-    });
-  });
+function telemetrySocket(): FakeWebSocket {
+  const socket = FakeWebSocket.instances.find((s) => s.url.endsWith('/ws/v1/telemetry/'));
+  if (socket === undefined) throw new Error('the cluster page opened no telemetry socket');
+  return socket;
+}
 
+describe('cluster', () => {
   it('shows the summary and the heatmap of every GPU for a platform admin', async () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
@@ -50,6 +43,54 @@ describe('cluster', () => {
     ).toBeTruthy();
     expect(requests.find((r) => r.path === '/api/v1/telemetry/snapshot/')?.query).toBe(
       'topic=heatmap',
+    );
+  });
+
+  it('streams deltas from the telemetry socket and reloads the snapshot on a gap', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/telemetry/snapshot/': [
+        { status: 200, body: FRAME },
+        {
+          status: 200,
+          body: {
+            ...FRAME,
+            seq: 9,
+            data: { ...FRAME.data, summary: { cluster: { gpus: 3, busy: 3, util: 80 } } },
+          },
+        },
+      ],
+    });
+    renderApp('/cluster');
+    expect((await screen.findByTestId('heatmap-caption')).textContent).toBe('2 nodes, 3 GPUs');
+    const socket = telemetrySocket();
+    act(() => {
+      socket.open();
+    });
+    expect(socket.sent).toContainEqual({ action: 'subscribe', topic: 'heatmap' });
+    expect(screen.getByTestId('heatmap-connection').dataset.state).toBe('open');
+    act(() => {
+      socket.receive({
+        ...FRAME,
+        seq: 4,
+        base: 3,
+        data: {
+          ...FRAME.data,
+          cells: { 'node-c:0': [99, 1, 1, 1, 1] },
+          summary: { cluster: { gpus: 4, busy: 3, util: 60 } },
+        },
+      });
+    });
+    expect(screen.getByTestId('heatmap-caption').textContent).toBe('3 nodes, 4 GPUs');
+    expect(screen.getByTestId('cluster-gpus').textContent).toContain('4');
+    const before = requests.filter((r) => r.path === '/api/v1/telemetry/snapshot/').length;
+    act(() => {
+      socket.receive({ ...FRAME, seq: 8, base: 7 });
+    });
+    // The gap reloads the snapshot (seq 9), which replaces the view: node-c is gone again.
+    expect(await screen.findByText('2 nodes, 3 GPUs')).toBeTruthy();
+    expect(requests.filter((r) => r.path === '/api/v1/telemetry/snapshot/').length).toBe(
+      before + 1,
     );
   });
 

@@ -1,54 +1,110 @@
-import { useQuery } from '@tanstack/react-query';
-import { Card, Col, Empty, Row, Segmented, Skeleton, Space, Statistic, Typography } from 'antd';
-import { lazy, Suspense, useMemo, useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  Badge,
+  Card,
+  Col,
+  Empty,
+  Row,
+  Segmented,
+  Skeleton,
+  Space,
+  Statistic,
+  Tooltip,
+  Typography,
+} from 'antd';
+import { lazy, Suspense, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { useTranslation } from 'react-i18next';
 import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { api, unwrap } from '../../lib/api';
+import type { ConnectionState } from '../../lib/events';
 import { formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
-import { toHeatmap } from './heatmapData';
+import { FIELDS, type Field } from './heatmapData';
+import { HeatmapStore } from './heatmapStore';
+import { TelemetryFeed } from './telemetryFeed';
 
 const GpuHeatmap = lazy(() => import('./GpuHeatmap').then((m) => ({ default: m.GpuHeatmap })));
 
-const FIELDS = ['util', 'fb_used_mib', 'temp_c', 'power_w', 'sm_pct'] as const;
-type Field = (typeof FIELDS)[number];
-const FIXED_MAX: Partial<Record<Field, number>> = { util: 100, sm_pct: 100, temp_c: 90 };
+const CONNECTION_STATUS: Record<ConnectionState, 'success' | 'processing' | 'warning' | 'default'> =
+  { open: 'success', connecting: 'processing', reconnecting: 'warning', idle: 'default' };
 
 export function ClusterPage() {
   const tenant = useTenant();
   if (!tenant.isPlatformAdmin && tenant.slug === null) return <NoTenantResult />;
   // Platform admins see every GPU; members see their tenant's GPUs plus the cluster aggregate.
   const topic = tenant.isPlatformAdmin ? 'heatmap' : `heatmap:${tenant.slug ?? ''}`;
-  return <Cluster topic={topic} />;
+  return <Cluster key={topic} topic={topic} />;
+}
+
+const snapshotKey = (topic: string) => ['telemetry', 'snapshot', topic] as const;
+
+/**
+ * The snapshot query is the resync point (initial load, and again after a gap); between
+ * snapshots the telemetry socket's deltas go straight into the typed-array store, which the
+ * canvas heatmap reads without React re-rendering 10,000 cells.
+ */
+function useLiveHeatmap(topic: string) {
+  const client = useQueryClient();
+  const [store] = useState(() => new HeatmapStore());
+  const [connection, setConnection] = useState<ConnectionState>('idle');
+  const queryFn = ({ signal }: { signal?: AbortSignal }) =>
+    unwrap(api.GET('/api/v1/telemetry/snapshot/', { params: { query: { topic } }, signal }));
+  const snapshot = useQuery({
+    queryKey: snapshotKey(topic),
+    queryFn,
+    // 10,000 cells: comparing old and new snapshots deeply would cost more than it saves.
+    structuralSharing: false,
+    refetchOnWindowFocus: false,
+  });
+  const [feed] = useState(
+    () =>
+      new TelemetryFeed({
+        topic,
+        store,
+        fetchSnapshot: () => client.query({ queryKey: snapshotKey(topic), queryFn, staleTime: 0 }),
+        onStateChange: setConnection,
+      }),
+  );
+  useEffect(() => {
+    feed.start();
+    return () => {
+      feed.stop();
+    };
+  }, [feed]);
+  useEffect(() => {
+    if (snapshot.data) feed.loadSnapshot(snapshot.data);
+  }, [feed, snapshot.data]);
+  // Re-renders the summary once per applied frame; the canvas repaints on its own.
+  useSyncExternalStore(
+    (listener) => store.subscribe(listener),
+    () => store.version,
+  );
+  return { store, snapshot, connection };
 }
 
 function Cluster({ topic }: { topic: string }) {
   const { t } = useTranslation();
   const language = currentLanguage();
   const [field, setField] = useState<Field>('util');
-  const frame = useQuery({
-    queryKey: ['telemetry', topic],
-    queryFn: ({ signal }) =>
-      unwrap(api.GET('/api/v1/telemetry/snapshot/', { params: { query: { topic } }, signal })),
-    refetchInterval: 5_000,
-  });
-  const heatmap = useMemo(
-    () => (frame.data ? toHeatmap(frame.data, field) : null),
-    [frame.data, field],
+  const { store, snapshot, connection } = useLiveHeatmap(topic);
+  const summary = store.summary.cluster ?? {};
+  const fieldLabels = useMemo(
+    () =>
+      Object.fromEntries(FIELDS.map((f) => [f, t(`cluster.field_${f}`)])) as Record<Field, string>,
+    [t],
   );
-  const summary = (frame.data?.data.summary.cluster ?? {}) as Record<string, number | undefined>;
 
   return (
     <>
       <PageHeader title={t('cluster.title')} subtitle={t('cluster.subtitle')} />
-      {frame.isError ? (
+      {snapshot.isError && store.version === 0 ? (
         <Card>
-          <QueryErrorResult error={frame.error} onRetry={() => void frame.refetch()} />
+          <QueryErrorResult error={snapshot.error} onRetry={() => void snapshot.refetch()} />
         </Card>
-      ) : frame.isPending || heatmap === null ? (
+      ) : store.version === 0 ? (
         <Card>
           <Skeleton active />
         </Card>
@@ -69,34 +125,42 @@ function Cluster({ topic }: { topic: string }) {
             ))}
           </Row>
           <Card
-            title={t('cluster.heatmap')}
+            title={
+              <Space size={12}>
+                {t('cluster.heatmap')}
+                <Tooltip title={t('cluster.liveHint')}>
+                  <span data-testid="heatmap-connection" data-state={connection} role="status">
+                    <Badge
+                      status={CONNECTION_STATUS[connection]}
+                      text={t(`connection.${connection}`)}
+                    />
+                  </span>
+                </Tooltip>
+              </Space>
+            }
             extra={
               <Segmented<Field>
                 aria-label={t('cluster.metric')}
                 value={field}
                 onChange={setField}
-                options={FIELDS.map((f) => ({ value: f, label: t(`cluster.field_${f}`) }))}
+                options={FIELDS.map((f) => ({ value: f, label: fieldLabels[f] }))}
               />
             }
           >
-            {heatmap.nodes.length === 0 ? (
+            {store.gpuCount === 0 ? (
               <Empty description={t('cluster.noGpus')} data-testid="cluster-empty" />
             ) : (
               <>
                 <Typography.Paragraph type="secondary" data-testid="heatmap-caption">
-                  {t('cluster.caption', {
-                    nodes: heatmap.nodes.length,
-                    gpus: heatmap.cells.length,
-                  })}
+                  {t('cluster.caption', { nodes: store.nodes.length, gpus: store.gpuCount })}
                 </Typography.Paragraph>
                 <Suspense fallback={<Skeleton active />}>
                   <GpuHeatmap
-                    nodes={heatmap.nodes}
-                    gpus={heatmap.gpus}
-                    cells={heatmap.cells}
-                    max={FIXED_MAX[field] ?? Math.max(1, heatmap.max)}
-                    label={t('cluster.heatmapLabel', { field: t(`cluster.field_${field}`) })}
-                    seriesName={t(`cluster.field_${field}`)}
+                    store={store}
+                    field={field}
+                    label={t('cluster.heatmapLabel', { field: fieldLabels[field] })}
+                    fieldLabels={fieldLabels}
+                    emptyLabel={t('cluster.emptySlot')}
                   />
                 </Suspense>
               </>

@@ -1,86 +1,252 @@
-import { HeatmapChart } from 'echarts/charts';
-import { GridComponent, TooltipComponent, VisualMapComponent } from 'echarts/components';
-import * as echarts from 'echarts/core';
-import { CanvasRenderer } from 'echarts/renderers';
-import { useEffect, useRef } from 'react';
+import {
+  memo,
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  useSyncExternalStore,
+} from 'react';
+import { EMPTY_COLOUR, FIXED_MAX, niceCeil, SCALE_STOPS, type Field } from './heatmapData';
+import { blockOrigin, cellOrigin, computeLayout, slotAt } from './heatmapLayout';
+import { HeatmapPainter } from './heatmapPainter';
+import type { HeatmapStore } from './heatmapStore';
 
-// Canvas: a cluster has thousands of cells; SVG would create one DOM node per GPU.
-echarts.use([HeatmapChart, GridComponent, TooltipComponent, VisualMapComponent, CanvasRenderer]);
-
-interface Props {
-  nodes: string[];
-  gpus: number;
-  /** [gpu index, node index, value] */
-  cells: [number, number, number][];
-  max: number;
+export interface GpuHeatmapProps {
+  store: HeatmapStore;
+  field: Field;
+  /** Accessible name of the picture. */
   label: string;
-  seriesName: string;
+  /** Display names of the cell fields, for the tooltip. */
+  fieldLabels: Record<Field, string>;
+  /** Legend text for slots without a GPU in view. */
+  emptyLabel: string;
+  maxHeight?: number;
+  /** Called after every paint with its duration (ms) and the cells drawn (benchmarks). */
+  onPaint?: (ms: number, cells: number) => void;
 }
 
-/** One row per node, one column per GPU index, colour = the chosen metric. */
-export function GpuHeatmap({ nodes, gpus, cells, max, label, seriesName }: Props) {
-  const container = useRef<HTMLDivElement>(null);
-  const chart = useRef<echarts.ECharts | null>(null);
+function fieldMax(store: HeatmapStore, field: number): number {
+  let max = 0;
+  const width = store.fields.length;
+  for (let i = field; i < store.values.length; i += width) {
+    const v = store.values[i] ?? 0;
+    if (v > max) max = v;
+  }
+  return niceCeil(max);
+}
 
-  useEffect(() => {
-    const element = container.current;
+interface Hover {
+  slot: number;
+  left: number;
+  top: number;
+}
+
+/**
+ * Every GPU of the view as one canvas: node blocks in host order, colour = the chosen field.
+ * Subscribes to the store itself and repaints changed cells once per animation frame, so the
+ * page around it does not re-render when telemetry arrives.
+ */
+export const GpuHeatmap = memo(function GpuHeatmap({
+  store,
+  field,
+  label,
+  fieldLabels,
+  emptyLabel,
+  maxHeight = 640,
+  onPaint,
+}: GpuHeatmapProps) {
+  const wrapper = useRef<HTMLDivElement>(null);
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const painter = useRef<HeatmapPainter | null>(null);
+  const frame = useRef<number | null>(null);
+  const [width, setWidth] = useState(0);
+  const [seenMax, setSeenMax] = useState<Partial<Record<Field, number>>>({});
+  const [hover, setHover] = useState<Hover | null>(null);
+  const layoutVersion = useSyncExternalStore(
+    useCallback((listener) => store.subscribe(listener), [store]),
+    () => store.layoutVersion,
+  );
+  const scale = typeof window === 'undefined' ? 1 : window.devicePixelRatio || 1;
+  const fieldIndex = store.fields.indexOf(field);
+  const max = FIXED_MAX[field] ?? Math.max(seenMax[field] ?? 0, fieldMax(store, fieldIndex));
+  const layout = useMemo(
+    () =>
+      computeLayout(
+        store.nodes.length,
+        store.gpusPerNode,
+        Math.floor(width * scale),
+        maxHeight * scale,
+        scale,
+      ),
+    // layoutVersion: the store's node list changed.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [store, layoutVersion, width, scale, maxHeight],
+  );
+
+  useLayoutEffect(() => {
+    const element = wrapper.current;
     if (element === null) return undefined;
-    const instance = echarts.init(element);
-    chart.current = instance;
+    setWidth(element.clientWidth);
     const observer = new ResizeObserver(() => {
-      instance.resize();
+      setWidth(element.clientWidth);
     });
     observer.observe(element);
     return () => {
       observer.disconnect();
-      instance.dispose();
-      chart.current = null;
     };
   }, []);
 
-  useEffect(() => {
-    chart.current?.setOption(
-      {
-        animation: false,
-        grid: { left: 8, right: 90, top: 8, bottom: 28, containLabel: true },
-        tooltip: { position: 'top' },
-        xAxis: {
-          type: 'category',
-          data: Array.from({ length: gpus }, (_, i) => `GPU ${i}`),
-          splitArea: { show: true },
-        },
-        yAxis: { type: 'category', data: nodes, inverse: true, axisLabel: { fontSize: 11 } },
-        visualMap: {
-          min: 0,
-          max,
-          calculable: true,
-          orient: 'vertical',
-          right: 0,
-          top: 'center',
-          inRange: { color: ['#eef3fb', '#9ec5fe', '#2f6fed', '#f59e0b', '#dc2626'] },
-        },
-        series: [
-          {
-            name: seriesName,
-            type: 'heatmap',
-            data: cells,
-            itemStyle: { borderColor: '#fff', borderWidth: 1 },
-            emphasis: { itemStyle: { borderColor: '#111', borderWidth: 1 } },
-          },
-        ],
-      },
-      { notMerge: true },
-    );
-  }, [nodes, gpus, cells, max, seriesName]);
+  const paint = useCallback(() => {
+    frame.current = null;
+    const target = painter.current;
+    if (target === null) return;
+    if (FIXED_MAX[field] === undefined && fieldMax(store, fieldIndex) > max) {
+      // The scale grows (never shrinks, so colours do not twitch): re-render repaints all.
+      setSeenMax((m) => ({ ...m, [field]: fieldMax(store, fieldIndex) }));
+      return;
+    }
+    const started = performance.now();
+    const cells = target.paint(store);
+    onPaint?.(performance.now() - started, cells);
+  }, [store, field, fieldIndex, max, onPaint]);
 
-  const height = Math.max(200, nodes.length * 22 + 48);
+  useEffect(() => {
+    const element = canvas.current;
+    if (element === null || width === 0) return;
+    painter.current ??= new HeatmapPainter(element);
+    painter.current.configure(layout, layoutVersion, Math.max(0, fieldIndex), max);
+    paint();
+  }, [layout, layoutVersion, fieldIndex, max, width, paint]);
+
+  useEffect(() => {
+    const unsubscribe = store.subscribe(() => {
+      frame.current ??= requestAnimationFrame(paint);
+    });
+    return () => {
+      unsubscribe();
+      if (frame.current !== null) cancelAnimationFrame(frame.current);
+      frame.current = null;
+    };
+  }, [store, paint]);
+
+  const onMove = (event: React.MouseEvent<HTMLCanvasElement>) => {
+    const box = event.currentTarget.getBoundingClientRect();
+    const x = event.clientX - box.left;
+    const y = event.clientY - box.top;
+    const slot = slotAt(layout, x * scale, y * scale);
+    setHover(slot < 0 || store.present[slot] !== 1 ? null : { slot, left: x, top: y });
+  };
+
+  const cssCell = (layout.cell - layout.cellGap) / scale;
+  const hovered = hover === null ? null : cellOrigin(layout, hover.slot);
+  const labels =
+    layout.labelHeight > 0
+      ? store.nodes.map((host, node) => {
+          const [x, y] = blockOrigin(layout, node);
+          return { host, left: x / scale, top: y / scale };
+        })
+      : [];
+
   return (
-    <div
-      ref={container}
-      role="img"
-      aria-label={label}
-      data-testid="gpu-heatmap"
-      style={{ width: '100%', height }}
-    />
+    <div ref={wrapper} data-testid="gpu-heatmap" style={{ width: '100%', position: 'relative' }}>
+      <canvas
+        ref={canvas}
+        role="img"
+        aria-label={label}
+        onMouseMove={onMove}
+        onMouseLeave={() => {
+          setHover(null);
+        }}
+        style={{
+          display: 'block',
+          width: layout.width / scale,
+          height: layout.height / scale,
+          cursor: 'crosshair',
+        }}
+      />
+      {labels.map((l) => (
+        <span
+          key={l.host}
+          aria-hidden
+          style={{
+            position: 'absolute',
+            left: l.left,
+            top: l.top,
+            width: layout.blockWidth / scale,
+            fontSize: 11,
+            lineHeight: `${layout.labelHeight / scale}px`,
+            overflow: 'hidden',
+            whiteSpace: 'nowrap',
+            textOverflow: 'ellipsis',
+            color: '#4b5563',
+            pointerEvents: 'none',
+          }}
+        >
+          {l.host}
+        </span>
+      ))}
+      {hover !== null && hovered !== null && (
+        <>
+          <div
+            aria-hidden
+            style={{
+              position: 'absolute',
+              left: hovered[0] / scale - 1,
+              top: hovered[1] / scale - 1,
+              width: cssCell + 2,
+              height: cssCell + 2,
+              outline: '2px solid #111827',
+              pointerEvents: 'none',
+            }}
+          />
+          <div
+            role="tooltip"
+            data-testid="heatmap-tooltip"
+            style={{
+              position: 'absolute',
+              left: Math.min(hover.left + 12, Math.max(0, width - 200)),
+              top: hover.top + 12,
+              background: 'rgba(17, 24, 39, 0.92)',
+              color: '#fff',
+              borderRadius: 6,
+              padding: '6px 10px',
+              fontSize: 12,
+              pointerEvents: 'none',
+              whiteSpace: 'nowrap',
+              zIndex: 2,
+            }}
+          >
+            <div style={{ fontWeight: 600 }}>
+              {store.keyOf(hover.slot).replace(/:(\d+)$/, ' · GPU $1')}
+            </div>
+            {store.fields.map((f, i) => (
+              <div key={f}>
+                {(fieldLabels as Partial<Record<string, string>>)[f] ?? f}:{' '}
+                {store.value(hover.slot, i)}
+              </div>
+            ))}
+          </div>
+        </>
+      )}
+      <div
+        aria-hidden
+        style={{ display: 'flex', alignItems: 'center', gap: 8, marginTop: 8, fontSize: 12 }}
+      >
+        <span>0</span>
+        <span
+          style={{
+            width: 160,
+            height: 8,
+            borderRadius: 4,
+            background: `linear-gradient(to right, ${SCALE_STOPS.join(', ')})`,
+          }}
+        />
+        <span data-testid="heatmap-max">{max}</span>
+        <span style={{ width: 10, height: 10, background: EMPTY_COLOUR, marginInlineStart: 12 }} />
+        <span>{emptyLabel}</span>
+      </div>
+    </div>
   );
-}
+});

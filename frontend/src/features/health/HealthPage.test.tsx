@@ -76,6 +76,37 @@ describe('health', () => {
     expect(screen.getByText('No incidents.')).toBeTruthy();
   });
 
+  it('cordons a node after confirming and uncordons a cordoned one', async () => {
+    const HEALTHY = { ...NODE, id: 4, name: 'a800-train-004', health: 'healthy', cordoned: false };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/health/nodes/': [
+        page([NODE, HEALTHY]),
+        page([NODE, { ...HEALTHY, cordoned: true }]),
+      ],
+      'GET /api/v1/health/incidents/': page([]),
+      'GET /api/v1/health/alerts/': page([]),
+      'POST /api/v1/health/nodes/4/cordon/': { status: 200, body: { ...HEALTHY, cordoned: true } },
+      'POST /api/v1/health/nodes/3/uncordon/': { status: 200, body: { ...NODE, cordoned: false } },
+    });
+    renderApp('/health');
+    fireEvent.click(await screen.findByTestId('cordon-a800-train-004'));
+    // Nothing is sent until the operator confirms.
+    expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+    const confirm = await screen.findByText(/Stop scheduling new work on a800-train-004/);
+    const popup = confirm.closest('.ant-popover');
+    if (!(popup instanceof HTMLElement)) throw new Error('no confirmation popup');
+    fireEvent.click(within(popup).getByRole('button', { name: 'Cordon' }));
+    expect(await screen.findByText('a800-train-004 cordoned')).toBeTruthy();
+    expect(await screen.findByTestId('uncordon-a800-train-004')).toBeTruthy();
+    fireEvent.click(screen.getByTestId('uncordon-a800-train-003'));
+    expect(await screen.findByText('a800-train-003 back in service')).toBeTruthy();
+    expect(requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual([
+      '/api/v1/health/nodes/4/cordon/',
+      '/api/v1/health/nodes/3/uncordon/',
+    ]);
+  });
+
   it('shows the empty inbox', async () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),

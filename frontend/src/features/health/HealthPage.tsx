@@ -6,6 +6,7 @@ import {
   Button,
   Card,
   Empty,
+  Popconfirm,
   Result,
   Space,
   Table,
@@ -83,9 +84,32 @@ export function HealthPage() {
   );
 }
 
+/** Cordon (no new work lands on the node) or put it back into service; audited server-side. */
+function useCordon() {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const client = useQueryClient();
+  return useMutation<NodeHealth, ApiError, { node: NodeHealth; cordon: boolean }>({
+    mutationFn: ({ node, cordon }) =>
+      unwrap(
+        cordon
+          ? api.POST('/api/v1/health/nodes/{id}/cordon/', { params: { path: { id: node.id } } })
+          : api.POST('/api/v1/health/nodes/{id}/uncordon/', { params: { path: { id: node.id } } }),
+      ),
+    onSuccess: (node, { cordon }) => {
+      void message.success(
+        t(cordon ? 'health.cordonDone' : 'health.uncordonDone', { node: node.name }),
+      );
+      void client.invalidateQueries({ queryKey: ['health', 'nodes'] });
+    },
+    onError: (e) => void message.error(e.detail),
+  });
+}
+
 function NodeGrid() {
   const { t } = useTranslation();
   const nodes = useNodes();
+  const cordon = useCordon();
   const list = [...(nodes.data?.results ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   const counts = { healthy: 0, degraded: 0, faulty: 0 };
   list.forEach((n) => (counts[n.health] += 1));
@@ -147,6 +171,39 @@ function NodeGrid() {
                     <Typography.Text type="secondary">{t(`health.${n.health}`)}</Typography.Text>
                   )}
                 </div>
+                {n.cordoned ? (
+                  <Button
+                    size="small"
+                    type="link"
+                    style={{ paddingInline: 0, fontSize: 12 }}
+                    loading={cordon.isPending && cordon.variables.node.id === n.id}
+                    onClick={() => {
+                      cordon.mutate({ node: n, cordon: false });
+                    }}
+                    data-testid={`uncordon-${n.name}`}
+                  >
+                    {t('health.uncordon')}
+                  </Button>
+                ) : (
+                  <Popconfirm
+                    title={t('health.cordonConfirm', { node: n.name })}
+                    okText={t('health.cordon')}
+                    okButtonProps={{ danger: true }}
+                    onConfirm={() => {
+                      cordon.mutate({ node: n, cordon: true });
+                    }}
+                  >
+                    <Button
+                      size="small"
+                      type="link"
+                      style={{ paddingInline: 0, fontSize: 12 }}
+                      loading={cordon.isPending && cordon.variables.node.id === n.id}
+                      data-testid={`cordon-${n.name}`}
+                    >
+                      {t('health.cordon')}
+                    </Button>
+                  </Popconfirm>
+                )}
               </div>
             </Tooltip>
           ))}

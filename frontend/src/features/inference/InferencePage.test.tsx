@@ -1,7 +1,7 @@
-import { screen, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
-import { BOB, page, sessionOf } from '../../test/fixtures';
+import { BOB, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const BASE = '/api/v1/tenants/vision/inference/services/';
@@ -110,5 +110,40 @@ describe('inference', () => {
     });
     renderApp('/inference');
     expect(await screen.findByText('No inference services.')).toBeTruthy();
+  });
+  it('deploys a service from the create form', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}`]: [page([]), page([SERVICE])],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      [`POST ${BASE}`]: { status: 201, body: SERVICE },
+    });
+    renderApp('/inference');
+    expect(await screen.findByText('No inference services.')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: /New service/ }));
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.change(within(dialog).getByLabelText('Service name'), {
+      target: { value: 'qwen-chat' },
+    });
+    fireEvent.change(within(dialog).getByLabelText('Model'), {
+      target: { value: 's3://models/qwen2-7b' },
+    });
+    fireEvent.change(within(dialog).getByLabelText('Max replicas'), { target: { value: '6' } });
+    fireEvent.mouseDown(within(dialog).getByRole('combobox', { name: 'Resource pool' }));
+    fireEvent.click(await screen.findByTitle('a800-train'));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Deploy' }));
+    await waitFor(() => {
+      expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+        name: 'qwen-chat',
+        runtime_image: 'vllm/vllm-openai:v0.6.3',
+        model_uri: 's3://models/qwen2-7b',
+        pool: 1,
+        accelerators: 1,
+        min_replicas: 1,
+        max_replicas: 6,
+      });
+    });
+    const table = await screen.findByTestId('services-table');
+    expect(await within(table).findByText('qwen-chat')).toBeTruthy();
   });
 });

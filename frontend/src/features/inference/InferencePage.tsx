@@ -1,5 +1,7 @@
+import { PlusOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Button, Card, Col, Descriptions, Empty, Row, Skeleton, Statistic, Table, Tag } from 'antd';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { NoTenantResult } from '../../components/NoTenantResult';
@@ -10,20 +12,22 @@ import type { InferenceService, ScalingDecision, TrafficSample } from '../../lib
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
+import { CreateServiceModal } from './CreateServiceModal';
 
 export function InferencePage() {
   const tenant = useTenant();
   if (tenant.slug === null) return <NoTenantResult />;
   return (
     <Routes>
-      <Route index element={<ServiceList tenant={tenant.slug} />} />
+      <Route index element={<ServiceList tenant={tenant.slug} canWrite={tenant.canWrite} />} />
       <Route path=":id" element={<ServiceDetail tenant={tenant.slug} />} />
     </Routes>
   );
 }
 
-function ServiceList({ tenant }: { tenant: string }) {
+function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
   const { t } = useTranslation();
+  const [creating, setCreating] = useState(false);
   const services = useQuery({
     queryKey: ['inference', tenant],
     queryFn: ({ signal }) =>
@@ -37,7 +41,23 @@ function ServiceList({ tenant }: { tenant: string }) {
   });
   return (
     <>
-      <PageHeader title={t('inference.title')} subtitle={t('inference.subtitle')} />
+      <PageHeader
+        title={t('inference.title')}
+        subtitle={t('inference.subtitle')}
+        extra={
+          canWrite && (
+            <Button
+              type="primary"
+              icon={<PlusOutlined />}
+              onClick={() => {
+                setCreating(true);
+              }}
+            >
+              {t('inference.create')}
+            </Button>
+          )
+        }
+      />
       <Card>
         {services.isError ? (
           <QueryErrorResult error={services.error} onRetry={() => void services.refetch()} />
@@ -75,6 +95,14 @@ function ServiceList({ tenant }: { tenant: string }) {
           />
         )}
       </Card>
+      {creating && (
+        <CreateServiceModal
+          tenant={tenant}
+          onClose={() => {
+            setCreating(false);
+          }}
+        />
+      )}
     </>
   );
 }

@@ -25,6 +25,11 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { devicesLabel } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
+import { JobLogsPanel } from './JobLogs';
+import { JobRunSection } from './JobRunSection';
+
+// States in which a job's processes run and write logs and metrics: poll those.
+const LIVE_STATES: Job['state'][] = ['dispatching', 'running', 'restarting'];
 
 const STATE_COLOR: Record<string, string> = {
   running: 'green',
@@ -71,6 +76,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
   }
   const data: Job = job.data;
   const active = ACTIVE_STATES.includes(data.state);
+  const live = LIVE_STATES.includes(data.state);
   const poolName = pools.data?.find((p) => p.id === data.pool)?.name ?? `#${data.pool}`;
 
   return (
@@ -236,6 +242,10 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
           </Card>
         </Col>
       </Row>
+      <JobRunSection tenant={tenant} jobId={data.id} live={live} />
+      <Card title={t('logs.title')} style={{ marginTop: 16 }}>
+        <JobLogsPanel tenant={tenant} jobId={data.id} live={live} />
+      </Card>
     </>
   );
 }

@@ -43,6 +43,31 @@ describe('notebooks', () => {
     });
   });
 
+  it('opens a running notebook in a new tab through the platform', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([
+        { ...NOTEBOOK, open_url: '/notebooks/21/' },
+        { ...NOTEBOOK, id: 22, name: 'waiting', state: 'queued', open_url: null },
+      ]),
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    await within(table).findByText('explore');
+    const rowOf = (name: string): HTMLElement => {
+      const row = within(table).getByText(name).closest('tr');
+      if (!row) throw new Error(`no row for ${name}`);
+      return row;
+    };
+    const open = within(rowOf('explore')).getByRole('link', { name: /Open/ });
+    expect(open.getAttribute('href')).toBe('/notebooks/21/');
+    expect(open.getAttribute('target')).toBe('_blank');
+    expect(open.getAttribute('rel')).toContain('noopener');
+    expect(open.getAttribute('data-testid')).toBe('notebook-open');
+    expect(within(rowOf('waiting')).queryByRole('link', { name: /Open/ })).toBeNull();
+    expect(within(table).getAllByTestId('notebook-open')).toHaveLength(1);
+  });
+
   it('creates a notebook with a fractional GPU share', async () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(BOB),

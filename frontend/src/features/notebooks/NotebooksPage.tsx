@@ -1,4 +1,4 @@
-import { PlusOutlined, StopOutlined } from '@ant-design/icons';
+import { ExportOutlined, PlusOutlined, StopOutlined } from '@ant-design/icons';
 import {
   Alert,
   App,
@@ -12,7 +12,9 @@ import {
   Popconfirm,
   Radio,
   Select,
+  Space,
   Table,
+  Tooltip,
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -146,24 +148,28 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
               {
                 title: t('common.actions'),
                 key: 'actions',
-                render: (_, job) =>
-                  canWrite && ACTIVE_STATES.includes(job.state) ? (
-                    <Popconfirm
-                      title={t('notebooks.stopConfirm', { name: job.name })}
-                      okText={t('notebooks.stop')}
-                      cancelText={t('common.no')}
-                      onConfirm={() => {
-                        stop.mutate(job.id, {
-                          onSuccess: () => void message.success(t('notebooks.stopped')),
-                          onError: (e) => void message.error(e.detail),
-                        });
-                      }}
-                    >
-                      <Button size="small" danger icon={<StopOutlined />}>
-                        {t('notebooks.stop')}
-                      </Button>
-                    </Popconfirm>
-                  ) : null,
+                render: (_, job) => (
+                  <Space size="small">
+                    {job.open_url && <OpenButton url={job.open_url} />}
+                    {canWrite && ACTIVE_STATES.includes(job.state) && (
+                      <Popconfirm
+                        title={t('notebooks.stopConfirm', { name: job.name })}
+                        okText={t('notebooks.stop')}
+                        cancelText={t('common.no')}
+                        onConfirm={() => {
+                          stop.mutate(job.id, {
+                            onSuccess: () => void message.success(t('notebooks.stopped')),
+                            onError: (e) => void message.error(e.detail),
+                          });
+                        }}
+                      >
+                        <Button size="small" danger icon={<StopOutlined />}>
+                          {t('notebooks.stop')}
+                        </Button>
+                      </Popconfirm>
+                    )}
+                  </Space>
+                ),
               },
             ]}
           />
@@ -178,6 +184,26 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
         />
       )}
     </>
+  );
+}
+
+/** Opens the notebook through the platform's proxy (the server adds the notebook's token). */
+function OpenButton({ url }: { url: string }) {
+  const { t } = useTranslation();
+  return (
+    <Tooltip title={t('notebooks.openHint')}>
+      <Button
+        size="small"
+        type="primary"
+        icon={<ExportOutlined />}
+        href={url}
+        target="_blank"
+        rel="noopener noreferrer"
+        data-testid="notebook-open"
+      >
+        {t('notebooks.open')}
+      </Button>
+    </Tooltip>
   );
 }
 

@@ -1,0 +1,50 @@
+"""The idle-GPU decision rule as plain functions, free of Django.
+
+The governance sweep (``services._idle_pass``, ``services.keep_running``) and the
+trace-driven simulator (``apps.scheduling.sim.idle``) both decide with these, so the numbers
+the simulator reports come from the same rule production applies. Nothing here touches the
+database or the clock: callers pass the observed utilization and the times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeGuard
+
+
+@dataclass(frozen=True, slots=True)
+class IdleRule:
+    """The numeric part of an idle policy; the built-in values are the platform defaults."""
+
+    util_threshold_pct: float = 10.0
+    training_idle_s: int = 2 * 3600
+    notebook_idle_s: int = 3600
+    grace_s: int = 30 * 60
+    max_extensions: int = 2
+    extension_s: int = 3600
+
+    def idle_s(self, notebook: bool) -> int:
+        return self.notebook_idle_s if notebook else self.training_idle_s
+
+
+BUILTIN_RULE = IdleRule()
+
+
+def reads_idle(peak_util_pct: float | None, threshold_pct: float) -> TypeGuard[float]:
+    """A window is idle when its highest utilization is known and below the threshold.
+    Unknown (``None``) is never idle: governance must not stop work on missing evidence."""
+    return peak_util_pct is not None and peak_util_pct < threshold_pct
+
+
+def reads_busy(peak_util_pct: float | None, threshold_pct: float) -> TypeGuard[float]:
+    """A warned job is busy again when any known utilization reached the threshold."""
+    return peak_util_pct is not None and peak_util_pct >= threshold_pct
+
+
+def may_extend(extensions_used: int, max_extensions: int) -> bool:
+    return extensions_used < max_extensions
+
+
+def extended_stop_s(stop_at_s: float, now_s: float, extension_s: float) -> float:
+    """Where one 'keep running' click moves the stop (seconds on any common clock)."""
+    return max(stop_at_s, now_s) + extension_s

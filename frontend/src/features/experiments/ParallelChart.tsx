@@ -1,0 +1,65 @@
+import { ParallelChart as ParallelSeries } from 'echarts/charts';
+import { ParallelComponent, TooltipComponent } from 'echarts/components';
+import * as echarts from 'echarts/core';
+import { CanvasRenderer } from 'echarts/renderers';
+import { useMemo } from 'react';
+import { useEChart } from '../../lib/useEChart';
+
+echarts.use([ParallelSeries, ParallelComponent, TooltipComponent, CanvasRenderer]);
+
+export interface ParallelAxis {
+  name: string;
+  /** Numeric axes scale to their values; others list their distinct values as categories. */
+  numeric: boolean;
+}
+
+interface Props {
+  axes: ParallelAxis[];
+  /** One line per run: its name and a value per axis (null where the run lacks it). */
+  rows: { name: string; values: (string | number | null)[] }[];
+  label: string;
+}
+
+const PALETTE = [
+  '#2f6fed',
+  '#e8684a',
+  '#2ca58d',
+  '#9b59b6',
+  '#f2a900',
+  '#17a2b8',
+  '#d6336c',
+  '#6c757d',
+];
+
+/** Parallel coordinates over hyperparameters and a final metric, one line per run. */
+export function ParallelChart({ axes, rows, label }: Props) {
+  const option = useMemo(() => {
+    const parallelAxis = axes.map((axis, dim) => {
+      if (axis.numeric) return { dim, name: axis.name, type: 'value', scale: true };
+      const categories = [...new Set(rows.map((r) => String(r.values[dim] ?? '—')))];
+      return { dim, name: axis.name, type: 'category', data: categories };
+    });
+    return {
+      animation: false,
+      tooltip: { trigger: 'item', formatter: (p: { seriesName?: string }) => p.seriesName ?? '' },
+      parallel: { left: 48, right: 80, top: 48, bottom: 24 },
+      parallelAxis,
+      series: rows.map((row, i) => ({
+        name: row.name,
+        type: 'parallel',
+        lineStyle: { width: 2, opacity: 0.85, color: PALETTE[i % PALETTE.length] },
+        data: [row.values.map((v, dim) => (axes[dim]?.numeric ? v : String(v ?? '—')))],
+      })),
+    };
+  }, [axes, rows]);
+  const container = useEChart(option);
+  return (
+    <div
+      ref={container}
+      role="img"
+      aria-label={label}
+      data-testid="parallel-chart"
+      style={{ width: '100%', height: 320 }}
+    />
+  );
+}

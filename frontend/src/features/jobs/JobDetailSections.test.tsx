@@ -1,0 +1,105 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
+import { renderApp } from '../../test/renderApp';
+import { makeCheckpoint, makeRun, seriesAnswer } from '../experiments/runFixtures';
+
+const JOB = '/api/v1/tenants/vision/jobs/11/';
+const RUNS = '/api/v1/tenants/vision/runs/';
+const line = (n: number, replica = 'worker-0') => ({
+  ts: `2026-11-30T00:00:0${n}Z`,
+  replica,
+  attempt: 0,
+  text: `step ${n} loss 2.${n}`,
+});
+
+function jobRoutes(state: 'running' | 'succeeded', runs: unknown[]) {
+  return {
+    'GET /api/v1/auth/session/': sessionOf(BOB),
+    [`GET ${JOB}`]: { status: 200, body: makeJob({ state, started_at: '2026-11-30T00:00:00Z' }) },
+    [`GET ${JOB}events/`]: { status: 200, body: [] },
+    'GET /api/v1/pools/': { status: 200, body: POOLS },
+    [`GET ${RUNS}`]: page(runs),
+  };
+}
+
+describe('job detail: curves, checkpoints and logs', () => {
+  it('shows KPIs, curves and checkpoints of the job run, and polls logs while running', async () => {
+    const { requests } = stubFetch({
+      ...jobRoutes('running', [makeRun()]),
+      [`GET ${RUNS}1/metrics/`]: seriesAnswer(1, {
+        loss: [3, 2.31],
+        'perf/mfu': [0.4, 0.412],
+        'perf/tokens_per_s': [47000, 48000],
+      }),
+      [`GET ${RUNS}1/checkpoints/`]: { status: 200, body: [makeCheckpoint()] },
+      [`GET ${JOB}logs/`]: [
+        { status: 200, body: { source: 'simulated', lines: [line(1)], truncated: false } },
+        {
+          status: 200,
+          body: { source: 'simulated', lines: [line(1), line(2, 'worker-1')], truncated: true },
+        },
+      ],
+    });
+    renderApp('/jobs/11');
+
+    const curves = await screen.findByTestId('job-curves');
+    const kpis = await within(curves).findByTestId('run-kpis');
+    expect(within(kpis).getByTestId('kpi-loss').textContent).toContain('2.31');
+    expect(within(kpis).getByTestId('kpi-throughput').textContent).toContain('48,000');
+    expect(within(kpis).getByTestId('kpi-mfu').textContent).toContain('41.2%');
+    const lossChart = await within(curves).findByTestId('curve-loss');
+    expect(lossChart.dataset.lines).toBe('llama-lr3e-4:3|2.31');
+    expect(
+      within(curves)
+        .getAllByTestId('curve-title')
+        .map((e) => e.textContent),
+    ).toEqual(['loss', 'perf/mfu', 'perf/tokens_per_s']);
+    expect(new URLSearchParams(requests.find((r) => r.path === RUNS)?.query).get('job')).toBe('11');
+    await within(screen.getByTestId('job-checkpoints')).findByText('s3://ckpt/llama/step-1000');
+
+    const logs = screen.getByTestId('job-logs');
+    expect((await within(logs).findAllByTestId('log-line')).map((e) => e.textContent)).toEqual([
+      '2026-11-30 00:00:01 [worker-0] step 1 loss 2.1',
+    ]);
+    expect(within(logs).getByTestId('logs-source').textContent).toBe('Simulated');
+    expect(
+      new URLSearchParams(requests.find((r) => r.path === `${JOB}logs/`)?.query).get('tail'),
+    ).toBe('500');
+    // The next poll (3 s later) brings the new line.
+    await waitFor(
+      () => {
+        expect(within(logs).getAllByTestId('log-line')).toHaveLength(2);
+      },
+      { timeout: 8000 },
+    );
+    expect(within(logs).getByTestId('logs-truncated')).toBeTruthy();
+
+    // Filter to one replica.
+    fireEvent.mouseDown(within(logs).getByRole('combobox', { name: 'Replica' }));
+    fireEvent.click(await screen.findByTitle('worker-1'));
+    await waitFor(() => {
+      expect(
+        within(logs)
+          .getAllByTestId('log-line')
+          .map((e) => e.textContent),
+      ).toEqual(['2026-11-30 00:00:02 [worker-1] step 2 loss 2.2']);
+    });
+  }, 20_000);
+
+  it('says when a job has no run and does not poll logs of a finished job', async () => {
+    const { requests } = stubFetch({
+      ...jobRoutes('succeeded', []),
+      [`GET ${JOB}logs/`]: {
+        status: 200,
+        body: { source: 'kubernetes', lines: [], truncated: false },
+      },
+    });
+    renderApp('/jobs/11');
+    expect(await screen.findByTestId('job-no-run')).toBeTruthy();
+    expect(await screen.findByTestId('logs-empty')).toBeTruthy();
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(requests.filter((r) => r.path === `${JOB}logs/`)).toHaveLength(1);
+  }, 15_000);
+});

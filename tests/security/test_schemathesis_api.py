@@ -1,0 +1,139 @@
+"""Schemathesis over the whole API, in-process through WSGI, with both tenants' tokens.
+
+Positive and negative cases from the committed OpenAPI schema. Pass: no server error, every
+response matches its schema, and no operation answers a request without credentials with
+success (except the ones that are public on purpose)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import FailureGroup
+from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi.checks import response_schema_conformance
+
+from apps.accounts.services import create_token
+from apps.tenancy.models import Role
+from tests.conftest import World
+
+from .conftest import Foreign
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("keep_connection")]
+
+SCHEMA = schemathesis.openapi.from_path(
+    Path(__file__).resolve().parents[2] / "openapi" / "schema.yaml"
+)
+APP = get_wsgi_application()
+CHECKS = [not_a_server_error, response_schema_conformance]
+# Public on purpose: login itself, "who am I" (answers anonymous), logout (a no-op without a
+# session). The node agent's report takes a node token, not a user: refused here all the same.
+PUBLIC = {("POST", "/api/v1/auth/login/"), ("GET", "/api/v1/auth/session/"),
+          ("POST", "/api/v1/auth/logout/")}  # fmt: skip
+EXAMPLES = {GenerationMode.POSITIVE: 240, GenerationMode.NEGATIVE: 160}
+
+
+@pytest.fixture
+def keep_connection() -> Any:
+    """The WSGI handler closes the database connection after each request, which would end
+    the test's transaction; Django's own test client unhooks the same signal."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+def _settings(examples: int) -> Callable[[Any], Any]:
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,  # the same cases every run, so a red run can be replayed
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _fuzz(
+    strategy: st.SearchStrategy[tuple[str, Any]],
+    examples: int,
+    mode: str,
+    tokens: dict[str, str],
+    failures: list[str],
+    counts: Counter[str],
+) -> None:
+    @_settings(examples)
+    @given(drawn=strategy)
+    def run(drawn: tuple[str, Any]) -> None:
+        label, case = drawn
+        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {tokens[label]}"}
+        response = case.call(app=APP)
+        counts[f"{mode} {response.status_code // 100}xx"] += 1
+        try:
+            case.validate_response(response, checks=CHECKS)
+        except (FailureGroup, AssertionError) as exc:
+            failures.append(f"{mode} {case.method} {case.formatted_path}: {exc}")
+
+    run()
+
+
+def test_schemathesis_finds_no_server_error_and_no_schema_break(
+    world: World, foreign: Foreign
+) -> None:
+    tokens = {
+        label: create_token(user=world.user(label, Role.TENANT_ADMIN), name="fuzz")[1]
+        for label in ("a", "b")
+    }
+    failures: list[str] = []
+    counts: Counter[str] = Counter()
+
+    for mode, examples in EXAMPLES.items():
+        # Half the cases name the caller's own tenant, so they get past the tenant lookup and
+        # exercise validation, serializers and the database, not only the 404 path.
+        strategy = st.one_of(
+            st.tuples(st.sampled_from(sorted(tokens)), SCHEMA.as_strategy(mode)),
+            *(
+                st.tuples(st.just(label), SCHEMA.as_strategy(mode, path_parameters={"tenant": s}))
+                for label, s in (("a", "tenant-a"), ("b", "tenant-b"))
+            ),
+        )
+
+        _fuzz(strategy, examples, mode.value, tokens, failures, counts)
+    print(dict(sorted(counts.items())))  # the counts reported in docs/reliability.md
+    assert failures == [], "\n\n".join(failures[:10])
+    assert sum(counts.values()) == sum(EXAMPLES.values())
+
+
+def test_no_operation_accepts_a_request_without_credentials(world: World) -> None:
+    """One positive case per operation, sent with no credentials at all."""
+    accepted: list[str] = []
+    seen = 0
+    for result in SCHEMA.get_all_operations():
+        operation = result.ok()  # type: ignore[union-attr]  # the schema is valid (see above)
+        if (operation.method.upper(), operation.path) in PUBLIC:
+            continue
+
+        @_settings(1)
+        @given(case=operation.as_strategy(GenerationMode.POSITIVE))
+        def send(case: Any) -> None:
+            case.headers = {
+                k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"
+            }
+            response = case.call(app=APP)
+            if response.status_code not in (401, 403):
+                accepted.append(f"{case.method} {case.formatted_path} -> {response.status_code}")
+
+        send()
+        seen += 1
+    assert seen >= 100
+    assert accepted == [], "\n".join(accepted)
