@@ -4,20 +4,7 @@ from datetime import timedelta
 
 from apps.scheduling.core import PendingCode, Reservation
 
-from .helpers import (
-    NOW,
-    ago,
-    job,
-    nodes,
-    pending,
-    placed,
-    quota,
-    run,
-    running,
-    snap,
-    where,
-    whole,
-)
+from .helpers import NOW, ago, job, nodes, pending, placed, run, running, snap, where, whole
 
 
 def _busy():
@@ -118,46 +105,4 @@ def test_an_expired_previous_hold_is_not_reused():
     cluster = snap(nodes(3), [running("a", {"n00000": range(4)})], reservations=(prior,))
     d = run(cluster, [_big(), job("small", whole(1, 1), waited=1)])
     assert placed(d)["big"].tier  # fits now: n1 and n2 are free
-    assert "small" in placed(d)
-
-
-def test_with_declared_runtimes_the_hold_goes_to_the_nodes_that_drain_soonest():
-    from dataclasses import replace
-
-    # n0 and n1: 4 devices busy each, for 10 hours; n2 and n3: 6 busy each, ending in 20 min.
-    # Without runtimes the hold takes the nodes with the most free devices (n0, n1).
-    jobs = [running(f"r{i}", {f"n0000{i}": range(busy)}) for i, busy in enumerate((4, 4, 6, 6))]
-    d = run(snap(nodes(4), jobs), [_big()])
-    assert sorted(d.reservations[0].node_ids) == ["n00000", "n00001"]
-    ends = (timedelta(hours=10), timedelta(hours=10), timedelta(minutes=20), timedelta(minutes=20))
-    timed = [replace(j, expected_end=NOW + end) for j, end in zip(jobs, ends, strict=True)]
-    d = run(snap(nodes(4), timed), [_big()])
-    assert sorted(d.reservations[0].node_ids) == ["n00002", "n00003"]
-    # Work of unknown length (no runtime) counts as never ending.
-    timed[2] = replace(timed[2], expected_end=None)
-    d = run(snap(nodes(4), timed), [_big()])
-    assert sorted(d.reservations[0].node_ids) == ["n00000", "n00003"]
-
-
-def test_a_starving_job_blocked_by_its_own_quota_keeps_the_room_its_tenant_frees():
-    # t1 may hold 20 devices (16 + 4 borrowed) and runs 8: the 2 x 8 gang would need 24.
-    cluster = snap(
-        nodes(4),
-        [running("mine", {"n00000": range(8)}, priority=3)],  # P3: never a victim
-        quotas=[quota("t1", 16, 4), quota("t2", 16, 4)],
-    )
-    queue = [
-        _big(priority=2),
-        job("small", whole(1, 1), waited=1),  # P4, t1: would fit under t1's limit
-        job("urgent", whole(1, 1), priority=1, waited=1),  # higher priority: not held back
-        job("other", whole(1, 1), tenant="t2", waited=1),  # another tenant: not held back
-    ]
-    d = run(cluster, queue)
-    assert pending(d)["big"].code == PendingCode.QUOTA
-    assert pending(d)["small"].code == PendingCode.QUOTA
-    assert "keeps its quota room" in pending(d)["small"].message
-    assert {"urgent", "other"} <= set(placed(d))
-    # Before the starvation threshold nothing is kept.
-    queue[0] = _big(priority=2, waited=10)
-    d = run(cluster, queue)
     assert "small" in placed(d)
