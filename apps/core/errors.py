@@ -15,6 +15,13 @@ from rest_framework.views import exception_handler
 log = logging.getLogger("zhisuan.api")
 
 
+class Conflict(exceptions.APIException):
+    """409: the request is valid but the object's current state does not allow it now."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
 def _flatten(detail: Any) -> Any:
     if isinstance(detail, dict):
         return {str(k): _flatten(v) for k, v in detail.items()}

@@ -36,6 +36,7 @@ from apps.health.models import (
 )
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobState, OutboxAction
+from apps.scheduling.models import SchedulerLock
 
 log = logging.getLogger("zhisuan.health")
 CORDONING = (FaultAction.CORDON, FaultAction.CORDON_DRAIN)
@@ -221,6 +222,26 @@ def uncordon_node(*, node: Node) -> bool:
     Node.objects.filter(pk=node.pk).update(cordoned=False, health=NodeHealth.HEALTHY)
     node.cordoned, node.health = False, NodeHealth.HEALTHY
     _after_commit_call(f"uncordon {node.name}", get_backend().uncordon, node.name)
+    return True
+
+
+class NodeBusyError(Exception):
+    """The node holds jobs' devices, so it cannot become a spare now."""
+
+
+def set_spare(*, node: Node, spare: bool) -> bool:
+    """Move a node into the pool's hot spares (the scheduler stops placing on it; a failed
+    node's replacement comes from here) or back. Under the admission lock, so no cycle places
+    a job on a node that has just become a spare. True if it changed."""
+    SchedulerLock.objects.select_for_update().get_or_create(name="admission")
+    if node.is_spare == spare:
+        return False
+    if spare and Allocation.objects.filter(node=node, job__state__in=HOLDING).exists():
+        raise NodeBusyError(
+            f"{node.name} runs jobs: drain it (or let them end) before making it a spare"
+        )
+    Node.objects.filter(pk=node.pk).update(is_spare=spare)
+    node.is_spare = spare
     return True
 
 

@@ -228,3 +228,33 @@ def test_sync_cordons_repairs_a_lost_cordon(sim: Pool) -> None:
     assert services.sync_cordons() == 1
     assert services.sync_cordons() == 0
     assert sim.backend.cordons == ["n2"]
+
+
+def test_operator_moves_nodes_into_and_out_of_the_spare_pool(world, client_for, sim: Pool):
+    job = running_job(world, client_for, sim, replicas=1)
+    busy = node_of(job)
+    idle = next(n for n in sim.nodes if n.pk != busy.pk)
+    admin = client_for(world.platform_admin)
+    url = "/api/v1/health/nodes/{}/spare/"
+
+    refused = admin.post(url.format(busy.pk), {"spare": True}, format="json")
+    assert refused.status_code == 409 and "drain" in refused.json()["detail"]
+    assert not Node.objects.get(pk=busy.pk).is_spare
+
+    made = admin.post(url.format(idle.pk), {"spare": True}, format="json")
+    assert made.status_code == 200 and made.json()["is_spare"] is True
+    back = admin.post(url.format(sim.spare.pk), {"spare": False}, format="json")
+    assert back.status_code == 200 and back.json()["is_spare"] is False
+    assert admin.post(url.format(idle.pk), {}, format="json").status_code == 400
+    member = client_for(world.user("a", Role.MEMBER))
+    assert member.post(url.format(idle.pk), {"spare": False}, format="json").status_code == 403
+    assert Node.objects.get(pk=idle.pk).is_spare  # the member changed nothing
+
+    # the scheduler no longer places on the new spare, and does on the node taken out
+    client = client_for(world.user("a", Role.MEMBER))
+    # 3 whole nodes (the quota leaves 24 GPUs): n1 is a spare now, so spare0 must be used
+    body = training_body(sim.pool, replica_groups=[{"name": "w", "replicas": 3, "accelerators": 8}])
+    assert client.post("/api/v1/tenants/tenant-a/jobs/", body, format="json").status_code == 201
+    tick(sim)
+    used = set(Allocation.objects.values_list("node__name", flat=True))
+    assert idle.name not in used and sim.spare.name in used

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, serializers
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
+from apps.core.errors import Conflict
 from apps.core.viewsets import ADMIN_ROLES, TenantScopedViewSet, request_user
 from apps.governance import selectors, services
 from apps.governance.api.serializers import (
@@ -38,11 +39,6 @@ from apps.governance.api.serializers import (
 from apps.governance.models import IdleFlag, IdlePolicy, Notification
 from apps.governance.policy import default_policy, effective_policy
 from apps.tenancy.models import Role
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
 
 
 def _audit(request: Request, instance: Any, tenant: Any, before: dict[str, Any] | None) -> None:

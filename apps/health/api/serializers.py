@@ -257,3 +257,7 @@ class ReportSerializer(serializers.Serializer[dict[str, Any]]):
 
 class ReportAnswerSerializer(serializers.Serializer[dict[str, Any]]):
     actions = serializers.ListField(child=serializers.CharField())
+
+
+class SpareSerializer(serializers.Serializer[dict[str, Any]]):
+    spare = serializers.BooleanField(help_text="True: make the node a hot spare; false: back.")

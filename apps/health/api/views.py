@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.clusters.models import Node
+from apps.core.errors import Conflict
 from apps.core.viewsets import AuditedModelViewSet, request_user
 from apps.health import probes, services
 from apps.health.api.auth import IsNodeAgent, IsPlatformAdmin, NodeTokenAuthentication
@@ -30,6 +32,7 @@ from apps.health.api.serializers import (
     ProbeRunSerializer,
     ReportAnswerSerializer,
     ReportSerializer,
+    SpareSerializer,
 )
 from apps.health.models import (
     Alert,
@@ -67,15 +70,13 @@ class NodeHealthViewSet(viewsets.ReadOnlyModelViewSet[Node]):
         data = CheckChangeSerializer(page, many=True).data
         return self.get_paginated_response(data)
 
-    def _set_cordon(self, request: Request, cordon: bool) -> Response:
+    def _change(self, request: Request, change: Callable[[Node], object]) -> Response:
+        """Apply ``change`` to the locked node, audited with before/after."""
         node = self.get_object()
         with transaction.atomic():
             locked = Node.objects.select_for_update().get(pk=node.pk)
             before = audit.snapshot(locked)
-            if cordon:
-                services.cordon_node(node=locked, reason=f"cordoned by {request_user(request)}")
-            else:
-                services.uncordon_node(node=locked)
+            change(locked)
             locked.refresh_from_db()
             audit.record(
                 actor=request_user(request),
@@ -90,12 +91,26 @@ class NodeHealthViewSet(viewsets.ReadOnlyModelViewSet[Node]):
     @extend_schema(request=None, responses=NodeHealthSerializer)
     @action(detail=True, methods=["post"])
     def cordon(self, request: Request, pk: str) -> Response:
-        return self._set_cordon(request, True)
+        reason = f"cordoned by {request_user(request)}"
+        return self._change(request, lambda node: services.cordon_node(node=node, reason=reason))
 
     @extend_schema(request=None, responses=NodeHealthSerializer)
     @action(detail=True, methods=["post"])
     def uncordon(self, request: Request, pk: str) -> Response:
-        return self._set_cordon(request, False)
+        return self._change(request, lambda node: services.uncordon_node(node=node))
+
+    @extend_schema(request=SpareSerializer, responses=NodeHealthSerializer)
+    @action(detail=True, methods=["post"])
+    def spare(self, request: Request, pk: str) -> Response:
+        """Move the node into the pool's hot spares (``{"spare": true}``) or back. A node that
+        runs jobs cannot become a spare (409)."""
+        body = SpareSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        spare = body.validated_data["spare"]
+        try:
+            return self._change(request, lambda node: services.set_spare(node=node, spare=spare))
+        except services.NodeBusyError as exc:
+            raise Conflict(str(exc)) from exc
 
 
 class IncidentViewSet(viewsets.ReadOnlyModelViewSet[Incident]):

@@ -330,6 +330,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/health/nodes/{id}/spare/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Move the node into the pool's hot spares (``{"spare": true}``) or back. A node that
+         *     runs jobs cannot become a spare (409).
+         */
+        post: operations["health_nodes_spare_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health/nodes/{id}/uncordon/": {
         parameters: {
             query?: never;
@@ -2976,6 +2996,10 @@ export interface components {
          * @enum {string}
          */
         SourceEnum: "simulated" | "kubernetes";
+        SpareRequest: {
+            /** @description True: make the node a hot spare; false: back. */
+            spare: boolean;
+        };
         /**
          * @description * `ok` - OK
          *     * `warn` - Warning
@@ -3733,6 +3757,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedCheckChangeList"];
+                };
+            };
+        };
+    };
+    health_nodes_spare_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this node. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpareRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SpareRequest"];
+                "multipart/form-data": components["schemas"]["SpareRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeHealth"];
                 };
             };
         };

@@ -107,6 +107,36 @@ describe('health', () => {
     ]);
   });
 
+  it('moves an idle node into the spares and shows the server refusing a busy one', async () => {
+    const IDLE = { ...NODE, id: 4, name: 'a800-train-004', health: 'healthy', cordoned: false };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/health/nodes/': [page([NODE, IDLE]), page([NODE, { ...IDLE, is_spare: true }])],
+      'GET /api/v1/health/incidents/': page([]),
+      'GET /api/v1/health/alerts/': page([]),
+      'POST /api/v1/health/nodes/4/spare/': { status: 200, body: { ...IDLE, is_spare: true } },
+      'POST /api/v1/health/nodes/3/spare/': {
+        status: 409,
+        body: {
+          detail: 'a800-train-003 runs jobs: drain it (or let them end) before making it a spare',
+        },
+      },
+    });
+    renderApp('/health');
+    fireEvent.click(await screen.findByTestId('spare-a800-train-004'));
+    expect(await screen.findByText('a800-train-004 is a hot spare')).toBeTruthy();
+    await waitFor(() => {
+      expect(screen.getByTestId('spare-a800-train-004').textContent).toContain('Back to pool');
+    });
+    fireEvent.click(screen.getByTestId('spare-a800-train-003'));
+    expect(await screen.findByText(/runs jobs: drain it/)).toBeTruthy();
+    const posts = requests.filter((r) => r.method === 'POST');
+    expect(posts.map((r) => [r.path, r.body])).toEqual([
+      ['/api/v1/health/nodes/4/spare/', { spare: true }],
+      ['/api/v1/health/nodes/3/spare/', { spare: true }],
+    ]);
+  });
+
   it('shows the empty inbox', async () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),

@@ -106,10 +106,34 @@ function useCordon() {
   });
 }
 
+/** Move an idle node into the pool's hot spares or back (the server refuses a busy node). */
+function useSpare() {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const client = useQueryClient();
+  return useMutation<NodeHealth, ApiError, { node: NodeHealth; spare: boolean }>({
+    mutationFn: ({ node, spare }) =>
+      unwrap(
+        api.POST('/api/v1/health/nodes/{id}/spare/', {
+          params: { path: { id: node.id } },
+          body: { spare },
+        }),
+      ),
+    onSuccess: (node, { spare }) => {
+      void message.success(
+        t(spare ? 'health.spareDone' : 'health.unspareDone', { node: node.name }),
+      );
+      void client.invalidateQueries({ queryKey: ['health', 'nodes'] });
+    },
+    onError: (e) => void message.error(e.detail),
+  });
+}
+
 function NodeGrid() {
   const { t } = useTranslation();
   const nodes = useNodes();
   const cordon = useCordon();
+  const spare = useSpare();
   const list = [...(nodes.data?.results ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   const counts = { healthy: 0, degraded: 0, faulty: 0 };
   list.forEach((n) => (counts[n.health] += 1));
@@ -203,7 +227,19 @@ function NodeGrid() {
                       {t('health.cordon')}
                     </Button>
                   </Popconfirm>
-                )}
+                )}{' '}
+                <Button
+                  size="small"
+                  type="link"
+                  style={{ paddingInline: 0, fontSize: 12 }}
+                  loading={spare.isPending && spare.variables.node.id === n.id}
+                  onClick={() => {
+                    spare.mutate({ node: n, spare: !n.is_spare });
+                  }}
+                  data-testid={`spare-${n.name}`}
+                >
+                  {t(n.is_spare ? 'health.unspare' : 'health.makeSpare')}
+                </Button>
               </div>
             </Tooltip>
           ))}
