@@ -64,6 +64,24 @@ vi.mock('../features/usage/UsageChart', () => ({
     }),
 }));
 
+vi.mock('../features/inference/TrafficChart', () => ({
+  TrafficChart: ({
+    samples,
+    label,
+  }: {
+    samples: { at: string; qps: number; p95_ms: number; ready_replicas: number }[];
+    label: string;
+  }) =>
+    createElement('div', {
+      'data-testid': 'traffic-chart',
+      role: 'img',
+      'aria-label': label,
+      'data-samples': samples
+        .map((s) => [s.at, s.qps, s.p95_ms, s.ready_replicas].join('|'))
+        .join(';'),
+    }),
+}));
+
 // jsdom lacks these browser APIs; antd (responsive grid, Select) and echarts call them.
 Object.defineProperty(window, 'matchMedia', {
   writable: true,

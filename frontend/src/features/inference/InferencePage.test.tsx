@@ -58,7 +58,7 @@ describe('inference', () => {
           p95_ms: 420,
           p99_ms: 810,
           gpu_util: 0.66,
-          errors: 0,
+          errors: 83,
           ready_replicas: 2,
           loading_replicas: 1,
           period_s: 10,
@@ -100,7 +100,37 @@ describe('inference', () => {
     expect(value('inference.p95')).toBe('420');
     expect(value('inference.p99')).toBe('810');
     expect(value('inference.gpuUtil')).toBe('66%');
+    expect(value('inference.concurrency')).toBe('20');
+    // 83 errors out of 41.5 QPS × 10 s = 415 requests in the latest period.
+    expect(value('inference.errors')).toBe('83 (20%)');
     expect(screen.getByText('2 → 3')).toBeTruthy();
+    const history = screen.getByTestId('inference-history');
+    expect(within(history).getByText('History')).toBeTruthy();
+    // The samples came newest first; the chart gets them oldest first, on a time axis.
+    const chart = await within(history).findByTestId('traffic-chart');
+    expect(chart.getAttribute('data-samples')).toBe(
+      '2026-11-30T00:00:00Z|12|200|1;2026-11-30T00:00:10Z|41.5|420|2',
+    );
+    expect(chart.getAttribute('aria-label')).toBe(
+      'Line chart of QPS, p95 latency and replicas over the last 2 samples',
+    );
+  });
+
+  it('shows no history chart and no rate without traffic samples', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}5/`]: { status: 200, body: SERVICE },
+      [`GET ${BASE}5/metrics/`]: page([]),
+      [`GET ${BASE}5/decisions/`]: page([]),
+    });
+    renderApp('/inference/5');
+    const history = await screen.findByTestId('inference-history');
+    expect(await within(history).findByText('No traffic samples yet.')).toBeTruthy();
+    expect(within(history).queryByTestId('traffic-chart')).toBeNull();
+    const value = (key: string) =>
+      screen.getByTestId(key).querySelector('.ant-statistic-content')?.textContent;
+    expect(value('inference.concurrency')).toBe('—');
+    expect(value('inference.errors')).toBe('—');
   });
 
   it('shows the empty list', async () => {

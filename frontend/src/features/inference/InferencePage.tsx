@@ -1,7 +1,7 @@
 import { PlusOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import { Button, Card, Col, Descriptions, Empty, Row, Skeleton, Statistic, Table, Tag } from 'antd';
-import { useState } from 'react';
+import { lazy, Suspense, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { NoTenantResult } from '../../components/NoTenantResult';
@@ -13,6 +13,11 @@ import { formatDateTime, formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { CreateServiceModal } from './CreateServiceModal';
+
+// echarts stays out of the first-screen bundle: the chart's chunk loads with the detail view.
+const TrafficChart = lazy(() =>
+  import('./TrafficChart').then((m) => ({ default: m.TrafficChart })),
+);
 
 export function InferencePage() {
   const tenant = useTenant();
@@ -143,16 +148,34 @@ function ServiceDetail({ tenant }: { tenant: string }) {
       ),
     refetchInterval: 10_000,
   });
+  // Oldest first, for the chart; the API does not promise an order.
+  const samples = useMemo(
+    () => [...(metrics.data?.results ?? [])].sort((a, b) => a.at.localeCompare(b.at)),
+    [metrics.data],
+  );
+  const chartNames = useMemo(
+    () => ({
+      qps: t('inference.qps'),
+      p95: t('inference.p95'),
+      ready: t('inference.readyShort'),
+      loading: t('inference.loading'),
+      replicas: t('inference.replicas'),
+    }),
+    [t],
+  );
   if (service.isPending) return <Skeleton active />;
   if (service.isError)
     return <QueryErrorResult error={service.error} onRetry={() => void service.refetch()} />;
   const s = service.data;
-  const samples = metrics.data?.results ?? [];
-  const latest: TrafficSample | undefined = [...samples].sort((a, b) =>
-    b.at.localeCompare(a.at),
-  )[0];
+  const latest: TrafficSample | undefined = samples.at(-1);
   const num = (v: number | undefined, d = 1) =>
     v === undefined ? '—' : formatNumber(v, language, d);
+  // Errors are counted per sample period; the rate is against the requests in that period.
+  const errorsText = (sample: TrafficSample) => {
+    const requests = sample.qps * sample.period_s;
+    if (requests <= 0) return num(sample.errors, 0);
+    return `${num(sample.errors, 0)} (${num((sample.errors / requests) * 100, 2)}%)`;
+  };
   return (
     <>
       <PageHeader
@@ -168,14 +191,37 @@ function ServiceDetail({ tenant }: { tenant: string }) {
           ['inference.p95', num(latest?.p95_ms, 0)],
           ['inference.p99', num(latest?.p99_ms, 0)],
           ['inference.gpuUtil', latest ? `${num(latest.gpu_util * 100, 0)}%` : '—'],
+          ['inference.concurrency', num(latest?.concurrency)],
+          ['inference.errors', latest ? errorsText(latest) : '—'],
         ].map(([key, value]) => (
-          <Col xs={12} md={8} xl={4} key={key}>
+          <Col xs={12} md={6} xl={3} key={key}>
             <Card size="small">
               <Statistic title={t(key as 'inference.qps')} value={value} data-testid={key} />
             </Card>
           </Col>
         ))}
       </Row>
+      <Card
+        title={t('inference.history')}
+        style={{ marginTop: 16 }}
+        data-testid="inference-history"
+      >
+        {metrics.isError ? (
+          <QueryErrorResult error={metrics.error} onRetry={() => void metrics.refetch()} />
+        ) : metrics.isPending ? (
+          <Skeleton active paragraph={{ rows: 5 }} />
+        ) : samples.length === 0 ? (
+          <Empty description={t('inference.noSamples')} />
+        ) : (
+          <Suspense fallback={<Skeleton.Node active style={{ width: '100%', height: 340 }} />}>
+            <TrafficChart
+              samples={samples}
+              names={chartNames}
+              label={t('inference.historyLabel', { count: samples.length })}
+            />
+          </Suspense>
+        )}
+      </Card>
       <Card title={t('inference.config')} style={{ marginTop: 16 }}>
         <Descriptions size="small" column={{ xs: 1, md: 3 }}>
           <Descriptions.Item label={t('jobs.state')}>{s.state}</Descriptions.Item>

@@ -2,8 +2,9 @@ import { BarChart } from 'echarts/charts';
 import { GridComponent, TooltipComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
-import { useEffect, useRef } from 'react';
+import { useMemo } from 'react';
 import type { GpuModelCount } from '../../lib/apiTypes';
+import { useEChart } from '../../lib/useEChart';
 
 // Only what this chart uses: keeps echarts to a fraction of its full size.
 echarts.use([BarChart, GridComponent, TooltipComponent, SVGRenderer]);
@@ -17,55 +18,32 @@ interface Props {
 
 /** Horizontal bars: GPU count per model, largest first. */
 export function GpuModelChart({ rows, label, seriesName }: Props) {
-  const container = useRef<HTMLDivElement>(null);
-  const chart = useRef<echarts.ECharts | null>(null);
-
-  useEffect(() => {
-    const element = container.current;
-    if (element === null) {
-      return undefined;
-    }
-    const instance = echarts.init(element, undefined, { renderer: 'svg' });
-    chart.current = instance;
-    const observer = new ResizeObserver(() => {
-      instance.resize();
-    });
-    observer.observe(element);
-    return () => {
-      observer.disconnect();
-      instance.dispose();
-      chart.current = null;
-    };
-  }, []);
-
-  useEffect(() => {
+  const option = useMemo(() => {
     const sorted = [...rows].sort((a, b) => a.count - b.count); // echarts draws bottom-up
-    chart.current?.setOption(
-      {
-        grid: { left: 8, right: 40, top: 8, bottom: 8, containLabel: true },
-        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
-        xAxis: { type: 'value', minInterval: 1, splitLine: { lineStyle: { color: '#eef1f5' } } },
-        yAxis: {
-          type: 'category',
-          data: sorted.map((row) => row.model),
-          axisTick: { show: false },
-          axisLine: { lineStyle: { color: '#d0d7e2' } },
-          axisLabel: { color: '#334155' },
-        },
-        series: [
-          {
-            name: seriesName,
-            type: 'bar',
-            data: sorted.map((row) => row.count),
-            barMaxWidth: 22,
-            itemStyle: { color: '#2f6fed', borderRadius: [0, 4, 4, 0] },
-            label: { show: true, position: 'right', color: '#475569' },
-          },
-        ],
+    return {
+      grid: { left: 8, right: 40, top: 8, bottom: 8, containLabel: true },
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
+      xAxis: { type: 'value', minInterval: 1, splitLine: { lineStyle: { color: '#eef1f5' } } },
+      yAxis: {
+        type: 'category',
+        data: sorted.map((row) => row.model),
+        axisTick: { show: false },
+        axisLine: { lineStyle: { color: '#d0d7e2' } },
+        axisLabel: { color: '#334155' },
       },
-      { notMerge: true },
-    );
+      series: [
+        {
+          name: seriesName,
+          type: 'bar',
+          data: sorted.map((row) => row.count),
+          barMaxWidth: 22,
+          itemStyle: { color: '#2f6fed', borderRadius: [0, 4, 4, 0] },
+          label: { show: true, position: 'right', color: '#475569' },
+        },
+      ],
+    };
   }, [rows, seriesName]);
+  const container = useEChart(option, 'svg');
 
   const height = Math.max(160, rows.length * 44 + 24);
   return (

@@ -1,0 +1,122 @@
+import { LineChart } from 'echarts/charts';
+import {
+  AxisPointerComponent,
+  GridComponent,
+  LegendComponent,
+  TooltipComponent,
+} from 'echarts/components';
+import * as echarts from 'echarts/core';
+import { CanvasRenderer } from 'echarts/renderers';
+import { useMemo } from 'react';
+import type { TrafficSample } from '../../lib/apiTypes';
+import { useEChart } from '../../lib/useEChart';
+
+echarts.use([
+  LineChart,
+  GridComponent,
+  LegendComponent,
+  TooltipComponent,
+  AxisPointerComponent,
+  CanvasRenderer,
+]);
+
+export interface TrafficChartNames {
+  qps: string;
+  p95: string;
+  ready: string;
+  loading: string;
+  replicas: string;
+}
+
+interface Props {
+  /** Oldest first. */
+  samples: TrafficSample[];
+  names: TrafficChartNames;
+  /** Accessible description; the latest numbers are also in the cards above the chart. */
+  label: string;
+}
+
+/**
+ * Load and latency on top (two y axes, as their units differ), replica counts below on their
+ * own grid: replicas move in whole steps and on a far smaller scale than QPS, so sharing an
+ * axis would flatten them.
+ */
+export function TrafficChart({ samples, names, label }: Props) {
+  const option = useMemo(() => {
+    const point = (pick: (s: TrafficSample) => number) =>
+      samples.map((s) => [Date.parse(s.at), pick(s)]);
+    const timeAxis = { type: 'time', splitLine: { show: false } };
+    return {
+      color: ['#2f6fed', '#e8684a', '#2ca58d', '#f2a900'],
+      animation: false,
+      legend: { top: 0, type: 'scroll' },
+      tooltip: { trigger: 'axis' },
+      axisPointer: { link: [{ xAxisIndex: 'all' }] },
+      // Fixed margins rather than containLabel, so both grids, and so both time axes, line up.
+      grid: [
+        { left: 56, right: 56, top: 40, height: 170 },
+        { left: 56, right: 56, top: 250, height: 60 },
+      ],
+      xAxis: [
+        { ...timeAxis, gridIndex: 0, axisLabel: { show: false } },
+        { ...timeAxis, gridIndex: 1 },
+      ],
+      yAxis: [
+        {
+          type: 'value',
+          gridIndex: 0,
+          name: names.qps,
+          splitLine: { lineStyle: { color: '#eef1f5' } },
+        },
+        { type: 'value', gridIndex: 0, name: names.p95, splitLine: { show: false } },
+        {
+          type: 'value',
+          gridIndex: 1,
+          name: names.replicas,
+          nameLocation: 'middle',
+          nameGap: 32,
+          minInterval: 1,
+          splitNumber: 2,
+          splitLine: { lineStyle: { color: '#eef1f5' } },
+        },
+      ],
+      series: [
+        { name: names.qps, type: 'line', showSymbol: false, data: point((s) => s.qps) },
+        {
+          name: names.p95,
+          type: 'line',
+          yAxisIndex: 1,
+          showSymbol: false,
+          data: point((s) => s.p95_ms),
+        },
+        ...(
+          [
+            [names.ready, (s: TrafficSample) => s.ready_replicas],
+            [names.loading, (s: TrafficSample) => s.loading_replicas],
+          ] as const
+        ).map(([name, pick]) => ({
+          name,
+          type: 'line',
+          xAxisIndex: 1,
+          yAxisIndex: 2,
+          // Stacked, so the top edge is every replica that exists: ready plus still loading.
+          stack: 'replicas',
+          step: 'end',
+          showSymbol: false,
+          areaStyle: { opacity: 0.35 },
+          data: point(pick),
+        })),
+      ],
+    };
+  }, [samples, names]);
+  const container = useEChart(option);
+  return (
+    <div
+      ref={container}
+      role="img"
+      aria-label={label}
+      data-testid="traffic-chart"
+      style={{ width: '100%', height: 340 }}
+    />
+  );
+}
