@@ -41,8 +41,17 @@ TOML = ROOT / "bench" / "llm_workload.toml"
 POLICIES = ["fifo-spread", "best-fit", "volcano", "ours"]
 
 
-def spec_for(name: str, *, quotas: bool) -> pol.PolicySpec:
-    return pol.ours(quotas=quotas) if name == "ours" else pol.BY_NAME[name]()
+BASELINES: dict[str, Callable[[], pol.PolicySpec]] = {
+    "fifo-spread": pol.fifo_spread,
+    "best-fit": pol.best_fit,
+    "volcano": pol.volcano,
+}
+
+
+def spec_for(name: str, *, quotas: bool, devices: int | None = None) -> pol.PolicySpec:
+    if name == "ours":
+        return pol.ours(quotas=quotas, devices=devices)
+    return BASELINES[name]()
 
 
 # ----------------------------------------------------------------------- workers
@@ -61,7 +70,7 @@ def _openb_run(args: tuple[str, int, str, float, int | None]) -> SimResult:
 def _llm_run(args: tuple[str, int, int, int, float, float]) -> SimResult:
     name, seed, jobs, gpus, load, cycle = args
     workload = llm_workload(TOML, seed, jobs=jobs, gpus=gpus, load=load)
-    spec = spec_for(name, quotas=True)
+    spec = spec_for(name, quotas=True, devices=gpus)
     started = time.process_time()
     result = Simulator(
         workload, spec, seed=seed, cycle_interval=cycle, sample_interval=3600.0

@@ -4,7 +4,20 @@ from datetime import timedelta
 
 from apps.scheduling.core import PendingCode, Reservation
 
-from .helpers import NOW, ago, job, nodes, pending, placed, run, running, snap, where, whole
+from .helpers import (
+    NOW,
+    ago,
+    job,
+    nodes,
+    pending,
+    placed,
+    quota,
+    run,
+    running,
+    snap,
+    where,
+    whole,
+)
 
 
 def _busy():
@@ -106,3 +119,46 @@ def test_an_expired_previous_hold_is_not_reused():
     d = run(cluster, [_big(), job("small", whole(1, 1), waited=1)])
     assert placed(d)["big"].tier  # fits now: n1 and n2 are free
     assert "small" in placed(d)
+
+
+def test_with_declared_runtimes_the_hold_goes_to_the_nodes_that_drain_soonest():
+    from dataclasses import replace
+
+    # n0 and n1: 4 devices busy each, for 10 hours; n2 and n3: 6 busy each, ending in 20 min.
+    # Without runtimes the hold takes the nodes with the most free devices (n0, n1).
+    jobs = [running(f"r{i}", {f"n0000{i}": range(busy)}) for i, busy in enumerate((4, 4, 6, 6))]
+    d = run(snap(nodes(4), jobs), [_big()])
+    assert sorted(d.reservations[0].node_ids) == ["n00000", "n00001"]
+    ends = (timedelta(hours=10), timedelta(hours=10), timedelta(minutes=20), timedelta(minutes=20))
+    timed = [replace(j, expected_end=NOW + end) for j, end in zip(jobs, ends, strict=True)]
+    d = run(snap(nodes(4), timed), [_big()])
+    assert sorted(d.reservations[0].node_ids) == ["n00002", "n00003"]
+    # Work of unknown length (no runtime) counts as never ending.
+    timed[2] = replace(timed[2], expected_end=None)
+    d = run(snap(nodes(4), timed), [_big()])
+    assert sorted(d.reservations[0].node_ids) == ["n00000", "n00003"]
+
+
+def test_a_starving_job_blocked_by_its_own_quota_keeps_the_room_its_tenant_frees():
+    # t1 may hold 28 devices (24 + 4 borrowed) and runs 8: the 3 x 8 gang would need 32.
+    cluster = snap(
+        nodes(6),
+        [running("mine", {"n00000": range(8)}, priority=3)],  # P3: never a victim
+        quotas=[quota("t1", 24, 4), quota("t2", 16, 4)],
+    )
+    queue = [
+        job("big", whole(3, 8), priority=2, waited=60),
+        job("gang", whole(2, 8), waited=1),  # P4 gang of t1: would fit under t1's limit
+        job("small", whole(1, 1), waited=1),  # small jobs are not held back
+        job("urgent", whole(1, 1), priority=1, waited=1),  # higher priority: not held back
+        job("other", whole(2, 8), tenant="t2", waited=1),  # another tenant: not held back
+    ]
+    d = run(cluster, queue)
+    assert pending(d)["big"].code == PendingCode.QUOTA
+    assert pending(d)["gang"].code == PendingCode.QUOTA
+    assert "keeps its quota room" in pending(d)["gang"].message
+    assert {"small", "urgent", "other"} <= set(placed(d))
+    # Before the starvation threshold nothing is kept.
+    queue[0] = job("big", whole(3, 8), priority=2, waited=10)
+    d = run(cluster, queue)
+    assert "gang" in placed(d)

@@ -117,3 +117,65 @@ def test_patience_keeps_a_soft_gang_waiting_for_one_leaf_then_lets_it_spread():
     # Without patience it spreads at once.
     live = LiveCluster(ClusterSnapshot(nodes=tuple(nodes), running=busy), quotas_enabled=False)
     assert live.schedule([gang], Policy(quotas=False), T0).placements
+
+
+def test_large_gangs_have_their_own_shorter_patience():
+    from apps.scheduling.core.delay import topology_patience_for
+    from apps.scheduling.core.synthetic import running_job
+
+    policy = Policy(
+        quotas=False,
+        topology_patience=timedelta(minutes=60),
+        large_topology_patience=timedelta(minutes=10),
+        large_patience_devices=24,
+    )
+    assert topology_patience_for(16, policy) == timedelta(minutes=60)
+    assert topology_patience_for(24, policy) == timedelta(minutes=10)
+    assert topology_patience_for(24, Policy(topology_patience=timedelta(minutes=5))) == timedelta(
+        minutes=5
+    )
+    nodes = reference_nodes(8, nodes_per_leaf=4, leaves_per_su=2)
+    busy = tuple(running_job(f"r{n}", [(f"n0000{n}", range(8))], started_at=T0) for n in (0, 4))
+
+    def gang(replicas: int) -> PendingJob:
+        return PendingJob(
+            f"g{replicas}",
+            "a",
+            "train",
+            3,
+            (ReplicaGroup("w", replicas, accelerators=8),),
+            T0,
+            TopologyRequirement(TopologyMode.SOFT),
+        )
+
+    def placed(replicas: int, minutes: int) -> bool:
+        live = LiveCluster(ClusterSnapshot(nodes=tuple(nodes), running=busy), quotas_enabled=False)
+        d = live.schedule([gang(replicas)], policy, T0 + timedelta(minutes=minutes))
+        return bool(d.placements)
+
+    # 3 free nodes per leaf: a 4-node gang (32 devices, large here) only fits across leaves
+    # and does so after its 10 minutes, not the 60 of smaller gangs; a 2-node gang fits one
+    # leaf at once.
+    assert not placed(4, 5)
+    assert placed(4, 11)
+    assert placed(2, 0)
+
+
+def test_scored_single_node_jobs_fill_the_busiest_leaf_first():
+    from apps.scheduling.core.synthetic import running_job
+
+    nodes = reference_nodes(8, nodes_per_leaf=4, leaves_per_su=2)
+    # leaf 0 has one busy node (3 empty), leaf 1 has three busy nodes (1 empty)
+    busy = tuple(
+        running_job(f"r{n}", [(f"n0000{n}", range(8))], started_at=T0) for n in (0, 4, 5, 6)
+    )
+    job = PendingJob("s", "a", "train", 3, (ReplicaGroup("w", 1, accelerators=8),), T0)
+    for packing, expect in ((Packing.FRAGMENTATION, "n00007"), (Packing.BEST_FIT, None)):
+        live = LiveCluster(ClusterSnapshot(nodes=tuple(nodes), running=busy), quotas_enabled=False)
+        policy = Policy(quotas=False, packing=packing, topology=packing == Packing.FRAGMENTATION)
+        d = live.schedule([job], policy, T0)
+        node_id = d.placements[0].replicas[0].node_id
+        if expect is not None:
+            assert node_id == expect
+        else:  # topology off: the group's order, whatever the leaves
+            assert node_id == "n00001"

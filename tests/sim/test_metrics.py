@@ -53,6 +53,15 @@ def test_fair_share_expectation():
     assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000) == FAIR_SHARE_FLOOR
     assert fair_share_expectation(256, 0, 255, 1.0, 250, 1000) == FAIR_SHARE_FLOOR
     assert fair_share_expectation(256, 0, 0, 1.0, 0, 1000) == math.inf
+    # Over its borrowing limit by 100 GPUs, its own jobs freeing 0.01 GPU/s: 10,000 s, more
+    # than the fair-share term (8,000 s) and than the floor when GPUs are idle.
+    limit = {"over_limit": 100.0, "own_turnover": 0.01}
+    assert math.isclose(fair_share_expectation(256, 0, 56, 0.1, 250, 1000, **limit), 10000.0)
+    assert math.isclose(fair_share_expectation(256, 0, 300, 1.0, 250, 1000, **limit), 10000.0)
+    assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000, over_limit=-5.0) == (
+        FAIR_SHARE_FLOOR
+    )
+    assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000, over_limit=1.0) == math.inf
 
 
 def test_size_classes():

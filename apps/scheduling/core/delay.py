@@ -14,12 +14,21 @@ held set does not wander and actually drains.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from .index import ClassIndex, ClusterState, NodeState
 from .model import PendingJob, Policy, Reservation, Tier, TopologyMode
 from .request import Request
-from .topology import could_ever_fit, domain_caps, domain_members, domain_sizes
+from .topology import DomainKey, could_ever_fit, domain_caps, domain_members, domain_sizes
+
+
+def topology_patience_for(devices: int, policy: Policy) -> timedelta:
+    """How long a soft-topology gang of ``devices`` whole devices waits for its tightest tier
+    (``Policy.topology_patience``, or ``large_topology_patience`` for large gangs)."""
+    if policy.large_topology_patience is not None and devices >= policy.large_patience_devices:
+        return policy.large_topology_patience
+    return policy.topology_patience
 
 
 def hold_expiry(job: PendingJob, policy: Policy) -> datetime:
@@ -68,19 +77,62 @@ def _cover(nodes: list[NodeState], req: Request) -> list[NodeState] | None:
     return None
 
 
-def choose_hold(
-    state: ClusterState, cls: ClassIndex, req: Request, prior: Reservation | None
-) -> list[NodeState] | None:
-    """Nodes to hold for ``req`` in ``cls``: inside the tightest topology domain the job
-    accepts, the domain with the most free devices now, and in it the nodes with the most
-    free devices (they are ready soonest).
+INF = float("inf")
 
-    Domains are ranked by the index aggregates and only the chosen one is sorted, so a hold
-    costs ``O(domains + nodes in one domain)``.
+
+def node_drain(state: ClusterState, ns: NodeState, now: datetime) -> float:
+    """Seconds from ``now`` until the last job on the node is expected to end: 0 when none
+    runs there, ``inf`` when one declared no runtime (``RunningJob.expected_end``)."""
+    ends = ns.ends
+    if not ends:
+        return 0.0
+    running = state.running
+    stale = [jid for jid in ends if jid not in running]
+    for jid in stale:
+        del ends[jid]
+    worst = 0.0
+    for end in ends.values():
+        if end is None:
+            return INF
+        worst = max(worst, (end - now).total_seconds())
+    return worst
+
+
+def choose_hold(
+    state: ClusterState,
+    cls: ClassIndex,
+    req: Request,
+    prior: Reservation | None,
+    now: datetime | None = None,
+) -> list[NodeState] | None:
+    """Nodes to hold for ``req`` in ``cls``, inside the tightest topology domain the job
+    accepts.
+
+    Without runtimes (``now`` None, or no job ever declared one): the domain with the
+    most free devices now, and in it the nodes with the most free devices. With ``now`` and
+    declared runtimes (``RunningJob.expected_end``): in every domain of the tier, the nodes
+    that are expected to drain soonest (free ones first, work of unknown length last), and
+    the domain whose chosen nodes drain soonest: a hold on nodes that run a week-long job
+    would hold capacity idle for nothing. The previous cycle's nodes are kept while they
+    still qualify (and, with runtimes, can drain before the hold ends).
     """
+    timed = now is not None and state.timed
     if prior is not None:
         again = [state.nodes[n] for n in prior.node_ids if n in state.nodes]
-        if all(ns.cls is cls and _eligible(ns, req) for ns in again) and _cover(again, req):
+        if (
+            all(ns.cls is cls and _eligible(ns, req) for ns in again)
+            and _cover(again, req)
+            # With runtimes, only while it can still drain before the hold ends: work that
+            # started there since (a higher-priority job, an older starving one) may not.
+            and not (
+                timed
+                and now is not None
+                and any(
+                    node_drain(state, ns, now) > (prior.expires_at - now).total_seconds()
+                    for ns in again
+                )
+            )
+        ):
             return again
     topo = req.job.topology
     if topo.mode == TopologyMode.HARD:
@@ -93,6 +145,11 @@ def choose_hold(
         if tier != Tier.ANY and not could_ever_fit(cls, tier, req.whole_need):
             continue
         sizes = domain_sizes(cls, tier)
+        if timed and now is not None:
+            best = _soonest(state, cls, tier, sizes, req, now)
+            if best is not None:
+                return best
+            continue
         caps = domain_caps(cls, tier) if tier != Tier.ANY else {None: cls.cap}
         ranked = sorted(sizes, key=lambda key: -caps[key][1])  # type: ignore[index]
         for key in ranked:
@@ -104,3 +161,32 @@ def choose_hold(
             if cover is not None:
                 return cover
     return None
+
+
+def _soonest(
+    state: ClusterState,
+    cls: ClassIndex,
+    tier: Tier,
+    sizes: Mapping[DomainKey, int],
+    req: Request,
+    now: datetime,
+) -> list[NodeState] | None:
+    """The cover that drains soonest over the domains of one tier (see ``choose_hold``)."""
+    best: tuple[float, int] | None = None
+    chosen: list[NodeState] | None = None
+    drain: dict[int, float] = {}
+    for key in sorted(sizes, key=str):
+        if sizes[key] * cls.max_devices < req.total_whole:
+            continue
+        nodes = [ns for ns in domain_members(cls, tier, key) if _eligible(ns, req)]
+        for ns in nodes:
+            if ns.idx not in drain:
+                drain[ns.idx] = node_drain(state, ns, now)
+        nodes.sort(key=lambda ns: (drain[ns.idx], -len(ns.free), ns.idx))
+        cover = _cover(nodes, req)
+        if cover is None:
+            continue
+        rank = (drain[cover[-1].idx], -sum(len(ns.free) for ns in cover))
+        if best is None or rank < best:
+            best, chosen = rank, cover
+    return chosen

@@ -21,10 +21,11 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import TypeVar
 
-from .model import FULL_DEVICE_MILLI, ClusterSnapshot, Node, RunningJob
+from .model import FULL_DEVICE_MILLI, ClusterSnapshot, Node, NodeAllocation, RunningJob
 from .quota import QuotaKey, QuotaLedger
 
 LeafKey = tuple[str, str, str]  # spine, scalable unit, leaf switch
@@ -51,6 +52,7 @@ class NodeState:
         "caps",
         "cls",
         "cpu_free",
+        "ends",
         "free",
         "held_by",
         "held_priority",
@@ -81,6 +83,9 @@ class NodeState:
         self.held_by: str | None = None
         self.held_priority = 0
         self.sig: Sig | None = None  # see ClassIndex.groups
+        # job id -> expected end of jobs that ran here (``RunningJob.expected_end``); entries
+        # of jobs no longer in ``ClusterState.running`` are stale (see delay.node_drain)
+        self.ends: dict[str, datetime | None] = {}
 
     def usable_by(self, job_id: str, priority: int) -> bool:
         """Held nodes stay usable by the holder and by strictly higher priority work."""
@@ -258,6 +263,7 @@ class ClusterState:
         self.freed_by: dict[int, set[str]] = {}
         self.held: list[NodeState] = []  # nodes under a delay-scheduling hold
         self.scoring_cache: object | None = None  # scoring.ScoringCache, made on first use
+        self.timed = False  # some running job declared its expected end (delay.choose_hold)
         # job id -> (the pending job, its normalised request): a state kept across cycles
         # sees the same queued jobs again and again.
         self.requests: dict[str, tuple[object, object]] = {}
@@ -336,6 +342,8 @@ class ClusterState:
                 shares.append((dev, share.milli))
             ns.cpu_free -= alloc.cpu_milli
             ns.mem_free -= alloc.memory_mib
+            ns.ends[job.job_id] = job.expected_end
+            self.timed = self.timed or job.expected_end is not None
             entry.allocations.append(
                 ResolvedAllocation(
                     ns, tuple(devices), tuple(shares), alloc.cpu_milli, alloc.memory_mib
@@ -512,6 +520,8 @@ class ClusterState:
         nodes = self.nodes
         for alloc in job.allocations:
             ns = nodes[alloc.node_id]
+            ns.ends[job.job_id] = job.expected_end
+            self.timed = self.timed or job.expected_end is not None
             shares = tuple((s.device, s.milli) for s in alloc.shares)
             entry.allocations.append(
                 ResolvedAllocation(ns, alloc.devices, shares, alloc.cpu_milli, alloc.memory_mib)
@@ -529,10 +539,15 @@ class ClusterState:
             self.class_jobs.setdefault(key, {})[job.job_id] = None
         return entry
 
-    def forget(self, job_id: str) -> None:
-        """Drop a job that is no longer running from the per-class victim candidates."""
+    def forget(self, job_id: str, allocations: Iterable[NodeAllocation] = ()) -> None:
+        """Drop a job that is no longer running from the per-class victim candidates (and
+        from the expected ends of the nodes it ran on)."""
         for jobs in self.class_jobs.values():
             jobs.pop(job_id, None)
+        for alloc in allocations:
+            ns = self.nodes.get(alloc.node_id)
+            if ns is not None:
+                ns.ends.pop(job_id, None)
 
     def request_for(self, job: T, build: Callable[[T], R]) -> R:
         """``build(job)``, remembered while the same job object is queued (kept states)."""

@@ -55,6 +55,7 @@ def running_from_placement(
         started_at=started_at,
         allocations=allocations,
         preemptible=preemptible,
+        expected_end=(None if job.expected_runtime is None else started_at + job.expected_runtime),
     )
 
 
@@ -104,8 +105,8 @@ class LiveCluster:
         decisions = sched.run(queue)
         state = self.state
         for pre in decisions.preemptions:
-            self.running.pop(pre.victim_job_id, None)
-            state.forget(pre.victim_job_id)
+            victim = self.running.pop(pre.victim_job_id, None)
+            state.forget(pre.victim_job_id, victim.allocations if victim else ())
         if decisions.placements:
             jobs = {j.job_id: j for j in queue}
             keep = set(non_preemptible)
@@ -126,7 +127,7 @@ class LiveCluster:
         with _gc_paused(self._pause_gc):
             state.release_job(job_id)
             state.commit()
-        state.forget(job_id)
+        state.forget(job_id, job.allocations)
         return job
 
     def set_node(self, node: Node) -> None:

@@ -152,6 +152,9 @@ class RunningJob:
     started_at: datetime
     allocations: tuple[NodeAllocation, ...] = ()
     preemptible: bool = True
+    # When it is expected to end (a declared runtime); None: unknown or runs until stopped.
+    # Only used to choose which nodes to hold for a starving job (they drain soonest).
+    expected_end: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,8 @@ class PendingJob:
     submit_time: datetime
     topology: TopologyRequirement = TopologyRequirement()
     max_wait: timedelta | None = None
+    # How long it is expected to run once started (a declared runtime); None: unknown.
+    expected_runtime: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +281,12 @@ class Policy:
     # tightest tier that could ever host it (one leaf if it fits in one), then any tier.
     # Zero: fall back at once.
     topology_patience: timedelta = timedelta(0)
+    # Gangs of at least ``large_patience_devices`` devices wait ``large_topology_patience``
+    # instead (None: the same as everyone). A gang that big rarely finds its tightest domain
+    # empty, and its own wait is what fairness is judged on: a shorter patience keeps the
+    # topology preference from making it wait longer than its share of the turnover would.
+    large_topology_patience: timedelta | None = None
+    large_patience_devices: int = 256
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True

@@ -140,10 +140,27 @@ def find_victims(
     without trying them: a victim set must at least free room for that many replicas.
     """
     model = cls.model
+    ledger = state.ledger
+    borrowing: dict[str, bool] = {}
+
+    def may_ever_yield(victim: RunningJob) -> bool:
+        # Victims are only released while looking, so another tenant's usage only falls: a
+        # tenant that does not borrow now never becomes reclaimable during this search.
+        if victim.tenant == job.tenant or not ledger.enabled:
+            return True
+        if not policy.reclaim:
+            return False
+        hit = borrowing.get(victim.tenant)
+        if hit is None:
+            hit = borrowing[victim.tenant] = ledger.borrowing((victim.tenant, victim.pool, model))
+        return hit
+
     candidates = [
         e
         for e in _preference_order(state, cls)
-        if e.job.job_id in state.running and _statically_eligible(e.job, job, policy)
+        if e.job.job_id in state.running
+        and _statically_eligible(e.job, job, policy)
+        and may_ever_yield(e.job)
     ]
     if not candidates or any(k >= len(cls.cap) for k, _ in whole_need):
         return None  # (a replica larger than any node of the class never fits)
@@ -174,6 +191,10 @@ def find_victims(
         if cls.cap[1] + entry.whole_by_class.get(cls.key, 0) < total_whole:
             continue
         if whole_need and not _could_host(cls, whole_need, entry):
+            continue
+        # The state is at ``base`` here, so a victim the quotas forbid now fails its trial
+        # for sure: skip it without spending a trial (most candidates, under quotas).
+        if victim_kind(state, entry.job, job, model, need_milli, policy) is None:
             continue
         if trial([entry]):
             return [entry]

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from .delay import choose_hold, hold_expiry, is_starving
+from .delay import choose_hold, hold_expiry, is_starving, topology_patience_for
 from .fragmentation import fragmentation_of
 from .index import ClassIndex, ClassKey, ClusterState
 from .model import (
@@ -118,6 +118,12 @@ class Scheduler:
         self._nofit: set[tuple[object, ...]] = set()
         self._novictims: set[tuple[object, ...]] = set()
         self._holders: set[str] = set()
+        # (tenant, pool) -> (job, priority): a starving job that only its own tenant's quota
+        # blocks; that tenant's other large jobs (``large_job_devices``) of its priority or
+        # lower wait too, so the room its finishing jobs free goes to the starving job.
+        # Smaller jobs are not held back: they are many and short, and holding them back
+        # for hours cost far more waiting than it gave the large job.
+        self._quota_holds: dict[tuple[str, str], tuple[str, int]] = {}
         self._placed_ids: set[str] = set()
         self._quiet = False
         self._tight = False  # the job in hand only takes its tightest tier (patience)
@@ -213,6 +219,20 @@ class Scheduler:
         if req.has_shares and not policy.sharing:
             self._pend(job, PendingCode.SHARING_DISABLED, "GPU sharing is disabled by policy")
             return
+        quota_hold = self._quota_holds.get((job.tenant, job.pool))
+        if (
+            quota_hold is not None
+            and quota_hold[0] != job.job_id
+            and job.priority >= quota_hold[1]
+            and req.total_whole >= policy.large_job_devices
+        ):
+            self._pend(
+                job,
+                PendingCode.QUOTA,
+                f"tenant '{job.tenant}' keeps its quota room in pool '{job.pool}' for starving "
+                f"job {quota_hold[0]} (P{quota_hold[1]})",
+            )
+            return
         self._fast_key = None
         # Quiet cycles: a job of the same shape, tenant and topology patience failed and
         # nothing changed since, so this one fails the same way (starving jobs hold nodes:
@@ -223,7 +243,7 @@ class Scheduler:
             and not is_starving(req, policy, self.now)
         ):
             patient = job.topology.mode == TopologyMode.SOFT and (
-                self.now - job.submit_time < policy.topology_patience
+                self.now - job.submit_time < topology_patience_for(req.total_whole, policy)
             )
             key: tuple[object, ...] = (req.shape, job.tenant, patient)
             code = self._fastfail.get(key)
@@ -260,7 +280,7 @@ class Scheduler:
             policy.topology
             and job.topology.mode == TopologyMode.SOFT
             and req.total_replicas > 1
-            and self.now - job.submit_time < policy.topology_patience
+            and self.now - job.submit_time < topology_patience_for(req.total_whole, policy)
         )
         self._tight = tight
         shape: tuple[object, ...] | None = None
@@ -311,6 +331,8 @@ class Scheduler:
                         f"placed; the rest: {why}",
                     )
                     return
+        if is_starving(req, policy, self.now) and code == PendingCode.QUOTA and policy.quotas:
+            self._quota_holds.setdefault((job.tenant, job.pool), (job.job_id, job.priority))
         if is_starving(req, policy, self.now) and code != PendingCode.QUOTA:
             held = self._hold(req, classes, quota_fail)
             if held is not None:
@@ -411,7 +433,7 @@ class Scheduler:
         open_classes = [c for c in classes if c.key not in quota_fail]
         open_classes.sort(key=lambda c: -c.cap[1])
         for cls in open_classes:
-            nodes = choose_hold(st, cls, req, self._prior.get(job.job_id))
+            nodes = choose_hold(st, cls, req, self._prior.get(job.job_id), self.now)
             if not nodes:
                 continue
             for ns in nodes:

@@ -296,21 +296,55 @@ def place_scored(
     if not ranked:
         return None
     best = min(ranked, key=lambda r: r[:3])
-    order = [best]
-    tried = False
-    while order:
-        for _, _, ci, opt, sig in order:
-            cls = classes[ci]
-            members = cls.groups.get(sig) if cls.groups is not None else None
-            for ns in members or ():
-                if _usable(ns, d, req):
-                    return cls, _take(state, ns, d, opt)
-        if tried:
-            break
-        # The best kind of node is held or lacks memory: rank everything once.
-        tried = True
-        order = sorted(ranked, key=lambda r: r[:3])[1:]
+    # Held nodes (delay scheduling) stay usable by higher-priority work, but with topology on
+    # such work first looks at every other node: a long-running service that lands on a
+    # held node keeps the starving job waiting for as long as it runs.
+    spare = policy.topology and any(ns.held_by != req.job.job_id for ns in state.held)
+    for avoid_held in (True, False) if spare else (False,):
+        order = [best]
+        tried = False
+        while order:
+            for _, _, ci, opt, sig in order:
+                cls = classes[ci]
+                members = cls.groups.get(sig) if cls.groups is not None else None
+                if policy.topology and members and len(members) > 1 and len(cls.leaf_cap) > 1:
+                    ns = _on_busiest_leaf(cls, members, d, req, avoid_held)
+                    if ns is not None:
+                        return cls, _take(state, ns, d, opt)
+                    continue
+                for ns in members or ():
+                    if _usable(ns, d, req) and not (avoid_held and ns.held_by is not None):
+                        return cls, _take(state, ns, d, opt)
+            if tried:
+                break
+            # The best kind of node is held or lacks memory: rank everything once.
+            tried = True
+            order = sorted(ranked, key=lambda r: r[:3])[1:]
     return None
+
+
+def _on_busiest_leaf(
+    cls: ClassIndex,
+    members: dict[NodeState, None],
+    d: Demand,
+    req: Request,
+    avoid_held: bool = False,
+) -> NodeState | None:
+    """Among equally scored nodes, the usable one under the leaf with the fewest empty nodes.
+
+    Scores only see a node; gangs need whole empty nodes under one leaf switch. Filling the
+    leaves that are already busy keeps the emptier ones free for them (topology on only).
+    """
+    full = cls.max_devices
+    best: NodeState | None = None
+    best_empty = 0
+    for ns in members:  # ties: the group's order, as without topology
+        if avoid_held and ns.held_by is not None:
+            continue
+        empty = ns.caps[1][full]
+        if (best is None or empty < best_empty) and _usable(ns, d, req):
+            best, best_empty = ns, empty
+    return best
 
 
 def _take(state: ClusterState, ns: NodeState, d: Demand, opt: int) -> Placed:

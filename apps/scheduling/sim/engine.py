@@ -31,6 +31,7 @@ from apps.scheduling.core import (
     ReplicaGroup,
     Tier,
 )
+from apps.scheduling.core.delay import topology_patience_for
 from apps.scheduling.core.live import LiveCluster
 from apps.scheduling.core.model import TaskShape
 
@@ -201,6 +202,13 @@ class Simulator:
             submit_time=EPOCH + timedelta(seconds=job.submit),
             topology=job.topology,
             max_wait=None if job.max_wait is None else timedelta(seconds=job.max_wait),
+            # the runtime a user would declare: what is left of the job plus its restart
+            # (exact here; long-runners declare none)
+            expected_runtime=(
+                None
+                if run.remaining is None
+                else timedelta(seconds=run.remaining + run.next_penalty)
+            ),
         )
         self.owner[job_id] = run
 
@@ -220,7 +228,7 @@ class Simulator:
         if policy.delay_scheduling and job.gpus >= policy.large_job_devices:
             wake = now + policy.starvation_threshold.total_seconds()
             self.events.push(wake, Kind.WAKE)
-        patience = policy.topology_patience.total_seconds()
+        patience = topology_patience_for(int(job.gpus), policy).total_seconds()
         if patience > 0 and job.replicas > 1:
             self.events.push(now + patience, Kind.WAKE)
         self._want_cycle(now)

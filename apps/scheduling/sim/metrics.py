@@ -19,7 +19,12 @@ Definitions (the same for every policy):
   of it, ``F`` what it could use at once (free devices on nodes that can host a whole-node
   replica, or its unused guarantee, which it may reclaim), ``rho`` the rate at which running
   jobs free devices (sum of devices/duration) and ``g_t`` its guarantee; at least
-  ``FAIR_SHARE_FLOOR`` (a restart and a few cycles).
+  ``FAIR_SHARE_FLOOR`` (a restart and a few cycles). And, when the workload gives the
+  tenant a borrowing limit ``L`` (guarantee + borrow) and the job would take it over that
+  limit (``U + A + G > L``, ``U`` its usage at arrival), at least the time the tenant's own
+  running work takes to make that room, ``(U + A + G - L) / rho_t`` (``rho_t``: the rate at
+  which the tenant's own running jobs free devices): no fair scheduler may start it sooner.
+  The summary also gives the count without that term ("plain"), the definition used before.
 """
 
 from __future__ import annotations
@@ -115,15 +120,23 @@ def fair_share_expectation(
     guarantee: float,
     total_guarantee: float,
     floor: float = FAIR_SHARE_FLOOR,
+    *,
+    over_limit: float = 0.0,
+    own_turnover: float = 0.0,
 ) -> float:
     """See the module docstring; ``math.inf`` when the tenant has no guarantee or nothing
-    turns over."""
+    turns over. ``over_limit``: devices by which the job (and what is ahead of it) would
+    take its tenant over its borrowing limit; ``own_turnover``: the rate at which the
+    tenant's own running jobs free devices."""
+    limit_wait = 0.0
+    if over_limit > 0:
+        limit_wait = over_limit / own_turnover if own_turnover > 0 else math.inf
     need = max(0.0, gpus + ahead - usable_now)
     if need == 0:
-        return floor
+        return max(floor, limit_wait)
     if guarantee <= 0 or total_guarantee <= 0 or turnover <= 0:
         return math.inf
-    return max(floor, need / (turnover * guarantee / total_guarantee))
+    return max(floor, need / (turnover * guarantee / total_guarantee), limit_wait)
 
 
 # ------------------------------------------------------------------ the recorder
@@ -172,8 +185,13 @@ class Recorder:
         self.dropped_jobs = 0
         self.turnover = 0.0  # devices freed per second by running jobs (sum gpus/duration)
         guarantees: dict[str, float] = {}
+        limits: dict[str, float] = {}
         for q in workload.quotas:
             guarantees[q.tenant] = guarantees.get(q.tenant, 0.0) + q.guarantee
+            limits[q.tenant] = limits.get(q.tenant, 0.0) + q.guarantee + q.borrow_limit
+        self.limit = limits
+        self.tenant_turnover: dict[str, float] = {t: 0.0 for t in guarantees}
+        self.expectation_plain: dict[str, float] = {}
         self.guarantee = guarantees
         self.total_guarantee = sum(guarantees.values())
         self.tenant_alloc: dict[str, int] = {t: 0 for t in guarantees}
@@ -243,23 +261,36 @@ class Recorder:
             # Free devices a gang can use: those on nodes that can host a whole-node replica.
             frag = fragmentation_of(sim.live.state, 8)
             idle = float(frag.free_devices - frag.stranded_devices)
-            unused = g - self.tenant_alloc.get(job.tenant, 0) / FULL_DEVICE_MILLI
+            used = self.tenant_alloc.get(job.tenant, 0) / FULL_DEVICE_MILLI
+            usable = max(idle, g - used)
+            args = (job.gpus, ahead, usable, self.turnover, g, self.total_guarantee)
+            self.expectation_plain[job.job_id] = fair_share_expectation(*args)
+            limit = self.limit.get(job.tenant)
+            over = 0.0 if limit is None else used + ahead + job.gpus - limit
             self.expectation[job.job_id] = fair_share_expectation(
-                job.gpus, ahead, max(idle, unused), self.turnover, g, self.total_guarantee
+                *args,
+                over_limit=over,
+                own_turnover=self.tenant_turnover.get(job.tenant, 0.0),
             )
 
     def _leave_queue(self, run: JobRun) -> None:
         if run.job.tenant in self.tenant_waiting:
             self.tenant_waiting[run.job.tenant] -= 1
 
+    def _turn(self, run: JobRun, sign: float) -> None:
+        job = run.job
+        if job.duration:
+            rate = sign * job.gpus / job.duration
+            self.turnover += rate
+            if job.tenant in self.tenant_turnover:
+                self.tenant_turnover[job.tenant] += rate
+
     def started(self, run: JobRun, now: float, sim: Simulator) -> None:
         self._leave_queue(run)
-        if run.job.duration:
-            self.turnover += run.job.gpus / run.job.duration
+        self._turn(run, 1.0)
 
     def completed(self, run: JobRun, now: float, sim: Simulator) -> None:
-        if run.job.duration:
-            self.turnover -= run.job.gpus / run.job.duration
+        self._turn(run, -1.0)
 
     def interrupted(self, run: JobRun, lost_gpu_s: float, *, failure: bool) -> None:
         was_running = run.status == "running"
@@ -269,8 +300,8 @@ class Recorder:
         else:
             self.preemptions += 1
             self.lost_preempt_gpu_s += lost_gpu_s
-        if was_running and run.job.duration:
-            self.turnover -= run.job.gpus / run.job.duration
+        if was_running:
+            self._turn(run, -1.0)
         if was_running and run.job.tenant in self.tenant_waiting:
             self.tenant_waiting[run.job.tenant] += 1
 
@@ -310,6 +341,7 @@ class Recorder:
         late = 0
         large_longest = 0.0
         over_expect = 0
+        over_plain = 0
         expect_checked = 0
         worst_ratio = 0.0
         topo: list[tuple[int, Tier | None]] = []
@@ -335,6 +367,9 @@ class Recorder:
                     worst_ratio = max(worst_ratio, wait / expect)
                     if wait > 2 * expect:
                         over_expect += 1
+                plain = self.expectation_plain.get(job.job_id, math.inf)
+                if math.isfinite(plain) and wait > 2 * plain:
+                    over_plain += 1
             if r.first_start is not None and job.replicas > 1:
                 per_node = max((g.accelerators for g in job.groups if g.accelerators), default=0)
                 if per_node:
@@ -368,6 +403,7 @@ class Recorder:
             "late_jobs": late,
             "large_longest_wait": large_longest,
             "large_over_2x_expectation": over_expect,
+            "large_over_2x_plain": over_plain,
             "large_checked": expect_checked,
             "large_worst_wait_over_expectation": worst_ratio,
             "one_leaf": (in_leaf, leaf_eligible),

@@ -10,9 +10,13 @@
 * ``ours``: everything the product defines (C3, C4): gang, topology-aware placement, delay
   scheduling, quota guarantees with borrowing and reclaim, dominant-share fair share,
   priority preemption, and fragmentation-aware packing that learns the mix of task shapes
-  from the arrivals it has seen. Its non-default settings: soft-topology jobs wait up to
-  30 minutes for their tightest tier (``topology_patience``), and up to two starving large
-  jobs may hold nodes, for up to 4 hours each (``max_holds``, ``max_hold``).
+  from the arrivals it has seen. Its non-default settings: soft-topology gangs wait up to
+  2 hours for their tightest tier (``topology_patience``), gangs of 256 devices or more only
+  10 minutes (``large_topology_patience``: a gang that needs a whole leaf rarely finds one
+  empty, and its own wait is what fairness is judged on); starving jobs may hold nodes for
+  up to 12 hours each, one hold per 2,500 devices of the cluster, at least two
+  (``max_holds``, ``max_hold``); with declared runtimes (the simulator passes each job's
+  remaining run time) holds go to the nodes that drain soonest.
 """
 
 from __future__ import annotations
@@ -33,69 +37,56 @@ class PolicySpec:
     profile_by_demand: bool = False  # weigh shapes by accelerators requested, not by count
 
 
-def fifo_spread(*, quotas: bool = False) -> PolicySpec:
-    return PolicySpec(
-        "fifo-spread",
-        "FIFO + spread (kube-scheduler default)",
-        Policy(
-            gang=False,
-            packing=Packing.SPREAD,
-            preemption=False,
-            topology=False,
-            delay_scheduling=False,
-            quotas=quotas,
-            reclaim=False,
-            fair_share=False,
-        ),
-        fifo=True,
+def _baseline(*, packing: Packing, gang: bool, preemption: bool, quotas: bool) -> Policy:
+    """A baseline: none of our switches (topology, delay scheduling, borrowing and reclaim,
+    fair share) on; ``quotas`` only as hard limits."""
+    return Policy(
+        gang=gang,
+        packing=packing,
+        preemption=preemption,
+        topology=False,
+        delay_scheduling=False,
+        quotas=quotas,
+        reclaim=False,
+        fair_share=False,
     )
+
+
+def fifo_spread(*, quotas: bool = False) -> PolicySpec:
+    policy = _baseline(packing=Packing.SPREAD, gang=False, preemption=False, quotas=quotas)
+    return PolicySpec("fifo-spread", "FIFO + spread (kube-scheduler default)", policy, fifo=True)
 
 
 def best_fit(*, quotas: bool = False) -> PolicySpec:
-    return PolicySpec(
-        "best-fit",
-        "Best-fit",
-        Policy(
-            gang=True,
-            packing=Packing.BEST_FIT,
-            preemption=False,
-            topology=False,
-            delay_scheduling=False,
-            quotas=quotas,
-            reclaim=False,
-            fair_share=False,
-        ),
-        fifo=True,
-    )
+    policy = _baseline(packing=Packing.BEST_FIT, gang=True, preemption=False, quotas=quotas)
+    return PolicySpec("best-fit", "Best-fit", policy, fifo=True)
 
 
 def volcano(*, quotas: bool = False) -> PolicySpec:
-    return PolicySpec(
-        "volcano",
-        "Volcano-like (gang + binpack + priority)",
-        Policy(
-            gang=True,
-            packing=Packing.BINPACK,
-            preemption=True,
-            topology=False,
-            delay_scheduling=False,
-            quotas=quotas,
-            reclaim=False,
-            fair_share=False,
-        ),
-    )
+    policy = _baseline(packing=Packing.BINPACK, gang=True, preemption=True, quotas=quotas)
+    return PolicySpec("volcano", "Volcano-like (gang + binpack + priority)", policy)
 
 
-def ours(*, quotas: bool = True) -> PolicySpec:
+HOLD_PER_DEVICES = 2500
+"""One delay-scheduling hold per this many devices (four at 10,000 GPUs): holds on more
+nodes at once compete for the same draining capacity (8 holds did worse than 4 on the
+10,000-GPU workload, docs/benchmarks.md)."""
+
+
+def ours(*, quotas: bool = True, devices: int | None = None) -> PolicySpec:
+    """``devices``: the cluster's size, which scales the number of holds (None: two)."""
+    holds = 2 if devices is None else max(2, devices // HOLD_PER_DEVICES)
     return PolicySpec(
         "ours",
         "Ours (all switches + fragmentation-aware)",
         Policy(
             packing=Packing.FRAGMENTATION,
             quotas=quotas,
-            topology_patience=timedelta(minutes=30),
-            max_holds=2,
-            max_hold=timedelta(hours=4),
+            topology_patience=timedelta(hours=2),
+            large_topology_patience=timedelta(minutes=10),
+            large_patience_devices=256,
+            max_holds=holds,
+            max_hold=timedelta(hours=12),
         ),
         learn_profile=True,
     )

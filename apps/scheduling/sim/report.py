@@ -126,6 +126,10 @@ def llm_tables(results: Sequence[SimResult]) -> str:
             ),
         ),
         row(
+            "same, without the borrowing-limit term (old definition)",
+            lambda r: f"{r.summary.get('large_over_2x_plain', '-')}/{r.summary['large_checked']}",
+        ),
+        row(
             "preemptions / GPU-hours lost",
             lambda r: f"{r.summary['preemptions']} / {r.summary['preempt_lost_gpu_h']:.0f}",
         ),
