@@ -21,6 +21,8 @@ DOCUMENTED: dict[str, str] = {
     "ZS_CSRF_TRUSTED_ORIGINS": "comma-separated origins trusted for CSRF and websockets",
     "ZS_DATA_DIR": "where the embedded default keeps SQLite and other state (default var/)",
     "DATABASE_URL": "database URL; unset in dev means SQLite under ZS_DATA_DIR",
+    "ZS_DB_POOL_SIZE": "PostgreSQL connections per process, pooled (default 16; 0: one "
+    "persistent connection per thread, unbounded under ASGI)",
     "REDIS_URL": "Redis URL for the Celery broker and the channel layer; unset in dev means "
     "in-process (memory) broker and channel layer",
     "ZS_HOST": "address `manage.py serve` binds (default 127.0.0.1)",

@@ -89,7 +89,23 @@ DATABASE_URL = env.get_optional_str("DATABASE_URL")
 def database_from_url(url: str | None) -> dict[str, Any]:
     """A database config from DATABASE_URL, or SQLite under DATA_DIR for the embedded default."""
     if url:
-        return dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
+        config: dict[str, Any] = dict(
+            dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        )
+        pool_size = env.get_int("ZS_DB_POOL_SIZE", 16)
+        if str(config["ENGINE"]).endswith("postgresql") and pool_size > 0:
+            # Under ASGI every request context gets its own thread, so per-thread persistent
+            # connections are unbounded (100 dashboards resyncing at once exhausted the
+            # server's connections in the Redis-loss test). A per-process pool caps them;
+            # a request waits up to `timeout` seconds for a free connection.
+            config["CONN_MAX_AGE"] = 0
+            config["CONN_HEALTH_CHECKS"] = False
+            config.setdefault("OPTIONS", {})["pool"] = {
+                "min_size": 1,
+                "max_size": pool_size,
+                "timeout": 20,
+            }
+        return config
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": str(DATA_DIR / "zhisuan.sqlite3"),

@@ -16,6 +16,9 @@ DATABASES = {
 DATABASES["default"]["TEST"] = {"NAME": f"test_zhisuan_{os.getpid()}"}
 # Threads of database_sync_to_async must not keep connections that block test DB teardown.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+# The pytest process itself uses plain connections (pytest-django wraps tests in transactions
+# per connection); the processes the reliability tests start use the pool of the base settings.
+DATABASES["default"].get("OPTIONS", {}).pop("pool", None)
 TEST_REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 # Tests call the relay, reconciler and scheduler explicitly (deterministic order); queued task
 # messages go to the in-process memory broker, where no worker consumes them. Tests that need
