@@ -63,3 +63,16 @@ def test_prod_settings_refuse_to_start_without_secrets() -> None:
     result = _run("manage.py", "check", env=env)
     assert result.returncode != 0
     assert "ZS_SECRET_KEY must be set" in result.stderr
+
+
+def test_postgresql_connections_are_pooled_per_process(monkeypatch) -> None:
+    from config.settings.base import database_from_url
+
+    monkeypatch.delenv("ZS_DB_POOL_SIZE", raising=False)
+    pooled = database_from_url("postgres://postgres@db:5432/zhisuan")
+    assert pooled["OPTIONS"]["pool"]["max_size"] == 16
+    assert pooled["CONN_MAX_AGE"] == 0  # Django refuses persistent connections with a pool
+    monkeypatch.setenv("ZS_DB_POOL_SIZE", "0")
+    plain = database_from_url("postgres://postgres@db:5432/zhisuan")
+    assert "pool" not in plain.get("OPTIONS", {}) and plain["CONN_MAX_AGE"] == 60
+    assert "pool" not in database_from_url(None).get("OPTIONS", {})  # SQLite: no pool
