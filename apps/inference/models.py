@@ -40,6 +40,13 @@ class InferenceService(models.Model):
     cold_start_s = models.PositiveIntegerField(
         default=60, help_text="Expected model load time; the scaler plans ahead by it."
     )
+    forecast_quantile = models.FloatField(
+        null=True,
+        blank=True,
+        default=0.9,
+        help_text="Size capacity for this quantile of the load one cold start ahead, learnt "
+        "from the service's own forecast errors; empty: react to the observed load only.",
+    )
     max_surge = models.PositiveIntegerField(default=1)
     max_unavailable = models.PositiveIntegerField(default=0)
     readiness_path = models.CharField(max_length=200, default="/health")

@@ -30,7 +30,8 @@ from apps.tenancy.models import Tenant
 SETTINGS_FIELDS = (
     "runtime_image", "model_uri", "port", "accelerators", "accelerator_milli", "min_replicas",
     "max_replicas", "scale_to_zero", "target_metric", "target_value", "stable_window_s",
-    "panic_window_s", "scale_down_delay_s", "max_scale_up_rate", "cold_start_s", "max_surge",
+    "panic_window_s", "scale_down_delay_s", "max_scale_up_rate", "cold_start_s",
+    "forecast_quantile", "max_surge",
     "max_unavailable", "readiness_path", "liveness_path", "probe_initial_delay_s",
     "probe_period_s",
 )  # fmt: skip
@@ -121,6 +122,7 @@ def scaler_config(service: InferenceService) -> ScalerConfig:
         scale_down_delay_s=float(service.scale_down_delay_s),
         max_scale_up_rate=service.max_scale_up_rate,
         cold_start_s=float(service.cold_start_s),
+        forecast_quantile=service.forecast_quantile,
     )
 
 

@@ -188,3 +188,18 @@ def test_tick_steps_running_services_and_records_metrics_and_decisions(
     Job.objects.filter(pk=service.job_id).update(state=JobState.CANCELLED)
     assert services.autoscale_tick() == 0
     assert services._RUNTIME == {}
+
+
+def test_forecast_quantile_is_on_by_default_validated_and_reaches_the_scaler(
+    world: World, client_for: Client
+) -> None:
+    service = _service(world)
+    assert services.scaler_config(service).forecast_quantile == 0.9  # the benchmarked default
+    client = client_for(world.user("a", Role.MEMBER))
+    url = f"{URL.format('tenant-a')}{service.pk}/"
+    bad = client.patch(url, {"forecast_quantile": 1.5}, format="json")
+    assert bad.status_code == 400 and set(bad.json()["errors"]) == {"forecast_quantile"}
+    off = client.patch(url, {"forecast_quantile": None}, format="json")
+    assert off.status_code == 200 and off.json()["forecast_quantile"] is None
+    service.refresh_from_db()
+    assert services.scaler_config(service).forecast_quantile is None

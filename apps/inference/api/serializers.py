@@ -44,6 +44,11 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
     scale_down_delay_s = serializers.IntegerField(min_value=0, max_value=3600, default=300)
     max_scale_up_rate = serializers.FloatField(min_value=1.1, max_value=1000, default=10.0)
     cold_start_s = serializers.IntegerField(min_value=0, max_value=3600, default=60)
+    forecast_quantile = serializers.FloatField(
+        min_value=0.5, max_value=0.99, default=0.9, allow_null=True,
+        help_text="Quantile of the load one cold start ahead to provision for (0.5-0.99); "
+        "null: no forecast. Not used with the latency metric.",
+    )  # fmt: skip
     max_surge = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=1)
     max_unavailable = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=0)
     readiness_path = serializers.RegexField(PATH, max_length=200, default="/health")
@@ -58,7 +63,7 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
             "port", "accelerators", "accelerator_milli", "min_replicas", "max_replicas",
             "scale_to_zero", "target_metric", "target_value", "stable_window_s",
             "panic_window_s", "scale_down_delay_s", "max_scale_up_rate", "cold_start_s",
-            "max_surge", "max_unavailable", "readiness_path", "liveness_path",
+            "forecast_quantile", "max_surge", "max_unavailable", "readiness_path", "liveness_path",
             "probe_initial_delay_s", "probe_period_s", "desired_replicas", "ready_replicas",
             "loading_replicas", "panic", "created_at", "updated_at",
         ]  # fmt: skip

@@ -12,6 +12,11 @@ The rules, in the order ``decide`` applies them:
    ready: the stable window's least-squares trend (upwards only, at most doubling the stable
    average). Replicas still loading count as capacity already asked for, so a backlog that
    builds while they load does not trigger a second round of replicas.
+   With ``forecast_quantile`` set, the scaler instead sizes for that quantile of the *peak*
+   load over the next cold start plus panic window (``forecast.QuantileForecast``: a level
+   plus headroom learnt online from the errors of its own past forecasts; the trend rule
+   stands in until it has scored enough of them). The forecast is what a replica removed now
+   would have to cover before it could be back, so it is also the scale-down floor.
 3. **Scale-down protection.** A lower recommendation only takes effect once every
    recommendation over ``scale_down_delay_s`` was that low (the maximum over the delay wins),
    and one decision removes at most ``1 - 1/max_scale_down_rate`` of the replicas.
@@ -31,6 +36,8 @@ import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Literal
+
+from apps.inference.autoscale.forecast import QuantileForecast
 
 TargetMetric = Literal["concurrency", "qps", "latency"]
 TARGET_METRICS: tuple[TargetMetric, ...] = ("concurrency", "qps", "latency")
@@ -61,6 +68,8 @@ class ScalerConfig:
     max_scale_down_rate: float = 2.0
     cold_start_s: float = 60.0
     trend_aware: bool = True
+    forecast_quantile: float | None = None
+    forecast_base_window_s: float = 300.0
 
     def __post_init__(self) -> None:
         _require(self.metric in TARGET_METRICS, f"unknown metric {self.metric!r}")
@@ -78,6 +87,11 @@ class ScalerConfig:
         _require(self.max_scale_down_rate > 1, "max_scale_down_rate must be > 1")
         _require(self.cold_start_s >= 0, "cold_start_s must be >= 0")
         _require(self.scale_to_zero_grace_s >= 0, "scale_to_zero_grace_s must be >= 0")
+        _require(
+            self.forecast_quantile is None or 0 < self.forecast_quantile < 1,
+            "forecast_quantile must be in (0, 1)",
+        )
+        _require(self.forecast_base_window_s > 0, "forecast_base_window_s must be > 0")
 
     @property
     def floor(self) -> int:
@@ -136,6 +150,16 @@ class Autoscaler:
     def __init__(self, config: ScalerConfig) -> None:
         self.config = config
         self._window = _Window(config.stable_window_s)
+        self._forecast = (
+            QuantileForecast(
+                horizon_s=config.cold_start_s + config.panic_window_s,
+                quantile=config.forecast_quantile,
+                unit=config.target,
+                base_window_s=config.forecast_base_window_s,
+            )
+            if config.forecast_quantile is not None and config.metric != "latency"
+            else None
+        )
         self._recommendations: deque[tuple[float, int]] = deque()
         self._bursts: deque[tuple[float, int]] = deque()
         self._panic_until: float | None = None
@@ -145,6 +169,8 @@ class Autoscaler:
     def observe(self, t: float, value: float) -> None:
         """One sample of the service's total metric (all replicas), or p95 for latency."""
         self._window.add(t, max(0.0, value))
+        if self._forecast is not None:
+            self._forecast.add(t, max(0.0, value))
         if value > 0:
             self._last_traffic = t
 
@@ -178,7 +204,12 @@ class Autoscaler:
 
         desired = want_stable
         # 2. cold-start awareness: size for the load when a new replica would be ready
-        if cfg.trend_aware and cfg.metric != "latency":
+        forecast = self._forecast.forecast() if self._forecast is not None else None
+        if forecast is not None:
+            want_forecast = math.ceil(self._per_replica(forecast, ready) - 1e-9)
+            if want_forecast > desired:
+                desired, reason = want_forecast, "forecast"
+        elif cfg.trend_aware and cfg.metric != "latency":
             slope = self._window.slope()
             if slope > 0 and stable > 0:
                 lead = cfg.stable_window_s / 2 + cfg.cold_start_s
@@ -215,7 +246,10 @@ class Autoscaler:
         while self._bursts and self._bursts[0][0] <= t - cfg.burst_hold_s:
             self._bursts.popleft()
         if desired < current and reason != "scale-to-zero":
-            held = max(max(r for _, r in self._recommendations), max(r for _, r in self._bursts))
+            held = max(
+                max((r for _, r in self._recommendations), default=0),
+                max((r for _, r in self._bursts), default=0),
+            )
             if held > desired:
                 desired, reason = min(held, current), "hold (scale-down delay)"
             if desired < current:

@@ -6,7 +6,6 @@ import {
   Button,
   Card,
   Empty,
-  Popconfirm,
   Result,
   Space,
   Table,
@@ -16,24 +15,17 @@ import {
   Typography,
 } from 'antd';
 import { useTranslation } from 'react-i18next';
+import { Link, Route, Routes } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { api, type ApiError, unwrap } from '../../lib/api';
-import type { Alert, Incident, NodeHealth } from '../../lib/apiTypes';
+import type { Alert, Incident } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
-
-const HEALTH_COLOR: Record<NodeHealth['health'], string> = {
-  healthy: '#52c41a',
-  degraded: '#faad14',
-  faulty: '#ff4d4f',
-};
-const SEVERITY_COLOR: Record<Alert['severity'], string> = {
-  info: 'blue',
-  warning: 'orange',
-  critical: 'red',
-};
+import { HEALTH_COLOR, SEVERITY_COLOR } from './healthStyle';
+import { NodeActionButtons } from './NodeActionButtons';
+import { NodeDetailPage } from './NodeDetailPage';
 
 function useNodes() {
   return useQuery({
@@ -73,6 +65,16 @@ export function HealthPage() {
     );
   }
   return (
+    <Routes>
+      <Route index element={<HealthOverview />} />
+      <Route path="nodes/:id" element={<NodeDetailPage />} />
+    </Routes>
+  );
+}
+
+function HealthOverview() {
+  const { t } = useTranslation();
+  return (
     <>
       <PageHeader title={t('health.title')} subtitle={t('health.subtitle')} />
       <Space orientation="vertical" size={16} style={{ width: '100%' }}>
@@ -84,56 +86,9 @@ export function HealthPage() {
   );
 }
 
-/** Cordon (no new work lands on the node) or put it back into service; audited server-side. */
-function useCordon() {
-  const { t } = useTranslation();
-  const { message } = App.useApp();
-  const client = useQueryClient();
-  return useMutation<NodeHealth, ApiError, { node: NodeHealth; cordon: boolean }>({
-    mutationFn: ({ node, cordon }) =>
-      unwrap(
-        cordon
-          ? api.POST('/api/v1/health/nodes/{id}/cordon/', { params: { path: { id: node.id } } })
-          : api.POST('/api/v1/health/nodes/{id}/uncordon/', { params: { path: { id: node.id } } }),
-      ),
-    onSuccess: (node, { cordon }) => {
-      void message.success(
-        t(cordon ? 'health.cordonDone' : 'health.uncordonDone', { node: node.name }),
-      );
-      void client.invalidateQueries({ queryKey: ['health', 'nodes'] });
-    },
-    onError: (e) => void message.error(e.detail),
-  });
-}
-
-/** Move an idle node into the pool's hot spares or back (the server refuses a busy node). */
-function useSpare() {
-  const { t } = useTranslation();
-  const { message } = App.useApp();
-  const client = useQueryClient();
-  return useMutation<NodeHealth, ApiError, { node: NodeHealth; spare: boolean }>({
-    mutationFn: ({ node, spare }) =>
-      unwrap(
-        api.POST('/api/v1/health/nodes/{id}/spare/', {
-          params: { path: { id: node.id } },
-          body: { spare },
-        }),
-      ),
-    onSuccess: (node, { spare }) => {
-      void message.success(
-        t(spare ? 'health.spareDone' : 'health.unspareDone', { node: node.name }),
-      );
-      void client.invalidateQueries({ queryKey: ['health', 'nodes'] });
-    },
-    onError: (e) => void message.error(e.detail),
-  });
-}
-
 function NodeGrid() {
   const { t } = useTranslation();
   const nodes = useNodes();
-  const cordon = useCordon();
-  const spare = useSpare();
   const list = [...(nodes.data?.results ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   const counts = { healthy: 0, degraded: 0, faulty: 0 };
   list.forEach((n) => (counts[n.health] += 1));
@@ -182,9 +137,13 @@ function NodeGrid() {
                   padding: '6px 10px',
                 }}
               >
-                <Typography.Text strong style={{ fontSize: 12 }}>
+                <Link
+                  to={`/health/nodes/${n.id}`}
+                  style={{ fontSize: 12, fontWeight: 600 }}
+                  data-testid={`node-link-${n.name}`}
+                >
                   {n.name}
-                </Typography.Text>
+                </Link>
                 <div style={{ fontSize: 12 }}>
                   {n.cordoned && <Tag color="orange">{t('health.cordoned')}</Tag>}
                   {n.is_spare && <Tag>{t('health.spare')}</Tag>}
@@ -195,51 +154,7 @@ function NodeGrid() {
                     <Typography.Text type="secondary">{t(`health.${n.health}`)}</Typography.Text>
                   )}
                 </div>
-                {n.cordoned ? (
-                  <Button
-                    size="small"
-                    type="link"
-                    style={{ paddingInline: 0, fontSize: 12 }}
-                    loading={cordon.isPending && cordon.variables.node.id === n.id}
-                    onClick={() => {
-                      cordon.mutate({ node: n, cordon: false });
-                    }}
-                    data-testid={`uncordon-${n.name}`}
-                  >
-                    {t('health.uncordon')}
-                  </Button>
-                ) : (
-                  <Popconfirm
-                    title={t('health.cordonConfirm', { node: n.name })}
-                    okText={t('health.cordon')}
-                    okButtonProps={{ danger: true }}
-                    onConfirm={() => {
-                      cordon.mutate({ node: n, cordon: true });
-                    }}
-                  >
-                    <Button
-                      size="small"
-                      type="link"
-                      style={{ paddingInline: 0, fontSize: 12 }}
-                      loading={cordon.isPending && cordon.variables.node.id === n.id}
-                      data-testid={`cordon-${n.name}`}
-                    >
-                      {t('health.cordon')}
-                    </Button>
-                  </Popconfirm>
-                )}{' '}
-                <Button
-                  size="small"
-                  type="link"
-                  style={{ paddingInline: 0, fontSize: 12 }}
-                  loading={spare.isPending && spare.variables.node.id === n.id}
-                  onClick={() => {
-                    spare.mutate({ node: n, spare: !n.is_spare });
-                  }}
-                  data-testid={`spare-${n.name}`}
-                >
-                  {t(n.is_spare ? 'health.unspare' : 'health.makeSpare')}
-                </Button>
+                <NodeActionButtons node={n} compact />
               </div>
             </Tooltip>
           ))}

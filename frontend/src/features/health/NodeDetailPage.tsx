@@ -1,0 +1,336 @@
+import { ArrowLeftOutlined } from '@ant-design/icons';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import {
+  Badge,
+  Button,
+  Card,
+  Descriptions,
+  Empty,
+  Skeleton,
+  Space,
+  Table,
+  Tag,
+  Typography,
+} from 'antd';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useNavigate, useParams } from 'react-router';
+import type { paths } from '../../api/schema';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { api, unwrap } from '../../lib/api';
+import type { Alert, Incident, NodeHealth } from '../../lib/apiTypes';
+import { formatDateTime } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
+import {
+  CHECK_STATUS_COLOR,
+  type CheckStatus,
+  faultCodes,
+  HEALTH_COLOR,
+  SEVERITY_COLOR,
+} from './healthStyle';
+import { NodeActionButtons } from './NodeActionButtons';
+
+type NodeCheck = NodeHealth['checks'][number];
+type CheckChange =
+  paths['/api/v1/health/nodes/{id}/history/']['get']['responses'][200]['content']['application/json']['results'][number];
+
+const HISTORY_PAGE = 20;
+const INCIDENT_PAGE = 50;
+
+/** /health/nodes/:id, the deep link to one node (the grid's cells link here). */
+export function NodeDetailPage() {
+  const { t } = useTranslation();
+  const id = Number(useParams().id);
+  if (!Number.isInteger(id) || id <= 0) {
+    return <Empty description={t('health.nodeNotFound')} />;
+  }
+  return <NodeDetail id={id} />;
+}
+
+function NodeDetail({ id }: { id: number }) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const node = useQuery({
+    // Under ['health', 'nodes'] so the cordon/spare actions' invalidation refreshes this page.
+    queryKey: ['health', 'nodes', id],
+    queryFn: ({ signal }) =>
+      unwrap(api.GET('/api/v1/health/nodes/{id}/', { params: { path: { id } }, signal })),
+    refetchInterval: 15_000,
+  });
+  const back = (
+    <Button icon={<ArrowLeftOutlined />} onClick={() => void navigate('/health')}>
+      {t('health.back')}
+    </Button>
+  );
+
+  if (node.isPending) return <Skeleton active paragraph={{ rows: 8 }} />;
+  if (node.isError) {
+    return (
+      <>
+        <PageHeader title={t('health.title')} extra={back} />
+        <QueryErrorResult error={node.error} onRetry={() => void node.refetch()} />
+      </>
+    );
+  }
+  const n = node.data;
+  return (
+    <>
+      <PageHeader
+        title={n.name}
+        subtitle={t('health.nodeSubtitle', { id: n.id })}
+        extra={
+          <>
+            {back}
+            <NodeActionButtons node={n} compact={false} />
+          </>
+        }
+      />
+      <Space orientation="vertical" size={16} style={{ width: '100%' }}>
+        <Card>
+          <Descriptions column={{ xs: 1, md: 3 }} data-testid="node-summary">
+            <Descriptions.Item label={t('health.pool')}>{n.pool ?? '—'}</Descriptions.Item>
+            <Descriptions.Item label={t('health.accelerators')}>
+              {`${n.accelerator_model} × ${n.accelerator_count}`}
+            </Descriptions.Item>
+            <Descriptions.Item label={t('health.health')}>
+              <Badge color={HEALTH_COLOR[n.health]} text={t(`health.${n.health}`)} />
+            </Descriptions.Item>
+            <Descriptions.Item label={t('health.status')}>
+              {n.cordoned && <Tag color="orange">{t('health.cordoned')}</Tag>}
+              {n.is_spare && <Tag>{t('health.spare')}</Tag>}
+              {!n.cordoned && !n.is_spare && <Tag color="green">{t('health.inService')}</Tag>}
+            </Descriptions.Item>
+            <Descriptions.Item label={t('health.openIncidents')}>
+              <span data-testid="open-incidents">{n.open_incidents}</span>
+            </Descriptions.Item>
+          </Descriptions>
+        </Card>
+        <LatestChecks checks={n.checks} />
+        <CheckHistory id={id} />
+        <NodeIncidents id={id} />
+      </Space>
+    </>
+  );
+}
+
+function StatusTag({ status }: { status: CheckStatus }) {
+  const { t } = useTranslation();
+  return <Tag color={CHECK_STATUS_COLOR[status]}>{t(`health.checkStatus_${status}`)}</Tag>;
+}
+
+function Faults({ faults }: { faults: unknown }) {
+  const codes = faultCodes(faults);
+  if (codes.length === 0) return <Typography.Text type="secondary">—</Typography.Text>;
+  return (
+    <>
+      {codes.map((c) => (
+        <Tag key={c}>{c}</Tag>
+      ))}
+    </>
+  );
+}
+
+function LatestChecks({ checks }: { checks: NodeCheck[] }) {
+  const { t } = useTranslation();
+  const language = currentLanguage();
+  return (
+    <Card title={t('health.checks')}>
+      <Table<NodeCheck>
+        rowKey="check_name"
+        size="small"
+        data-testid="node-checks"
+        pagination={false}
+        dataSource={checks}
+        locale={{ emptyText: <Empty description={t('health.noChecks')} /> }}
+        columns={[
+          { title: t('health.check'), dataIndex: 'check_name' },
+          {
+            title: t('health.status'),
+            dataIndex: 'status',
+            render: (s: CheckStatus) => <StatusTag status={s} />,
+          },
+          {
+            title: t('health.faults'),
+            dataIndex: 'faults',
+            render: (f: unknown) => <Faults faults={f} />,
+          },
+          {
+            title: t('health.since'),
+            dataIndex: 'since',
+            render: (a: string) => formatDateTime(a, language),
+          },
+          {
+            title: t('health.reported'),
+            dataIndex: 'reported_at',
+            render: (a: string) => formatDateTime(a, language),
+          },
+          { title: t('health.detail'), dataIndex: 'detail' },
+        ]}
+      />
+    </Card>
+  );
+}
+
+/** The cursor in a DRF cursor-paginated `next`/`previous` link; null when there is none. */
+function cursorOf(link: string | null | undefined): string | null {
+  if (link === null || link === undefined) return null;
+  return new URL(link, window.location.origin).searchParams.get('cursor');
+}
+
+function CheckHistory({ id }: { id: number }) {
+  const { t } = useTranslation();
+  const language = currentLanguage();
+  // Cursors of the pages walked so far, newest first; the last is the page on screen.
+  // Walking back uses this stack rather than `previous`, so "Newer" returns to the exact page.
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const cursor = cursors[cursors.length - 1] ?? null;
+  const history = useQuery({
+    queryKey: ['health', 'nodes', id, 'history', cursor],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/health/nodes/{id}/history/', {
+          params: {
+            path: { id },
+            query: { page_size: HISTORY_PAGE, ...(cursor === null ? {} : { cursor }) },
+          },
+          signal,
+        }),
+      ),
+    placeholderData: keepPreviousData,
+  });
+  const older = cursorOf(history.data?.next);
+  return (
+    <Card
+      title={t('health.history')}
+      extra={
+        <Space>
+          <Button
+            size="small"
+            disabled={cursors.length <= 1 || history.isFetching}
+            onClick={() => {
+              setCursors((c) => c.slice(0, -1));
+            }}
+            data-testid="history-newer"
+          >
+            {t('health.newer')}
+          </Button>
+          <Button
+            size="small"
+            disabled={older === null || history.isFetching}
+            onClick={() => {
+              setCursors((c) => [...c, older]);
+            }}
+            data-testid="history-older"
+          >
+            {t('health.older')}
+          </Button>
+        </Space>
+      }
+    >
+      {history.isError ? (
+        <QueryErrorResult error={history.error} onRetry={() => void history.refetch()} />
+      ) : (
+        <Table<CheckChange>
+          rowKey="id"
+          size="small"
+          data-testid="node-history"
+          loading={history.isFetching}
+          pagination={false}
+          dataSource={history.data?.results ?? []}
+          locale={{ emptyText: <Empty description={t('health.noHistory')} /> }}
+          columns={[
+            {
+              title: t('health.changedAt'),
+              dataIndex: 'created_at',
+              render: (a: string) => formatDateTime(a, language),
+            },
+            { title: t('health.check'), dataIndex: 'check_name' },
+            {
+              title: t('health.status'),
+              dataIndex: 'status',
+              render: (s: CheckStatus) => <StatusTag status={s} />,
+            },
+            {
+              title: t('health.faults'),
+              dataIndex: 'faults',
+              render: (f: unknown) => <Faults faults={f} />,
+            },
+            { title: t('health.detail'), dataIndex: 'detail' },
+          ]}
+        />
+      )}
+    </Card>
+  );
+}
+
+function NodeIncidents({ id }: { id: number }) {
+  const { t } = useTranslation();
+  const language = currentLanguage();
+  const incidents = useQuery({
+    queryKey: ['health', 'incidents', { node: id }],
+    // The API filters by node, so this is the node's own newest incidents, not a page of all.
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/health/incidents/', {
+          params: { query: { node: id, page_size: INCIDENT_PAGE } },
+          signal,
+        }),
+      ),
+    refetchInterval: 15_000,
+  });
+  return (
+    <Card title={t('health.nodeIncidents')}>
+      {incidents.isError ? (
+        <QueryErrorResult error={incidents.error} onRetry={() => void incidents.refetch()} />
+      ) : (
+        <>
+          <Table<Incident>
+            rowKey="id"
+            size="small"
+            data-testid="node-incidents"
+            loading={incidents.isPending}
+            pagination={false}
+            dataSource={incidents.data?.results ?? []}
+            locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
+            columns={[
+              {
+                title: t('health.incidentState'),
+                dataIndex: 'state',
+                render: (s: Incident['state']) => (
+                  <Tag color={s === 'open' ? 'red' : 'default'}>{t(`health.incident_${s}`)}</Tag>
+                ),
+              },
+              { title: t('health.fault'), dataIndex: 'fault' },
+              {
+                title: t('health.severity'),
+                dataIndex: 'severity',
+                render: (s: Alert['severity']) => (
+                  <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
+                ),
+              },
+              { title: t('health.action'), dataIndex: 'fault_action' },
+              { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
+              {
+                title: t('health.opened'),
+                dataIndex: 'opened_at',
+                render: (a: string) => formatDateTime(a, language),
+              },
+              {
+                title: t('health.closedAt'),
+                dataIndex: 'closed_at',
+                render: (a: string | null) => (a === null ? '—' : formatDateTime(a, language)),
+              },
+              { title: t('health.detail'), dataIndex: 'detail' },
+            ]}
+          />
+          {cursorOf(incidents.data?.next) !== null && (
+            <Typography.Text type="secondary" style={{ display: 'block', marginTop: 8 }}>
+              {t('health.newestIncidents', { n: INCIDENT_PAGE })}
+            </Typography.Text>
+          )}
+        </>
+      )}
+    </Card>
+  );
+}

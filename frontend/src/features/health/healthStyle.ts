@@ -1,0 +1,30 @@
+import type { Alert, NodeHealth } from '../../lib/apiTypes';
+
+/** One colour per node health, shared by the grid and the node page. */
+export const HEALTH_COLOR: Record<NodeHealth['health'], string> = {
+  healthy: '#52c41a',
+  degraded: '#faad14',
+  faulty: '#ff4d4f',
+};
+
+export const SEVERITY_COLOR: Record<Alert['severity'], string> = {
+  info: 'blue',
+  warning: 'orange',
+  critical: 'red',
+};
+
+export type CheckStatus = NodeHealth['checks'][number]['status'];
+
+export const CHECK_STATUS_COLOR: Record<CheckStatus, string> = {
+  ok: 'green',
+  warn: 'orange',
+  fail: 'red',
+  absent: 'default',
+};
+
+/** The schema types `faults` loosely (a JSON field); the agent sends a list of fault codes. */
+export function faultCodes(faults: unknown): string[] {
+  return Array.isArray(faults)
+    ? faults.map((f) => (typeof f === 'string' ? f : JSON.stringify(f)))
+    : [];
+}
