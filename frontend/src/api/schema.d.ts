@@ -1898,6 +1898,12 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             readonly desired_replicas: number;
+            /**
+             * Format: double
+             * @description Quantile of the load one cold start ahead to provision for (0.5-0.99); null: no forecast. Not used with the latency metric.
+             * @default 0.9
+             */
+            forecast_quantile: number | null;
             readonly id: number;
             readonly job: number;
             /** @default /health */
@@ -1959,6 +1965,12 @@ export interface components {
             accelerators: number;
             /** @default 60 */
             cold_start_s: number;
+            /**
+             * Format: double
+             * @description Quantile of the load one cold start ahead to provision for (0.5-0.99); null: no forecast. Not used with the latency metric.
+             * @default 0.9
+             */
+            forecast_quantile: number | null;
             /** @default /health */
             liveness_path: string;
             /** @default 4 */
@@ -2614,6 +2626,12 @@ export interface components {
             accelerators: number;
             /** @default 60 */
             cold_start_s: number;
+            /**
+             * Format: double
+             * @description Quantile of the load one cold start ahead to provision for (0.5-0.99); null: no forecast. Not used with the latency metric.
+             * @default 0.9
+             */
+            forecast_quantile: number | null;
             /** @default /health */
             liveness_path: string;
             /** @default 4 */
