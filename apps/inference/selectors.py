@@ -15,7 +15,9 @@ def services_of(tenant: Tenant) -> QuerySet[InferenceService]:
 
 def running_services() -> QuerySet[InferenceService]:
     """All tenants' services whose job runs: the embedded autoscaler's work list."""
-    return InferenceService.objects.filter(job__state=JobState.RUNNING)
+    return InferenceService.objects.filter(job__state=JobState.RUNNING).select_related(
+        "job__pool__cluster", "job__tenant"
+    )
 
 
 def recent_samples(service: InferenceService, limit: int = 360) -> list[TrafficSample]:

@@ -3,17 +3,20 @@ embedded-mode autoscaling tick."""
 
 from __future__ import annotations
 
+import logging
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.clusters.models import ResourcePool
+from apps.clusters.models import ClusterKind, ResourcePool
 from apps.inference.autoscale.replicas import ReplicaModel, ServiceSim, TickMetrics
 from apps.inference.autoscale.scaler import Autoscaler, ScalerConfig
 from apps.inference.models import (
@@ -22,10 +25,13 @@ from apps.inference.models import (
     ScalingDecision,
     TrafficSample,
 )
+from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
 from apps.inference.selectors import running_services
-from apps.jobs.models import JobKind
-from apps.jobs.services import submit_job
+from apps.jobs.models import Job, JobKind
+from apps.jobs.services import request_scale, submit_job
 from apps.tenancy.models import Tenant
+
+log = logging.getLogger("zhisuan.inference")
 
 SETTINGS_FIELDS = (
     "runtime_image", "model_uri", "port", "accelerators", "accelerator_milli", "min_replicas",
@@ -58,8 +64,25 @@ def _job_spec(s: dict[str, Any], cpu_milli: int, memory_mib: int) -> dict[str, A
             }
         ],
         "accelerator_models": [],
-        "inference": {"port": s["port"], "readiness_path": s["readiness_path"]},
+        "inference": _rollout(s),
     }
+
+
+# The settings the cluster's workload spec carries (apps.jobs.workload reads them back).
+ROLLOUT_FIELDS = (
+    "port", "readiness_path", "liveness_path", "probe_initial_delay_s", "probe_period_s",
+    "max_surge", "max_unavailable",
+)  # fmt: skip
+
+
+def _rollout(s: dict[str, Any]) -> dict[str, Any]:
+    return {key: s[key] for key in ROLLOUT_FIELDS}
+
+
+def on_kubernetes(job: Job) -> bool:
+    """Whether the job's pool is on a Kubernetes cluster (its replica count is applied there;
+    the simulated cluster's replicas are modelled in this process instead)."""
+    return bool(job.pool.cluster.kind == ClusterKind.KUBERNETES)
 
 
 def _default(field: str) -> Any:
@@ -106,6 +129,14 @@ def update_settings(*, service: InferenceService, changes: dict[str, Any]) -> In
             setattr(service, key, value)
     service.updated_at = timezone.now()
     service.save()
+    if any(key in ROLLOUT_FIELDS for key in changes):
+        # The next attempt's Deployment is rendered with these; a running one keeps its own
+        # until it is restarted (changing its pod template would roll every pod).
+        job = service.job
+        spec = dict(job.spec)
+        spec["inference"] = {**(spec.get("inference") or {}), **_rollout(vars(service))}
+        job.spec = spec
+        job.save(update_fields=["spec"])
     _RUNTIME.pop(service.pk, None)  # rebuilt with the new settings, from the current replicas
     return service
 
@@ -187,7 +218,85 @@ def autoscale_tick(*, now: datetime | None = None, dt: float = 1.0) -> int:
     return len(services)
 
 
+def prometheus_traffic(service: InferenceService) -> RuntimeTraffic | None:
+    """The runtime's own metrics (vLLM names) through Prometheus, when the platform reads a
+    Prometheus; None otherwise: a real Deployment is never scaled on made-up load."""
+    if settings.TELEMETRY_SOURCE != "prometheus":
+        return None
+    from apps.telemetry.sources.prometheus import PrometheusSource
+
+    try:
+        return read_traffic(
+            PrometheusSource(settings.PROMETHEUS_URL), service.job_id, service.job.tenant.slug
+        )
+    except Exception:
+        log.warning("no traffic reading for inference service %s", service.pk, exc_info=True)
+        return None
+
+
+# How services on a Kubernetes cluster are observed; tests replace it.
+kube_traffic: Callable[[InferenceService], RuntimeTraffic | None] = prometheus_traffic
+
+
+def _step_kubernetes_service(service: InferenceService, now: datetime) -> None:
+    """A service on Kubernetes: observe its runtime's metrics, decide, record, and leave the
+    count for a worker to apply (the tick never calls the cluster). No reading: no decision."""
+    traffic = kube_traffic(service)
+    if traffic is None:
+        return
+    t = now.timestamp()
+    rt = _RUNTIME.get(service.pk)
+    if rt is None:
+        rt = _Runtime(
+            ServiceSim(ReplicaModel(cold_start_s=float(service.cold_start_s))),
+            Autoscaler(scaler_config(service)),
+            random.Random(service.pk),
+            [],
+            t,
+        )
+        _RUNTIME[service.pk] = rt
+    cfg = rt.scaler.config
+    value = {
+        "concurrency": traffic.concurrency,
+        "qps": traffic.qps,
+        "latency": traffic.p95_s or 0.0,
+    }
+    rt.scaler.observe(t, value[cfg.metric])
+    loading = max(0, service.desired_replicas - traffic.pods)
+    decision = rt.scaler.decide(t, traffic.pods, loading)
+    with transaction.atomic():
+        if decision.changed or decision.panic != service.panic:
+            _record_decision(service, now, cfg.metric, decision)
+        changes = {
+            "desired_replicas": decision.desired,
+            "ready_replicas": traffic.pods,
+            "loading_replicas": loading,
+            "panic": decision.panic,
+        }
+        if any(getattr(service, k) != v for k, v in changes.items()):
+            InferenceService.objects.filter(pk=service.pk).update(**changes)
+        if decision.desired != service.desired_replicas:
+            request_scale(service.job)
+
+
+def _record_decision(service: InferenceService, now: datetime, metric: str, decision: Any) -> None:
+    ScalingDecision.objects.create(
+        service=service,
+        at=now,
+        metric=metric,
+        observed_stable=round(decision.observed_stable, 3),
+        observed_panic=round(decision.observed_panic, 3),
+        current=decision.current,
+        desired=decision.desired,
+        panic=decision.panic,
+        reason=decision.reason,
+    )
+
+
 def _step_service(service: InferenceService, now: datetime, dt: float) -> None:
+    if on_kubernetes(service.job):
+        _step_kubernetes_service(service, now)
+        return
     t = now.timestamp()
     rt = _runtime_for(service, t)
     peak = service.max_replicas * service.target_value * 0.6
@@ -207,17 +316,7 @@ def _step_service(service: InferenceService, now: datetime, dt: float) -> None:
     changes: dict[str, Any] = {}
     with transaction.atomic():
         if decision.changed or decision.panic != service.panic:
-            ScalingDecision.objects.create(
-                service=service,
-                at=now,
-                metric=cfg.metric,
-                observed_stable=round(decision.observed_stable, 3),
-                observed_panic=round(decision.observed_panic, 3),
-                current=decision.current,
-                desired=decision.desired,
-                panic=decision.panic,
-                reason=decision.reason,
-            )
+            _record_decision(service, now, cfg.metric, decision)
             rt.sim.set_desired(decision.desired)
         changes = {
             "desired_replicas": decision.desired,

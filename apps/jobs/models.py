@@ -174,6 +174,9 @@ class Allocation(models.Model):
 class OutboxAction(models.TextChoices):
     APPLY = "apply", "Create workload"
     DELETE = "delete", "Delete workload"
+    # Set an inference service's replica count; the count is read when the row is relayed,
+    # so one row per attempt carries the latest decision.
+    SCALE = "scale", "Scale inference service"
 
 
 class OutboxState(models.TextChoices):

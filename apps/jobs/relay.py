@@ -20,9 +20,10 @@ from django.utils import timezone
 
 from apps.clusters.backends.base import ClusterBackend, PermanentError, TransientError
 from apps.clusters.backends.spec import WorkloadStatus
+from apps.clusters.models import ClusterKind
 from apps.clusters.registry import get_backend
 from apps.jobs import logs, services, workload
-from apps.jobs.models import Job, JobState, OutboxAction, OutboxEntry, OutboxState
+from apps.jobs.models import Job, JobKind, JobState, OutboxAction, OutboxEntry, OutboxState
 
 log = logging.getLogger("zhisuan.relay")
 MAX_BACKOFF_S = 60
@@ -39,6 +40,10 @@ def _after_success(entry: OutboxEntry, job: Job) -> None:
         services.transition(
             job, JobState.DISPATCHING, reason="Dispatched", message="objects created"
         )
+        if job.kind == JobKind.INFERENCE and job.pool.cluster.kind == ClusterKind.KUBERNETES:
+            # A new attempt's Deployment starts at the admitted count; bring it to the
+            # autoscaler's current one (a no-op call when they agree).
+            services.request_scale(job)
     elif entry.action == OutboxAction.DELETE and job.state in (
         JobState.PREEMPTED,
         JobState.RESTARTING,
@@ -59,7 +64,9 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
         entry = (
             OutboxEntry.objects.select_for_update(skip_locked=True)
             .filter(state=OutboxState.PENDING, available_at__lte=timezone.now())
-            .order_by("-action", "id")  # "delete" sorts before "apply": free devices first
+            # "scale" > "delete" > "apply": a scale is one cheap call; deleting frees
+            # devices before new workloads are created
+            .order_by("-action", "id")
             .first()
         )
         if entry is None:
@@ -67,7 +74,9 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
         job = Job.objects.select_for_update().select_related("tenant", "pool").get(pk=entry.job_id)
         entry.tries += 1
         try:
-            if entry.action == OutboxAction.APPLY:
+            if entry.action == OutboxAction.SCALE:
+                _scale(backend, entry, job)
+            elif entry.action == OutboxAction.APPLY:
                 if job.state != JobState.ADMITTED or job.attempt != entry.attempt:
                     entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
                 else:
@@ -83,13 +92,30 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
         except (PermanentError, ValueError) as exc:
             entry.state, entry.last_error = OutboxState.FAILED, str(exc)[:500]
             log.error("outbox %s failed permanently: %s", entry, exc)
-            if job.state in (JobState.ADMITTED, JobState.DISPATCHING):
+            # A failed scale leaves the service running at its old size; the next decision
+            # makes the row pending again.
+            if entry.action != OutboxAction.SCALE and job.state in (
+                JobState.ADMITTED,
+                JobState.DISPATCHING,
+            ):
                 services.transition(job, JobState.FAILED, reason="DispatchFailed", message=str(exc))
         if entry.state == OutboxState.DONE:
             entry.done_at = timezone.now()
             _after_success(entry, job)
         entry.save()
     return True
+
+
+def _scale(backend: ClusterBackend, entry: OutboxEntry, job: Job) -> None:
+    """Apply the service's current desired count (not the one when the row was written)."""
+    from apps.inference.models import InferenceService
+
+    service = InferenceService.objects.filter(job=job).first()
+    if job.state not in ON_CLUSTER or job.attempt != entry.attempt or service is None:
+        entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
+        return
+    backend.scale(job.pk, job.tenant.slug, service.desired_replicas)
+    entry.state = OutboxState.DONE
 
 
 def relay(limit: int = 200, backend: ClusterBackend | None = None) -> int:

@@ -27,6 +27,7 @@ from apps.jobs.models import (
     JobState,
     OutboxAction,
     OutboxEntry,
+    OutboxState,
     spec_devices,
 )
 from apps.tenancy.models import Project, Tenant
@@ -152,6 +153,36 @@ def enqueue_outbox(job: Job, action: OutboxAction, *, at: datetime | None = None
         attempt=job.attempt,
         defaults={"available_at": at or timezone.now()},
     )
+
+    def kick() -> None:
+        from apps.jobs.tasks import relay_outbox
+
+        relay_outbox.delay()
+
+    transaction.on_commit(kick)
+    return entry
+
+
+def request_scale(job: Job) -> OutboxEntry:
+    """Ask the relay to set the replica count of an inference service's workload. The count
+    is not stored here: the relay reads the service's current ``desired_replicas``, so a burst
+    of decisions becomes one cluster call with the latest one. A row already waiting is left
+    alone (including its backoff); a finished or failed one is made pending again."""
+    entry, created = OutboxEntry.objects.select_for_update().get_or_create(
+        job=job,
+        action=OutboxAction.SCALE,
+        attempt=job.attempt,
+        defaults={"available_at": timezone.now()},
+    )
+    if not created and entry.state != OutboxState.PENDING:
+        entry.state = OutboxState.PENDING
+        entry.tries = 0
+        entry.last_error = ""
+        entry.available_at = timezone.now()
+        entry.done_at = None
+        entry.save(update_fields=["state", "tries", "last_error", "available_at", "done_at"])
+    elif not created:
+        return entry
 
     def kick() -> None:
         from apps.jobs.tasks import relay_outbox

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from typing import Any
 
 from django.conf import settings
 
@@ -84,12 +85,22 @@ def build(job: Job) -> ws.WorkloadSpec:
             if job.kind == "notebook"
             else None
         ),
-        inference=(
-            ws.InferenceSpec(
-                port=int((inference or {}).get("port", 8000)),
-                replicas=groups[0].replicas,
-            )
-            if job.kind == "inference"
-            else None
-        ),
+        inference=_inference(inference or {}, groups[0].replicas)
+        if job.kind == "inference"
+        else None,
     )
+
+
+# Rollout and probe settings of an inference job's spec; absent keys keep InferenceSpec's
+# defaults (jobs submitted before these were stored).
+_INFERENCE_INTS = (
+    "port", "probe_initial_delay_s", "probe_period_s", "max_surge", "max_unavailable",
+    "startup_timeout_s",
+)  # fmt: skip
+_INFERENCE_PATHS = ("readiness_path", "liveness_path")
+
+
+def _inference(values: dict[str, Any], replicas: int) -> ws.InferenceSpec:
+    fields: dict[str, Any] = {k: int(values[k]) for k in _INFERENCE_INTS if k in values}
+    fields.update({k: str(values[k]) for k in _INFERENCE_PATHS if k in values})
+    return ws.InferenceSpec(replicas=replicas, **fields)

@@ -48,7 +48,15 @@ def test_member_creates_a_service_and_its_inference_job(world: World, client_for
     assert body["state"] == "queued"
     job = Job.objects.get(pk=body["job"])
     assert job.kind == JobKind.INFERENCE
-    assert job.spec["inference"] == {"port": 8000, "readiness_path": "/health"}
+    assert job.spec["inference"] == {
+        "port": 8000,
+        "readiness_path": "/health",
+        "liveness_path": "/health",
+        "probe_initial_delay_s": 30,
+        "probe_period_s": 10,
+        "max_surge": 1,
+        "max_unavailable": 0,
+    }
     assert job.spec["args"] == ["--model", "s3://models/llama-3-8b", "--port", "8000"]
     assert job.spec["replica_groups"][0]["accelerators"] == 1
     assert job.tenant == world.tenant_a

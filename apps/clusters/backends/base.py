@@ -168,6 +168,12 @@ class ClusterBackend(Protocol):
         serving (the caller checks the job's state first)."""
         ...
 
+    def scale(self, job_id: int, tenant: str, replicas: int) -> None:
+        """Set the replica count of the inference service ``job_id`` (its Deployment's
+        ``scale`` subresource). Idempotent: the count is absolute. Raises ``NotFoundError``
+        when the service is not on the cluster."""
+        ...
+
     def read_logs(
         self, job_id: int, tenant: str, kind: WorkloadKind, *, since: float | None, limit: int
     ) -> list[LogLine]:

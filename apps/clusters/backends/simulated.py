@@ -53,6 +53,7 @@ class _Workload:
     forced: tuple[Phase, str] | None = None
     last_phase: Phase = "pending"
     resource_version: int = 0
+    scaled_to: int | None = None  # the last ``scale`` of an inference service
 
 
 @dataclass
@@ -111,6 +112,18 @@ class SimulatedBackend:
             self._emit("deleted", work)
             return True
 
+    def scale(self, job_id: int, tenant: str, replicas: int) -> None:
+        """Record the replica count of an inference service; its status reports it."""
+        if replicas < 0:
+            raise ValueError("replicas must be >= 0")
+        with self._lock:
+            work = self._workloads.get(job_id)
+            if work is None or work.spec.tenant != tenant or work.spec.kind != "inference":
+                raise NotFoundError(f"inference service {job_id} is not on the cluster", status=404)
+            if work.scaled_to != replicas:
+                work.scaled_to = replicas
+                self._emit("modified", work)
+
     def fail(self, job_id: int, message: str) -> None:
         """Fault injection: the workload's pods fail now (e.g. a node died under it)."""
         with self._lock:
@@ -138,7 +151,7 @@ class SimulatedBackend:
 
     def _status(self, work: _Workload) -> WorkloadStatus:
         phase, message = self._phase(work)
-        n = work.spec.gang_size
+        n = work.spec.gang_size if work.scaled_to is None else work.scaled_to
         return WorkloadStatus(
             job_id=work.spec.job_id,
             kind=work.spec.kind,

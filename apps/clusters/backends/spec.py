@@ -226,16 +226,35 @@ class NotebookEndpoint:
 @dataclass(frozen=True)
 class InferenceSpec:
     """An online model service: ``replicas`` pods (this count, not the replica group's) behind
-    a Service on ``port``; a pod receives traffic once ``readiness_path`` answers."""
+    a Service on ``port``; a pod receives traffic once ``readiness_path`` answers and is
+    restarted when ``liveness_path`` stops answering. A rollout adds at most ``max_surge`` pods
+    and removes at most ``max_unavailable`` ready ones at a time. ``startup_timeout_s`` is how
+    long a new pod may take to load its model before liveness checks begin."""
 
     port: int = 8000
     replicas: int = 1
     readiness_path: str = "/health"
+    liveness_path: str = "/health"
+    probe_initial_delay_s: int = 30
+    probe_period_s: int = 10
+    max_surge: int = 1
+    max_unavailable: int = 0
+    startup_timeout_s: int = 900
 
     def __post_init__(self) -> None:
         _require(0 < self.port < 65536, "port must be 1..65535")
         _require(self.replicas >= 1, "replicas must be >= 1")
         _require(self.readiness_path.startswith("/"), "readiness_path must start with '/'")
+        _require(self.liveness_path.startswith("/"), "liveness_path must start with '/'")
+        _require(self.probe_initial_delay_s >= 0, "probe_initial_delay_s must be >= 0")
+        _require(self.probe_period_s >= 1, "probe_period_s must be >= 1")
+        _require(self.max_surge >= 0 and self.max_unavailable >= 0, "surge must be >= 0")
+        # The Deployment API rejects a rollout that may neither add nor remove a pod.
+        _require(
+            self.max_surge > 0 or self.max_unavailable > 0,
+            "max_surge and max_unavailable cannot both be 0",
+        )
+        _require(self.startup_timeout_s >= self.probe_period_s, "startup_timeout_s too short")
 
 
 @dataclass(frozen=True)

@@ -750,6 +750,23 @@ class KubernetesBackend:
             sources.append(_StreamSource(key=key, kind=kind, fn=fn, args=args))
         return KubernetesWatchStream(sources, versions, timeout_s, self._timeout[0])
 
+    def scale(self, job_id: int, tenant: str, replicas: int) -> None:
+        """Patch the inference Deployment's ``scale`` subresource: only ``spec.replicas``
+        changes, so the pod template (and with it a rollout) is never touched."""
+        if replicas < 0:
+            raise ValueError("replicas must be >= 0")
+        namespace = namespace_for(tenant)
+        name = workload_name(job_id, "inference")
+        self._call(
+            f"scale Deployment {namespace}/{name} to {replicas}",
+            self._apps.patch_namespaced_deployment_scale,
+            name,
+            namespace,
+            {"spec": {"replicas": replicas}},
+            _content_type=MERGE_PATCH,
+            field_manager=FIELD_MANAGER,
+        )
+
     # -- nodes --------------------------------------------------------------------------------
 
     def cordon(self, node: str, reason: str) -> None:

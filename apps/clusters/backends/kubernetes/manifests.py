@@ -347,6 +347,8 @@ def pod_template(
     image: str | None = None,
     ports: list[Manifest] | None = None,
     readiness_probe: Manifest | None = None,
+    liveness_probe: Manifest | None = None,
+    startup_probe: Manifest | None = None,
     extra_env: list[Manifest] | None = None,
     extra_mounts: list[Manifest] | None = None,
     run_as: tuple[int, int] | None = None,
@@ -372,6 +374,10 @@ def pod_template(
         container["ports"] = ports
     if readiness_probe:
         container["readinessProbe"] = readiness_probe
+    if liveness_probe:
+        container["livenessProbe"] = liveness_probe
+    if startup_probe:
+        container["startupProbe"] = startup_probe
     user, group_id = run_as or (options.run_as_user, options.run_as_group)
     pod_spec: Manifest = {
         "schedulerName": options.scheduler_name,
@@ -584,8 +590,22 @@ def render_inference(
         ports=[{"name": "http", "containerPort": inference.port, "protocol": "TCP"}],
         readiness_probe={
             "httpGet": {"path": inference.readiness_path, "port": "http"},
-            "periodSeconds": 5,
+            "initialDelaySeconds": inference.probe_initial_delay_s,
+            "periodSeconds": inference.probe_period_s,
             "failureThreshold": 3,
+        },
+        liveness_probe={
+            "httpGet": {"path": inference.liveness_path, "port": "http"},
+            "initialDelaySeconds": inference.probe_initial_delay_s,
+            "periodSeconds": inference.probe_period_s,
+            "failureThreshold": 3,
+        },
+        # Liveness only starts once this succeeds, so a model that takes minutes to load is
+        # not killed and restarted in a loop.
+        startup_probe={
+            "httpGet": {"path": inference.liveness_path, "port": "http"},
+            "periodSeconds": inference.probe_period_s,
+            "failureThreshold": -(-inference.startup_timeout_s // inference.probe_period_s),
         },
     )
     service: Manifest = {
@@ -607,7 +627,10 @@ def render_inference(
             "selector": {"matchLabels": selector_labels(spec)},
             "strategy": {
                 "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+                "rollingUpdate": {
+                    "maxSurge": inference.max_surge,
+                    "maxUnavailable": inference.max_unavailable,
+                },
             },
             "template": template,
         },
