@@ -211,3 +211,14 @@ def test_forecast_quantile_is_on_by_default_validated_and_reaches_the_scaler(
     assert off.status_code == 200 and off.json()["forecast_quantile"] is None
     service.refresh_from_db()
     assert services.scaler_config(service).forecast_quantile is None
+
+
+def test_the_autoscaler_command_runs_the_tick_for_running_services(world: World) -> None:
+    from django.core.management import call_command
+
+    service = _service(world)
+    Job.objects.filter(pk=service.job_id).update(state=JobState.RUNNING)
+    services._RUNTIME.pop(service.pk, None)
+    call_command("inference_autoscaler", ticks=2, interval=0.01)
+    assert service.pk in services._RUNTIME  # the loop stepped the service's scaler
+    services._RUNTIME.pop(service.pk, None)
