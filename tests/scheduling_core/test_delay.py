@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from apps.scheduling.core import PendingCode, Reservation
+from apps.scheduling.core import PendingCode, Reservation, TopologyMode
 
 from .helpers import (
     NOW,
@@ -162,3 +162,54 @@ def test_a_starving_job_blocked_by_its_own_quota_keeps_the_room_its_tenant_frees
     queue[0] = job("big", whole(3, 8), priority=2, waited=10)
     d = run(cluster, queue)
     assert "gang" in placed(d)
+
+
+def test_large_gangs_can_hold_from_their_first_cycle():
+    # A 16-device gang that waited one minute: no hold under the 30-minute threshold, a
+    # hold at once when gangs of that size have their own threshold of zero.
+    d = run(_busy(), [_big(waited=1)])
+    assert d.reservations == ()
+    d = run(
+        _busy(),
+        [_big(waited=1)],
+        large_starvation_threshold=timedelta(0),
+        large_patience_devices=16,
+    )
+    assert [r.job_id for r in d.reservations] == ["big"]
+    assert d.reservations[0].expires_at == ago(1) + timedelta(hours=2)
+    assert pending(d)["big"].code == PendingCode.RESERVED
+
+
+def _leaf_drain(drain_wait: timedelta, end_of_n0: timedelta):
+    from dataclasses import replace
+
+    # Two leaves (n0, n1) and (n2, n3). n1 and n2 are free: the 2 x 8 soft-topology gang,
+    # past its patience, fits across the leaves now. Its hold from the last cycle is the
+    # first leaf, where n0's work is expected to end in ``end_of_n0``.
+    jobs = [
+        replace(running("a", {"n00000": range(4)}), expected_end=NOW + end_of_n0),
+        replace(running("b", {"n00003": range(8)}), expected_end=NOW + timedelta(hours=10)),
+    ]
+    prior = Reservation("big", 4, ("n00000", "n00001"), NOW + timedelta(hours=1))
+    gang = _big(waited=60, topology=TopologyMode.SOFT)
+    return run(
+        snap(nodes(4), jobs, reservations=(prior,)),
+        [gang],
+        topology_patience=timedelta(minutes=10),
+        drain_wait=drain_wait,
+    )
+
+
+def test_a_gang_keeps_waiting_for_its_held_leaf_while_it_drains_soon():
+    d = _leaf_drain(timedelta(hours=1), timedelta(minutes=20))
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    assert d.reservations[0].node_ids == ("n00000", "n00001")
+
+
+def test_without_drain_wait_or_when_the_leaf_drains_late_the_gang_starts_across_leaves():
+    for wait, end in (
+        (timedelta(0), timedelta(minutes=20)),
+        (timedelta(hours=1), timedelta(hours=3)),
+    ):
+        d = _leaf_drain(wait, end)
+        assert sorted(n for n, _ in where(placed(d)["big"])) == ["n00001", "n00002"]

@@ -31,8 +31,16 @@ def topology_patience_for(devices: int, policy: Policy) -> timedelta:
     return policy.topology_patience
 
 
-def hold_expiry(job: PendingJob, policy: Policy) -> datetime:
-    return job.submit_time + policy.starvation_threshold + policy.max_hold
+def starvation_threshold_for(devices: int, policy: Policy) -> timedelta:
+    """How long a job of ``devices`` whole devices waits before it may hold nodes
+    (``Policy.starvation_threshold``, or ``large_starvation_threshold`` for large gangs)."""
+    if policy.large_starvation_threshold is not None and devices >= policy.large_patience_devices:
+        return policy.large_starvation_threshold
+    return policy.starvation_threshold
+
+
+def hold_expiry(job: PendingJob, policy: Policy, devices: int = 0) -> datetime:
+    return job.submit_time + starvation_threshold_for(devices, policy) + policy.max_hold
 
 
 def is_starving(req: Request, policy: Policy, now: datetime) -> bool:
@@ -41,9 +49,20 @@ def is_starving(req: Request, policy: Policy, now: datetime) -> bool:
     return (
         policy.delay_scheduling
         and req.total_whole >= policy.large_job_devices
-        and now - job.submit_time >= policy.starvation_threshold
-        and now < hold_expiry(job, policy)
+        and now - job.submit_time >= starvation_threshold_for(req.total_whole, policy)
+        and now < hold_expiry(job, policy, req.total_whole)
     )
+
+
+def drains_within(
+    state: ClusterState, nodes: list[NodeState], now: datetime, limit: timedelta
+) -> bool:
+    """Whether every one of ``nodes`` is expected to be free of other work within ``limit``
+    (declared runtimes only: without them, never)."""
+    if not state.timed or not nodes:
+        return False
+    cap = limit.total_seconds()
+    return all(node_drain(state, ns, now) <= cap for ns in nodes)
 
 
 def _eligible(ns: NodeState, req: Request) -> bool:

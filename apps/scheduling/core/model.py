@@ -287,6 +287,16 @@ class Policy:
     # topology preference from making it wait longer than its share of the turnover would.
     large_topology_patience: timedelta | None = None
     large_patience_devices: int = 256
+    # Gangs of at least ``large_patience_devices`` start holding nodes (delay scheduling)
+    # after this instead of ``starvation_threshold`` (None: the same threshold). Zero: at
+    # once, so a gang that needs a whole leaf starts draining the leaf that empties soonest
+    # from its first cycle instead of after half an hour.
+    large_starvation_threshold: timedelta | None = None
+    # With declared runtimes: a soft-topology gang whose held nodes lie in its tightest
+    # tier keeps waiting for them past its topology patience while they are expected to be
+    # free within this long (zero: off). It then starts in one domain when they drain,
+    # instead of on scattered free nodes at once.
+    drain_wait: timedelta = timedelta(0)
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from .delay import choose_hold, hold_expiry, is_starving, topology_patience_for
+from .delay import choose_hold, drains_within, hold_expiry, is_starving, topology_patience_for
 from .fragmentation import fragmentation_of
 from .index import ClassIndex, ClassKey, ClusterState
 from .model import (
@@ -34,6 +34,7 @@ from .model import (
     Preemption,
     PreemptionKind,
     Reservation,
+    Tier,
     TopologyMode,
 )
 from .placement import Placed, place_cpu_only, place_in_class, place_partial
@@ -42,6 +43,7 @@ from .quota import fmt_devices
 from .reasons import capacity, fmt_duration, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
+from .topology import could_ever_fit, tier_of
 
 
 @contextmanager
@@ -280,7 +282,10 @@ class Scheduler:
             policy.topology
             and job.topology.mode == TopologyMode.SOFT
             and req.total_replicas > 1
-            and self.now - job.submit_time < topology_patience_for(req.total_whole, policy)
+            and (
+                self.now - job.submit_time < topology_patience_for(req.total_whole, policy)
+                or self._waits_for_hold(req)
+            )
         )
         self._tight = tight
         shape: tuple[object, ...] | None = None
@@ -424,6 +429,28 @@ class Scheduler:
         self._commit(req, cls.model, placed)
         return True
 
+    def _waits_for_hold(self, req: Request) -> bool:
+        """Past its topology patience, a gang still takes only its tightest tier while the
+        nodes it held last cycle lie in that tier and are expected to be free within
+        ``Policy.drain_wait`` (declared runtimes): it starts there when they drain rather
+        than on scattered free nodes now."""
+        policy = self.policy
+        prior = self._prior.get(req.job.job_id)
+        if not policy.drain_wait or prior is None or not prior.node_ids:
+            return False
+        st = self.state
+        nodes = [st.nodes[n] for n in prior.node_ids if n in st.nodes]
+        cls = nodes[0].cls if nodes else None
+        if cls is None or len(nodes) != len(prior.node_ids):
+            return False
+        if any(ns.cls is not cls for ns in nodes):
+            return False
+        tightest = next(
+            (t for t in (Tier.LEAF, Tier.SU, Tier.SPINE) if could_ever_fit(cls, t, req.whole_need)),
+            Tier.ANY,
+        )
+        return tier_of(nodes) <= tightest and drains_within(st, nodes, self.now, policy.drain_wait)
+
     def _hold(
         self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
     ) -> Reservation | None:
@@ -441,7 +468,7 @@ class Scheduler:
             st.commit()
             self._changed()
             self._holders.add(job.job_id)
-            expires = hold_expiry(job, self.policy)
+            expires = hold_expiry(job, self.policy, req.total_whole)
             waited = fmt_duration(self.now - job.submit_time)
             reservation = Reservation(
                 job_id=job.job_id,

@@ -31,7 +31,7 @@ from apps.scheduling.core import (
     ReplicaGroup,
     Tier,
 )
-from apps.scheduling.core.delay import topology_patience_for
+from apps.scheduling.core.delay import starvation_threshold_for, topology_patience_for
 from apps.scheduling.core.live import LiveCluster
 from apps.scheduling.core.model import TaskShape
 
@@ -226,7 +226,7 @@ class Simulator:
             self._learn(job)
         policy = self.policy
         if policy.delay_scheduling and job.gpus >= policy.large_job_devices:
-            wake = now + policy.starvation_threshold.total_seconds()
+            wake = now + starvation_threshold_for(int(job.gpus), policy).total_seconds()
             self.events.push(wake, Kind.WAKE)
         patience = topology_patience_for(int(job.gpus), policy).total_seconds()
         if patience > 0 and job.replicas > 1:

@@ -16,7 +16,10 @@
   empty, and its own wait is what fairness is judged on); starving jobs may hold nodes for
   up to 12 hours each, one hold per 2,500 devices of the cluster, at least two
   (``max_holds``, ``max_hold``); with declared runtimes (the simulator passes each job's
-  remaining run time) holds go to the nodes that drain soonest.
+  remaining run time) holds go to the nodes that drain soonest. Gangs of 256 devices or
+  more hold from their first cycle (``large_starvation_threshold`` 0: a whole leaf starts
+  draining at once), and a gang whose held nodes lie in its tightest tier and are expected
+  to be free within an hour keeps waiting for them past its patience (``drain_wait``).
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ def ours(*, quotas: bool = True, devices: int | None = None) -> PolicySpec:
             topology_patience=timedelta(hours=2),
             large_topology_patience=timedelta(minutes=10),
             large_patience_devices=256,
+            large_starvation_threshold=timedelta(0),
+            drain_wait=timedelta(hours=1),
             max_holds=holds,
             max_hold=timedelta(hours=12),
         ),
