@@ -2,9 +2,10 @@
 
 Why a copy: the web process never calls a cluster (ARCHITECTURE.md), and a pod's log is gone
 with the pod, while a user reads a failed job's output after it ended. The collector follows
-running jobs (and, for ``FINAL_TAIL_S`` after they end, the last words of finished ones),
-asks the cluster interface for lines newer than the newest one stored, and keeps at most
-``KEEP_PER_JOB`` lines per job (the newest).
+running jobs someone is reading (the logs API marks them for ``FOLLOW_S``), the last words of
+every job for ``FINAL_TAIL_S`` after it ends, and the relay copies a job's output right before
+it deletes the objects. It asks the cluster interface for lines newer than the newest one
+stored and keeps at most ``KEEP_PER_JOB`` lines per job (the newest).
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import logging
 import time
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Max, Q
+from django.db.models import Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from apps.clusters.backends.base import BackendError, ClusterBackend
 from apps.clusters.registry import get_backend
-from apps.jobs.models import TERMINAL, Job, JobLogLine, JobState
+from apps.jobs.models import TERMINAL, Job, JobLogFollow, JobLogLine, JobState
 
 log = logging.getLogger("zhisuan.logs")
 
@@ -26,14 +27,27 @@ KEEP_PER_JOB = 5_000
 PER_READ = 1_000  # lines asked of the cluster per job and pass
 FINAL_TAIL_S = 120  # keep reading a job this long after it ended (its last lines)
 MAX_JOBS_PER_PASS = 500
+FOLLOW_S = 60  # how long one read of the logs API keeps a running job followed
+
+
+def want(job: Job, now: datetime | None = None) -> None:
+    """A reader is looking at the job's output: follow it for ``FOLLOW_S`` more seconds (one
+    write per half period, not per poll)."""
+    now = now or timezone.now()
+    until = now + timedelta(seconds=FOLLOW_S)
+    stale = now + timedelta(seconds=FOLLOW_S / 2)
+    if not JobLogFollow.objects.filter(job=job, until__lt=stale).update(until=until):
+        JobLogFollow.objects.get_or_create(job=job, defaults={"until": until})
 
 
 def _jobs_to_follow(now: datetime) -> list[Job]:
+    read = Q(state=JobState.RUNNING, log_follow__until__gte=now)
     recent_end = Q(state__in=TERMINAL, state_changed_at__gte=now - timedelta(seconds=FINAL_TAIL_S))
+    newest = JobLogLine.objects.filter(job=OuterRef("pk")).order_by("-ts").values("ts")[:1]
     return list(
-        Job.objects.filter(Q(state=JobState.RUNNING) | recent_end)
+        Job.objects.filter(read | recent_end)
         .select_related("tenant")
-        .annotate(last_log=Max("log_lines__ts"))
+        .annotate(last_log=Subquery(newest))  # one index probe per job, not a scan of lines
         .order_by("id")[:MAX_JOBS_PER_PASS]
     )
 

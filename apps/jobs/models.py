@@ -149,6 +149,19 @@ class JobLogLine(models.Model):
         return f"{self.job_id} {self.replica}: {self.text[:40]}"
 
 
+class JobLogFollow(models.Model):
+    """Someone is reading this job's output until ``until``: the collector copies it from the
+    cluster while that holds. Unread jobs' output is copied once, when they end (or right
+    before their objects are deleted), so the collector's cluster calls scale with readers,
+    not with running jobs."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="log_follow")
+    until = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.job_id} until {self.until:%H:%M:%S}"
+
+
 class Allocation(models.Model):
     """Devices a job holds on one node. Rows exist exactly while the job is in HOLDING."""
 

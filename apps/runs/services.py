@@ -148,8 +148,31 @@ def _resolve_keys(run: Run, names: Iterable[str]) -> dict[str, tuple[int, int | 
     return locked()
 
 
+# Shared by both statements (it closes their ``l3`` CTE): coarser rollup levels derived from
+# the finest one (per key and 8-step bucket, ``mn``/``mx`` as [value, step]), merged into the
+# rollup table. Constant text only: nothing from a request is ever formatted into SQL.
+_ROLLUP_CTES = """
+), levels AS (
+    SELECT key_id, 3 AS lvl, bucket, mn, mx, n FROM l3
+    UNION ALL
+    SELECT key_id, l.lvl, bucket >> (l.lvl - 3), min(mn), max(mx), sum(n)::bigint
+    FROM l3 CROSS JOIN unnest(%s::int[]) AS l(lvl)
+    GROUP BY key_id, l.lvl, bucket >> (l.lvl - 3)
+), roll AS (
+    INSERT INTO runs_metricrollup AS r (key_id, level, bucket, vmin, smin, vmax, smax, n)
+    SELECT key_id, lvl, bucket, mn[1], mn[2]::bigint, mx[1], mx[2]::bigint, n
+    FROM levels ORDER BY 1, 2, 3
+    ON CONFLICT (key_id, level, bucket) DO UPDATE SET
+        smin = CASE WHEN EXCLUDED.vmin < r.vmin THEN EXCLUDED.smin ELSE r.smin END,
+        vmin = LEAST(r.vmin, EXCLUDED.vmin),
+        smax = CASE WHEN EXCLUDED.vmax > r.vmax THEN EXCLUDED.smax ELSE r.smax END,
+        vmax = GREATEST(r.vmax, EXCLUDED.vmax),
+        n = r.n + EXCLUDED.n
+)"""
+
 assert ROLLUP_SHIFTS[0] == 3, "_PG_INGEST builds the finest rollup level (3) by hand"
-_PG_INGEST = """
+_PG_INGEST = (
+    """
 WITH data AS (
     SELECT d.key_id, d.step, d.value
     FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS d(key_id, step, value)
@@ -165,23 +188,9 @@ WITH data AS (
            min(ARRAY[value, step::float8]) AS mn, max(ARRAY[value, step::float8]) AS mx,
            count(*) AS n
     FROM ins GROUP BY 1, 2
-), levels AS (
-    SELECT key_id, 3 AS lvl, bucket, mn, mx, n FROM l3
-    UNION ALL
-    SELECT key_id, l.lvl, bucket >> (l.lvl - 3), min(mn), max(mx), sum(n)::bigint
-    FROM l3 CROSS JOIN unnest(%s::int[]) AS l(lvl)
-    GROUP BY key_id, l.lvl, bucket >> (l.lvl - 3)
-), roll AS (
-    INSERT INTO runs_metricrollup AS r (key_id, level, bucket, vmin, smin, vmax, smax, n)
-    SELECT key_id, lvl, bucket, mn[1], mn[2]::bigint, mx[1], mx[2]::bigint, n
-    FROM levels ORDER BY 1, 2, 3
-    ON CONFLICT (key_id, level, bucket) DO UPDATE SET
-        smin = CASE WHEN EXCLUDED.vmin < r.vmin THEN EXCLUDED.smin ELSE r.smin END,
-        vmin = LEAST(r.vmin, EXCLUDED.vmin),
-        smax = CASE WHEN EXCLUDED.vmax > r.vmax THEN EXCLUDED.smax ELSE r.smax END,
-        vmax = GREATEST(r.vmax, EXCLUDED.vmax),
-        n = r.n + EXCLUDED.n
-), summary AS (
+"""
+    + _ROLLUP_CTES
+    + """, summary AS (
     SELECT key_id, count(*) AS n, min(step) AS lo, max(step) AS hi,
            (max(ARRAY[step::float8, value]))[2] AS lv
     FROM ins GROUP BY key_id
@@ -195,12 +204,14 @@ UPDATE runs_metrickey k SET
 FROM summary s WHERE k.id = s.key_id
 RETURNING s.n
 """
+)
 
 
 # Points past a series' last step cannot exist yet (the series rows are locked), so they are
 # inserted without conflict checks; the client side (this process) computes their finest
 # rollup level and the series summaries, and the statement derives the coarser levels.
-_PG_APPEND = """
+_PG_APPEND = (
+    """
 WITH pts AS (
     INSERT INTO runs_metricpoint (key_id, step, value)
     SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::float8[])
@@ -208,23 +219,9 @@ WITH pts AS (
     SELECT key_id, bucket, ARRAY[vmin, smin::float8] AS mn, ARRAY[vmax, smax::float8] AS mx, n
     FROM unnest(%s::bigint[], %s::bigint[], %s::float8[], %s::bigint[], %s::float8[],
                 %s::bigint[], %s::bigint[]) AS g(key_id, bucket, vmin, smin, vmax, smax, n)
-), levels AS (
-    SELECT key_id, 3 AS lvl, bucket, mn, mx, n FROM l3
-    UNION ALL
-    SELECT key_id, l.lvl, bucket >> (l.lvl - 3), min(mn), max(mx), sum(n)::bigint
-    FROM l3 CROSS JOIN unnest(%s::int[]) AS l(lvl)
-    GROUP BY key_id, l.lvl, bucket >> (l.lvl - 3)
-), roll AS (
-    INSERT INTO runs_metricrollup AS r (key_id, level, bucket, vmin, smin, vmax, smax, n)
-    SELECT key_id, lvl, bucket, mn[1], mn[2]::bigint, mx[1], mx[2]::bigint, n
-    FROM levels ORDER BY 1, 2, 3
-    ON CONFLICT (key_id, level, bucket) DO UPDATE SET
-        smin = CASE WHEN EXCLUDED.vmin < r.vmin THEN EXCLUDED.smin ELSE r.smin END,
-        vmin = LEAST(r.vmin, EXCLUDED.vmin),
-        smax = CASE WHEN EXCLUDED.vmax > r.vmax THEN EXCLUDED.smax ELSE r.smax END,
-        vmax = GREATEST(r.vmax, EXCLUDED.vmax),
-        n = r.n + EXCLUDED.n
-)
+"""
+    + _ROLLUP_CTES
+    + """
 UPDATE runs_metrickey k SET
     count = k.count + s.n,
     first_step = LEAST(k.first_step, s.lo),
@@ -234,6 +231,7 @@ FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::float8[]
      AS s(key_id, n, lo, hi, lv)
 WHERE k.id = s.key_id
 """
+)
 
 
 def _ints(xs: Iterable[int]) -> str:

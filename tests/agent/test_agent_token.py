@@ -41,36 +41,25 @@ def test_a_single_token_file_still_works(tmp_path: Path) -> None:
     assert read_token(str(tmp_path / "token"), "", "any") == "zsn_cccc3333_file"
 
 
+def _run_once(tmp_path: Path, server: HTTPServer, node: str) -> subprocess.CompletedProcess[str]:
+    """One agent round on the healthy HGX fixture, tokens from a kubelet-style Secret folder."""
+    root = FIXTURES / "hgx_healthy"
+    return subprocess.run(
+        [
+            sys.executable, "-m", "zhisuan_agent", "--once",
+            "--root", str(root), "--nvml-fixture", str(root / "nvml.json"),
+            "--platform-url", f"http://127.0.0.1:{server.server_address[1]}",
+            "--token-dir", str(secret_folder(tmp_path, TOKENS)), "--node", node,
+        ],
+        cwd=AGENT, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+
+
 def test_once_reports_with_its_own_token_and_never_prints_one(
     tmp_path: Path,
     platform_server: HTTPServer,  # noqa: F811
 ) -> None:
-    folder = secret_folder(tmp_path, TOKENS)
-    root = FIXTURES / "hgx_healthy"
-    port = platform_server.server_address[1]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "zhisuan_agent",
-            "--once",
-            "--root",
-            str(root),
-            "--nvml-fixture",
-            str(root / "nvml.json"),
-            "--platform-url",
-            f"http://127.0.0.1:{port}",
-            "--token-dir",
-            str(folder),
-            "--node",
-            "gpu-007",
-        ],
-        cwd=AGENT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    done = _run_once(tmp_path, platform_server, "gpu-007")
     [(path, auth, body)] = _Recorder.received
     assert path == "/api/v1/health/report/"
     assert auth == "Bearer zsn_aaaa1111_own" and body["node"] == "gpu-007"
@@ -82,31 +71,6 @@ def test_without_its_key_the_agent_checks_but_does_not_report(
     tmp_path: Path,
     platform_server: HTTPServer,  # noqa: F811
 ) -> None:
-    folder = secret_folder(tmp_path, TOKENS)
-    root = FIXTURES / "hgx_healthy"
-    port = platform_server.server_address[1]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "zhisuan_agent",
-            "--once",
-            "--root",
-            str(root),
-            "--nvml-fixture",
-            str(root / "nvml.json"),
-            "--platform-url",
-            f"http://127.0.0.1:{port}",
-            "--token-dir",
-            str(folder),
-            "--node",
-            "gpu-999",
-        ],
-        cwd=AGENT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    done = _run_once(tmp_path, platform_server, "gpu-999")
     assert _Recorder.received == []
     assert "no token for node gpu-999" in done.stderr

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from apps.jobs import logs
-from apps.jobs.models import Job, JobLogLine
+from apps.jobs.models import Job, JobLogFollow, JobLogLine
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.jobs.conftest import Cluster, training_body
@@ -29,6 +31,8 @@ def test_running_job_output_is_collected_once_and_served(
     tick(cluster, 6)  # started at t=5
     assert Job.objects.get(pk=job["id"]).state == "running"
     cluster.clock.advance(25)  # progress lines at t=15 and t=25 for each of 2 replicas
+    assert logs.collect() == 0  # nobody reads it: the running job is not followed
+    assert _logs(client, job["id"]).json()["lines"] == []  # a reader: followed from now on
     assert logs.collect() == 2 * 4  # pull + start + 2 progress lines per replica
     assert logs.collect() == 0  # nothing new: no duplicates
 
@@ -44,12 +48,16 @@ def test_running_job_output_is_collected_once_and_served(
     assert "step 100 loss" in texts[-1]
 
     cluster.clock.advance(10)
-    assert logs.collect() == 2  # only the new progress line of each replica
+    assert logs.collect() == 2  # only the new progress line of each replica (still followed)
     tail = _logs(client, job["id"], tail=3).json()
     assert tail["truncated"] is True and len(tail["lines"]) == 3
     assert "step 150" in tail["lines"][-1]["text"]
     since = _logs(client, job["id"], since=body["lines"][-1]["ts"]).json()
     assert len(since["lines"]) == 2
+
+    JobLogFollow.objects.update(until=timezone.now() - timedelta(seconds=1))  # reader gone
+    cluster.clock.advance(10)
+    assert logs.collect() == 0
 
 
 def test_failed_attempt_keeps_its_last_lines(world: World, client_for, cluster: Cluster):

@@ -21,7 +21,7 @@ from apps.jobs.api.serializers import (
     JobLogsSerializer,
     JobSerializer,
 )
-from apps.jobs.models import Job
+from apps.jobs.models import Job, JobState
 
 
 class JobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
@@ -100,6 +100,8 @@ class JobViewSet(TenantScopedViewSet[Job]):
         job = self.get_object()
         query = JobLogsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        if job.state == JobState.RUNNING:
+            logs.want(job)  # the collector follows it while someone reads
         lines, truncated = logs.read(
             job, tail=query.validated_data["tail"], since=query.validated_data.get("since")
         )
