@@ -60,3 +60,37 @@ def make_node(*, pool: ResourcePool | None = None, **fields: Any) -> Node:
         "spine": "spine0",
     }
     return Node.objects.create(cluster=pool.cluster, pool=pool, **{**defaults, **fields})
+
+
+def make_running(job: Any, node: Node | None = None) -> None:
+    """Put a queued job on ``node`` (the pool's first node by default) as the scheduler would:
+    one Allocation per replica on the first free devices, then RUNNING. For tests that need a
+    running job without a scheduling cycle; quotas are not consulted."""
+    from django.utils import timezone
+
+    from apps.jobs.models import Allocation, JobState
+
+    node = node or Node.objects.filter(pool=job.pool).order_by("pk").first()
+    assert node is not None, "the job's pool has no node"
+    taken = {d for a in Allocation.objects.filter(node=node) for d in a.devices}
+    free = [d for d in range(node.accelerator_count) if d not in taken]
+    index = 0
+    for group in job.spec.get("replica_groups", []):
+        per = int(group.get("accelerators", 0))
+        for _ in range(int(group.get("replicas", 1))):
+            devices, free = free[:per], free[per:]
+            Allocation.objects.create(
+                job=job,
+                node=node,
+                replica_group=group["name"],
+                replica_index=index,
+                accelerator_model=node.accelerator_model,
+                devices=devices,
+                cpu_milli=int(group.get("cpu_milli", 0)),
+                memory_mib=int(group.get("memory_mib", 0)),
+            )
+            index += 1
+    now = timezone.now()
+    type(job).objects.filter(pk=job.pk).update(
+        state=JobState.RUNNING, admitted_at=now, started_at=now
+    )

@@ -65,7 +65,7 @@ def _spans(
     held = held_milli_by_job(job.pk for job in jobs)  # one query, not one per job
     for job in jobs:
         assert job.admitted_at is not None
-        for model, milli in held.get(job.pk, {}).items():
+        for (model, since), milli in held.get(job.pk, {}).items():
             spans.append(
                 _Span(
                     job.tenant.slug,
@@ -75,7 +75,7 @@ def _spans(
                     model,
                     str(job.pk),
                     milli,
-                    job.admitted_at,
+                    max(since, job.admitted_at) if since else job.admitted_at,
                     now,
                 )
             )

@@ -111,6 +111,12 @@ class ScalingDecision(models.Model):
     desired = models.PositiveIntegerField()
     panic = models.BooleanField(default=False)
     reason = models.CharField(max_length=64)
+    wanted = models.PositiveIntegerField(
+        null=True, blank=True, help_text="What the autoscaler asked for, when fewer were admitted."
+    )
+    limited_by = models.CharField(
+        max_length=300, blank=True, help_text="Why fewer replicas were admitted (quota, room)."
+    )
 
     class Meta:
         ordering = ["-at", "-id"]

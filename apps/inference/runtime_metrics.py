@@ -7,7 +7,8 @@ and ``pod`` labels that Prometheus' Kubernetes pod discovery attaches, and take 
 quantiles from the summed bucket rates, so a quantile covers all pods together rather than
 averaging per-pod quantiles (which is not a quantile of anything).
 
-Only the reader exists: the autoscaling tick does not call it yet (see docs/inference.md).
+The autoscaling tick (``apps.inference.services``) reads it once per tick for every service on
+a Kubernetes cluster; its readings feed the scaler and the service's traffic samples.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class RuntimeTraffic:
     p50_s: float | None
     p95_s: float | None
     p99_s: float | None
+    errors_per_s: float = 0.0  # 5xx responses per second
+    gpu_util: float | None = None  # mean use of the pods' GPUs, 0..1; None: no GPU series
 
     @property
     def concurrency(self) -> float:
@@ -60,6 +63,8 @@ def queries(job_id: int, tenant: str, window_s: int = 60) -> dict[str, str]:
         "running": f"sum(vllm:num_requests_running{{{sel}}})",
         "waiting": f"sum(vllm:num_requests_waiting{{{sel}}})",
         "qps": f"sum(rate(vllm:request_success_total{{{sel}}}[{window}]))",
+        "errors_per_s": f'sum(rate(http_requests_total{{{sel},status=~"5.."}}[{window}]))',
+        "gpu_util": f"avg(DCGM_FI_DEV_GPU_UTIL{{{sel}}}) / 100",
     }
     buckets = f"sum by (le) (rate(vllm:e2e_request_latency_seconds_bucket{{{sel}}}[{window}]))"
     for q in QUANTILES:
@@ -92,4 +97,6 @@ def read_traffic(
         p50_s=values["p50_s"],
         p95_s=values["p95_s"],
         p99_s=values["p99_s"],
+        errors_per_s=values["errors_per_s"] or 0.0,
+        gpu_util=values["gpu_util"],
     )

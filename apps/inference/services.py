@@ -7,7 +7,7 @@ import logging
 import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,6 +29,7 @@ from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
 from apps.inference.selectors import running_services
 from apps.jobs.models import Job, JobKind
 from apps.jobs.services import request_scale, submit_job
+from apps.scheduling.replicas import admit_replicas, release_replicas
 from apps.tenancy.models import Tenant
 
 log = logging.getLogger("zhisuan.inference")
@@ -42,6 +43,7 @@ SETTINGS_FIELDS = (
     "probe_period_s",
 )  # fmt: skip
 SAMPLE_PERIOD_S = 10
+ADMIT_RETRY_S = 30.0  # a scale-up the scheduler could not admit is asked again this often
 KEEP_SAMPLES = timedelta(hours=24)
 
 
@@ -169,6 +171,11 @@ class _Runtime:
     rng: random.Random
     window: list[TickMetrics]
     started: float
+    # Kubernetes services: the runtime's readings since ``sampled_from`` (virtual seconds).
+    readings: list[RuntimeTraffic] = field(default_factory=list)
+    sampled_from: float = 0.0
+    # The last scale-up the scheduler could not fully admit: (wanted, when, why).
+    refused: tuple[int, float, str] | None = None
 
 
 _RUNTIME: dict[int, _Runtime] = {}
@@ -265,21 +272,48 @@ def _step_kubernetes_service(service: InferenceService, now: datetime) -> None:
     loading = max(0, service.desired_replicas - traffic.pods)
     decision = rt.scaler.decide(t, traffic.pods, loading)
     with transaction.atomic():
-        if decision.changed or decision.panic != service.panic:
-            _record_decision(service, now, cfg.metric, decision)
+        applied, short = _admitted(service, rt, decision.desired, now)
+        if applied != service.desired_replicas or decision.panic != service.panic:
+            _record_decision(service, now, cfg.metric, decision, applied, short)
         changes = {
-            "desired_replicas": decision.desired,
+            "desired_replicas": applied,
             "ready_replicas": traffic.pods,
             "loading_replicas": loading,
             "panic": decision.panic,
         }
         if any(getattr(service, k) != v for k, v in changes.items()):
             InferenceService.objects.filter(pk=service.pk).update(**changes)
-        if decision.desired != service.desired_replicas:
-            request_scale(service.job)
+        if applied != service.desired_replicas:
+            request_scale(service.job)  # the relay releases extras once the cluster shrank
+        if not rt.readings:
+            rt.sampled_from = t
+        rt.readings.append(traffic)
+        if t - rt.sampled_from >= SAMPLE_PERIOD_S:
+            _record_reading_sample(service, rt.readings, now, round(t - rt.sampled_from))
+            rt.readings = []
 
 
-def _record_decision(service: InferenceService, now: datetime, metric: str, decision: Any) -> None:
+def _admitted(service: InferenceService, rt: _Runtime, want: int, now: datetime) -> tuple[int, str]:
+    """How many of the ``want`` replicas the service may run: those the scheduler admitted
+    (the base ones, plus extras admitted against quota and free room here) and why not more.
+    A refused scale-up is asked again after ``ADMIT_RETRY_S`` or when the wish grows."""
+    t = now.timestamp()
+    if rt.refused and want <= rt.refused[0] and t - rt.refused[1] < ADMIT_RETRY_S:
+        held = admit_replicas(service.job, 0, now).replicas  # a count, nothing admitted
+        return min(want, held), rt.refused[2] if want > held else ""
+    admitted = admit_replicas(service.job, want, now)
+    rt.refused = (want, t, admitted.short) if admitted.replicas < want else None
+    return min(want, admitted.replicas), admitted.short
+
+
+def _record_decision(
+    service: InferenceService,
+    now: datetime,
+    metric: str,
+    decision: Any,
+    applied: int,
+    short: str,
+) -> None:
     ScalingDecision.objects.create(
         service=service,
         at=now,
@@ -287,9 +321,11 @@ def _record_decision(service: InferenceService, now: datetime, metric: str, deci
         observed_stable=round(decision.observed_stable, 3),
         observed_panic=round(decision.observed_panic, 3),
         current=decision.current,
-        desired=decision.desired,
+        desired=applied,
         panic=decision.panic,
         reason=decision.reason,
+        wanted=decision.desired if applied < decision.desired else None,
+        limited_by=short[:300] if applied < decision.desired else "",
     )
 
 
@@ -315,11 +351,16 @@ def _step_service(service: InferenceService, now: datetime, dt: float) -> None:
     rt.window.append(metrics)
     changes: dict[str, Any] = {}
     with transaction.atomic():
-        if decision.changed or decision.panic != service.panic:
-            _record_decision(service, now, cfg.metric, decision)
-            rt.sim.set_desired(decision.desired)
+        applied, short = _admitted(service, rt, decision.desired, now)
+        if applied != service.desired_replicas or decision.panic != service.panic:
+            _record_decision(service, now, cfg.metric, decision, applied, short)
+        if applied != rt.sim.replicas:
+            shrink = applied < rt.sim.replicas
+            rt.sim.set_desired(applied)
+            if shrink:
+                release_replicas(service.job, applied, now)  # simulated replicas stop at once
         changes = {
-            "desired_replicas": decision.desired,
+            "desired_replicas": applied,
             "ready_replicas": rt.sim.ready,
             "loading_replicas": len(rt.sim.loading),
             "panic": decision.panic,
@@ -329,6 +370,37 @@ def _step_service(service: InferenceService, now: datetime, dt: float) -> None:
         if len(rt.window) * dt >= SAMPLE_PERIOD_S:
             _record_sample(service, rt.window, now)
             rt.window = []
+
+
+def _record_reading_sample(
+    service: InferenceService, readings: list[RuntimeTraffic], now: datetime, period_s: int
+) -> None:
+    """One sample from the runtime's own metrics over ``period_s``: rates and gauges averaged
+    over the readings, latency the worst reading (as for simulated replicas; 0 when no
+    request finished), errors the 5xx responses counted over the period."""
+    n = len(readings)
+
+    def worst(values: list[float | None]) -> float:
+        seen = [v for v in values if v is not None]
+        return round(1000 * max(seen), 1) if seen else 0.0
+
+    utils = [r.gpu_util for r in readings if r.gpu_util is not None]
+    last = readings[-1]
+    TrafficSample.objects.create(
+        service=service,
+        at=now,
+        period_s=period_s,
+        qps=round(sum(r.qps for r in readings) / n, 3),
+        concurrency=round(sum(r.concurrency for r in readings) / n, 3),
+        p50_ms=worst([r.p50_s for r in readings]),
+        p95_ms=worst([r.p95_s for r in readings]),
+        p99_ms=worst([r.p99_s for r in readings]),
+        errors=round(sum(r.errors_per_s for r in readings) / n * period_s),
+        gpu_util=round(min(1.0, max(0.0, sum(utils) / len(utils))), 4) if utils else 0.0,
+        ready_replicas=last.pods,
+        loading_replicas=max(0, service.desired_replicas - last.pods),
+    )
+    TrafficSample.objects.filter(service=service, at__lt=now - KEEP_SAMPLES).delete()
 
 
 def _record_sample(service: InferenceService, window: list[TickMetrics], now: datetime) -> None:

@@ -175,6 +175,10 @@ class Allocation(models.Model):
     cpu_milli = models.PositiveIntegerField(default=0)
     memory_mib = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    extra = models.BooleanField(
+        default=False,
+        help_text="A replica an autoscaler added after admission (billed from created_at).",
+    )
 
     class Meta:
         ordering = ["id"]

@@ -114,7 +114,18 @@ def _scale(backend: ClusterBackend, entry: OutboxEntry, job: Job) -> None:
     if job.state not in ON_CLUSTER or job.attempt != entry.attempt or service is None:
         entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
         return
-    backend.scale(job.pk, job.tenant.slug, service.desired_replicas)
+    from apps.scheduling.replicas import base_replicas, held_replicas, release_replicas
+
+    # Never more than the scheduler admitted (a new attempt starts again from its base), and
+    # only on the nodes of the replicas that stay admitted.
+    replicas = min(service.desired_replicas, held_replicas(job))
+    nodes = job.allocations.filter(replica_index__lt=max(replicas, base_replicas(job)))
+    node_names = sorted(set(nodes.values_list("node__name", flat=True)))
+    backend.scale(job.pk, job.tenant.slug, replicas, node_names)
+    # The cluster now runs at most that many: extras beyond it (and beyond a newer wish
+    # admitted meanwhile) go back to the quota.
+    service.refresh_from_db(fields=["desired_replicas"])
+    release_replicas(job, max(replicas, service.desired_replicas), timezone.now())
     entry.state = OutboxState.DONE
 
 

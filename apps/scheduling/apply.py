@@ -33,7 +33,7 @@ class Applied:
     skipped: dict[int, str] = field(default_factory=dict)
 
 
-class _Ledger:
+class Ledger:
     """Device and quota usage as the database says now (inside the lock)."""
 
     def __init__(self) -> None:
@@ -118,7 +118,7 @@ def _preempt(decision: core.Preemption, applied: Applied) -> None:
 
 def _admit(
     placement: core.Placement,
-    ledger: _Ledger,
+    ledger: Ledger,
     pool_ids: dict[str, int],
     now: datetime,
     applied: Applied,
@@ -212,7 +212,7 @@ def apply(decisions: core.Decisions, pool_ids: dict[str, int], now: datetime) ->
     applied = Applied()
     for preemption in decisions.preemptions:
         _preempt(preemption, applied)
-    ledger = _Ledger()
+    ledger = Ledger()
     for placement in decisions.placements:
         if placement.partial:
             continue  # gang is on in the product; a partial placement is never admitted

@@ -16,7 +16,7 @@ from apps.inference.models import InferenceService, ScalingDecision, TrafficSamp
 from apps.jobs.models import Job, JobKind, JobState
 from apps.tenancy.models import Role
 from tests.conftest import World
-from tests.factories import make_node, make_pool
+from tests.factories import make_node, make_pool, make_running
 
 Client = Callable[[User | None], APIClient]
 URL = "/api/v1/tenants/{}/inference/services/"
@@ -168,7 +168,7 @@ def test_tick_steps_running_services_and_records_metrics_and_decisions(
 ) -> None:
     assert services.autoscale_tick() == 0  # nothing running: nothing to do
     service = _service(world)
-    Job.objects.filter(pk=service.job_id).update(state=JobState.RUNNING)
+    make_running(service.job)
     start = timezone.now()
     for second in range(120):
         assert services.autoscale_tick(now=start + timedelta(seconds=second)) == 1
@@ -217,7 +217,7 @@ def test_the_autoscaler_command_runs_the_tick_for_running_services(world: World)
     from django.core.management import call_command
 
     service = _service(world)
-    Job.objects.filter(pk=service.job_id).update(state=JobState.RUNNING)
+    make_running(service.job)
     services._RUNTIME.pop(service.pk, None)
     call_command("inference_autoscaler", ticks=2, interval=0.01)
     assert service.pk in services._RUNTIME  # the loop stepped the service's scaler

@@ -24,12 +24,12 @@ pytestmark = pytest.mark.skipif(
     not Path(PROMETHEUS).exists(),
     reason="prometheus is not installed (scripts/ensure-prometheus.sh installs it)",
 )
-# (namespace, pod, running, waiting, successes per second)
+# (namespace, pod, running, waiting, successes per second, 5xx per second, GPU util %)
 PODS = (
-    ("zs-acme", "zs-inf-303-7d9f8c6b5-abcde", 4, 1, 6.0),
-    ("zs-acme", "zs-inf-303-7d9f8c6b5-fghij", 3, 0, 4.0),
-    ("zs-acme", "zs-inf-3030-5c4b3a2d1-klmno", 50, 50, 100.0),  # another service
-    ("zs-other", "zs-inf-303-7d9f8c6b5-pqrst", 50, 50, 100.0),  # another tenant
+    ("zs-acme", "zs-inf-303-7d9f8c6b5-abcde", 4, 1, 6.0, 0.5, 80),
+    ("zs-acme", "zs-inf-303-7d9f8c6b5-fghij", 3, 0, 4.0, 0.0, 40),
+    ("zs-acme", "zs-inf-3030-5c4b3a2d1-klmno", 50, 50, 100.0, 9.0, 0),  # another service
+    ("zs-other", "zs-inf-303-7d9f8c6b5-pqrst", 50, 50, 100.0, 9.0, 0),  # another tenant
 )
 WINDOW_S = 4
 BUCKETS = ("0.25", "0.5", "1.0", "+Inf")
@@ -42,15 +42,20 @@ def _free_port() -> int:
 
 
 def exposition(elapsed: float) -> str:
-    """vLLM's metric names; every request takes between 0.25 s and 0.5 s."""
+    """vLLM's metric names (and its HTTP server's response counter), and the DCGM exporter's
+    GPU use with pod mapping; every request takes between 0.25 s and 0.5 s."""
     lines = []
-    for namespace, pod, running, waiting, rate in PODS:
+    for namespace, pod, running, waiting, rate, errors, util in PODS:
         labels = f'namespace="{namespace}",pod="{pod}"'
         done = rate * elapsed
         lines += [
             f"vllm:num_requests_running{{{labels}}} {running}",
             f"vllm:num_requests_waiting{{{labels}}} {waiting}",
             f'vllm:request_success_total{{{labels},finished_reason="stop"}} {done}',
+            f'http_requests_total{{{labels},handler="/v1/completions",status="2xx"}} {done}',
+            f'http_requests_total{{{labels},handler="/v1/completions",status="5xx"}} '
+            f"{errors * elapsed}",
+            f'DCGM_FI_DEV_GPU_UTIL{{{labels},gpu="0",modelName="NVIDIA H100"}} {util}',
         ]
         for le in BUCKETS:
             count = 0.0 if le == "0.25" else done
@@ -120,3 +125,5 @@ def test_the_queries_work_on_a_real_prometheus(prometheus: str) -> None:
     assert traffic.p50_s == pytest.approx(0.375, abs=1e-6)
     assert traffic.p95_s == pytest.approx(0.4875, abs=1e-6)
     assert traffic.p99_s == pytest.approx(0.4975, abs=1e-6)
+    assert traffic.errors_per_s == pytest.approx(0.5, rel=0.25)  # 5xx of our pods only
+    assert traffic.gpu_util == pytest.approx(0.6)  # mean of 80 % and 40 %

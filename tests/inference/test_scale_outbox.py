@@ -11,14 +11,16 @@ from django.utils import timezone
 from apps.clusters.backends.simulated import SimulatedBackend
 from apps.clusters.models import Cluster, ClusterKind
 from apps.inference import services
-from apps.inference.models import InferenceService, ScalingDecision
+from apps.inference.models import InferenceService, ScalingDecision, TrafficSample
 from apps.inference.runtime_metrics import RuntimeTraffic
 from apps.jobs import relay, workload
 from apps.jobs.models import Job, JobState, OutboxAction, OutboxEntry, OutboxState
 from apps.jobs.services import request_scale
+from apps.quotas.models import Quota
+from apps.scheduling.replicas import admit_replicas, held_replicas
 from apps.tenancy.models import Role
 from tests.conftest import World
-from tests.factories import make_node, make_pool
+from tests.factories import make_node, make_pool, make_running
 
 
 def _service(
@@ -36,7 +38,7 @@ def _service(
         settings={"model_uri": "s3://m/x", "min_replicas": min_replicas, "max_replicas": 6,
                   "target_value": 8.0},
     )  # fmt: skip
-    Job.objects.filter(pk=service.job_id).update(state=JobState.RUNNING)
+    make_running(service.job)
     service.refresh_from_db()
     return service
 
@@ -69,8 +71,29 @@ def _desired_on(backend: SimulatedBackend, service: InferenceService) -> int:
 
 def _reading(pods: int = 1, concurrency: float = 30.0) -> RuntimeTraffic:
     return RuntimeTraffic(
-        pods=pods, running=concurrency, waiting=0.0, qps=5.0, p50_s=1.0, p95_s=2.0, p99_s=3.0
-    )
+        pods=pods, running=concurrency, waiting=0.0, qps=5.0, p50_s=1.0, p95_s=2.0, p99_s=3.0,
+        errors_per_s=0.5, gpu_util=0.7,
+    )  # fmt: skip
+
+
+def test_a_kubernetes_service_records_traffic_samples_from_its_runtime_metrics(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = _service(world, min_replicas=2)
+    readings = iter([_reading(pods=2, concurrency=c) for c in range(1, 30)])
+    monkeypatch.setattr(services, "kube_traffic", lambda _service: next(readings))
+    start = timezone.now()
+    for second in range(25):
+        services.autoscale_tick(now=start + timedelta(seconds=second))
+    samples = list(TrafficSample.objects.filter(service=service).order_by("at"))
+    assert len(samples) == 2  # one per 10 s of readings (t=10 and t=21)
+    first = samples[0]
+    assert first.period_s == 10
+    assert first.concurrency == pytest.approx(sum(range(1, 12)) / 11)  # readings t=0..10
+    assert (first.qps, first.p50_ms, first.p95_ms, first.p99_ms) == (5.0, 1000, 2000, 3000)
+    assert first.errors == 5  # 0.5 5xx/s over 10 s
+    assert first.gpu_util == pytest.approx(0.7)
+    assert first.ready_replicas == 2
 
 
 def test_without_a_metrics_reading_a_kubernetes_service_is_not_scaled(
@@ -106,9 +129,18 @@ def test_decisions_on_kubernetes_become_one_scale_row_relayed_with_the_latest_co
     assert _desired_on(backend, service) == service.desired_replicas
 
 
+def _admit(service: InferenceService, replicas: int) -> None:
+    """Give the tenant quota for ``replicas`` devices and admit that many replicas."""
+    Quota.objects.create(tenant=service.tenant, pool=service.job.pool, accelerator_model="A800",
+                         guarantee=replicas)  # fmt: skip
+    admitted = admit_replicas(service.job, replicas, timezone.now())
+    assert admitted.replicas == replicas, admitted.short
+
+
 def test_the_relay_reads_the_count_at_relay_time_and_a_done_row_is_reused(world: World) -> None:
     service = _service(world)
     backend = _cluster_with(service)
+    _admit(service, 5)
     InferenceService.objects.filter(pk=service.pk).update(desired_replicas=3)
     request_scale(service.job)
     InferenceService.objects.filter(pk=service.pk).update(desired_replicas=5)
@@ -124,6 +156,16 @@ def test_the_relay_reads_the_count_at_relay_time_and_a_done_row_is_reused(world:
     assert len(rows) == 1 and rows[0].state == OutboxState.PENDING and rows[0].tries == 0
     assert relay.relay_one(backend) is True
     assert _desired_on(backend, service) == 2
+    assert held_replicas(service.job) == 2  # the three the cluster no longer runs are released
+
+
+def test_the_relay_never_scales_past_what_the_scheduler_admitted(world: World) -> None:
+    service = _service(world)
+    backend = _cluster_with(service)
+    InferenceService.objects.filter(pk=service.pk).update(desired_replicas=4)
+    request_scale(service.job)
+    assert relay.relay_one(backend) is True
+    assert _desired_on(backend, service) == 1  # only the base replica holds devices
 
 
 def test_a_simulated_cluster_gets_no_scale_rows(world: World) -> None:
@@ -161,6 +203,7 @@ def test_a_missing_deployment_fails_the_row_not_the_service(world: World) -> Non
 
 def test_a_new_attempt_on_kubernetes_is_brought_to_the_current_count(world: World) -> None:
     service = _service(world)
+    _admit(service, 4)
     Job.objects.filter(pk=service.job_id).update(state=JobState.ADMITTED)
     InferenceService.objects.filter(pk=service.pk).update(desired_replicas=4)
     job = Job.objects.get(pk=service.job_id)

@@ -134,6 +134,18 @@ async def test_rbac_grants_exactly_what_the_backend_uses(cluster: Cluster) -> No
         "zs-acme",
         {"metadata": {"name": "p1", "namespace": "zs-acme"}, "spec": {"nodeName": "n1"}},
     )
+    cluster.seed(
+        POD_RESOURCE,
+        "zs-acme",
+        {
+            "metadata": {
+                "name": "zs-inf-303-5d8f9c7b6-abcde",
+                "namespace": "zs-acme",
+                "labels": {"zhisuan.io/job-id": "303"},
+            },
+            "spec": {"nodeName": "n1", "containers": [{"name": "server"}]},
+        },
+    )
     # A NetworkPolicy of ours that drifted: ensure_tenant patches it back.
     cluster.seed(
         NETPOL_RESOURCE,
@@ -174,6 +186,9 @@ async def test_rbac_grants_exactly_what_the_backend_uses(cluster: Cluster) -> No
         backend.cordon("n1", "test")
         backend.uncordon("n1")
         backend.drain("n1")
+        backend.scale(303, "acme", 2, ["n1"])  # labels the node, scales
+        backend.scale(303, "acme", 1, [])  # marks the pod leaving n1, scales, unlabels
+        backend.read_logs(303, "acme", "inference", since=None, limit=10)
         for job_id, kind in ((101, "training"), (202, "notebook"), (303, "inference")):
             backend.delete(job_id, "acme", kind)  # type: ignore[arg-type]
 

@@ -13,7 +13,7 @@ Every method is idempotent, so a task may retry it after any ``TransientError``:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -168,10 +168,20 @@ class ClusterBackend(Protocol):
         serving (the caller checks the job's state first)."""
         ...
 
-    def scale(self, job_id: int, tenant: str, replicas: int) -> None:
+    def scale(
+        self,
+        job_id: int,
+        tenant: str,
+        replicas: int,
+        node_names: Sequence[str] | None = None,
+    ) -> None:
         """Set the replica count of the inference service ``job_id`` (its Deployment's
         ``scale`` subresource). Idempotent: the count is absolute. Raises ``NotFoundError``
-        when the service is not on the cluster."""
+        when the service is not on the cluster.
+
+        ``node_names``, when given, is every node the service may run on from now: nodes new
+        to the set admit replicas before the count changes; on a scale-down the replicas on
+        nodes that leave the set are the ones removed. ``None`` leaves the nodes as they are."""
         ...
 
     def read_logs(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self
@@ -76,6 +76,9 @@ class SimulatedBackend:
         self.queues: dict[str, tuple[Quantities, Quantities]] = {}
         self.topology: NetworkTopology | None = None
         self.apply_calls = 0
+        # Inference job id -> the nodes its service may run on (what the Kubernetes backend
+        # marks with the service's node label): from apply, then from each ``scale`` with nodes.
+        self.serve_nodes: dict[int, tuple[str, ...]] = {}
         self._notebook_servers: dict[int, SimulatedNotebookServer] = {}
         # cluster time -> epoch seconds, fixed once so a line keeps its timestamp across reads
         self._wall_offset = time.time() - self.clock()
@@ -100,6 +103,10 @@ class SimulatedBackend:
                 fails=env.get("ZS_SIM_FAIL") == "1",
             )
             self._workloads[spec.job_id] = work
+            if spec.kind == "inference":
+                nodes = {node for group in spec.replica_groups for node in group.node_names}
+                if nodes:
+                    self.serve_nodes[spec.job_id] = tuple(sorted(nodes))
             self._emit("added", work)
             return ApplyResult(job_id=spec.job_id, created=True, objects=(ref,))
 
@@ -107,19 +114,29 @@ class SimulatedBackend:
         with self._lock:
             work = self._workloads.pop(job_id, None)
             self._stop_notebook(job_id)
+            self.serve_nodes.pop(job_id, None)
             if work is None:
                 return False
             self._emit("deleted", work)
             return True
 
-    def scale(self, job_id: int, tenant: str, replicas: int) -> None:
-        """Record the replica count of an inference service; its status reports it."""
+    def scale(
+        self,
+        job_id: int,
+        tenant: str,
+        replicas: int,
+        node_names: Sequence[str] | None = None,
+    ) -> None:
+        """Record the replica count of an inference service; its status reports it. Nodes,
+        when given, are recorded in ``serve_nodes``."""
         if replicas < 0:
             raise ValueError("replicas must be >= 0")
         with self._lock:
             work = self._workloads.get(job_id)
             if work is None or work.spec.tenant != tenant or work.spec.kind != "inference":
                 raise NotFoundError(f"inference service {job_id} is not on the cluster", status=404)
+            if node_names is not None:
+                self.serve_nodes[job_id] = tuple(sorted(set(node_names)))
             if work.scaled_to != replicas:
                 work.scaled_to = replicas
                 self._emit("modified", work)

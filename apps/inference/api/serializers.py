@@ -160,6 +160,6 @@ class ScalingDecisionSerializer(serializers.ModelSerializer[ScalingDecision]):
         model = ScalingDecision
         fields = [
             "id", "at", "metric", "observed_stable", "observed_panic", "current", "desired",
-            "panic", "reason",
+            "panic", "reason", "wanted", "limited_by",
         ]  # fmt: skip
         read_only_fields = fields

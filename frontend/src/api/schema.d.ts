@@ -2975,6 +2975,8 @@ export interface components {
             readonly current: number;
             readonly desired: number;
             readonly id: number;
+            /** @description Why fewer replicas were admitted (quota, room). */
+            readonly limited_by: string;
             /** @description concurrency, qps or latency */
             readonly metric: string;
             /** Format: double */
@@ -2983,6 +2985,8 @@ export interface components {
             readonly observed_stable: number;
             readonly panic: boolean;
             readonly reason: string;
+            /** @description What the autoscaler asked for, when fewer were admitted. */
+            readonly wanted: number | null;
         };
         Series: {
             count: number;

@@ -21,7 +21,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -72,6 +72,7 @@ from .manifests import (
     render_queue,
     render_tenant,
     render_workload,
+    serve_label,
 )
 from .status import status_from_object
 
@@ -84,6 +85,9 @@ MANAGED_SELECTOR = f"{LABEL_MANAGED_BY}={MANAGED_BY_VALUE}"
 FIELD_MANAGER = "zhisuan"
 MERGE_PATCH = "application/merge-patch+json"
 LIST_PAGE_SIZE = 500
+# Lower than the default (0): on a scale-down the ReplicaSet removes these pods first.
+ANNOTATION_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+LEAVING_POD_COST = "-1000"
 _TRANSIENT_STATUSES = frozenset({0, 408, 429, 500, 502, 503, 504})
 
 
@@ -699,6 +703,12 @@ class KubernetesBackend:
     # -- workloads ----------------------------------------------------------------------------
 
     def apply(self, spec: WorkloadSpec) -> ApplyResult:
+        if spec.kind == "inference":
+            nodes = {node for group in spec.replica_groups for node in group.node_names}
+            if nodes:
+                # Before the Deployment exists, so its first pods find the labelled nodes. Only
+                # adds: a repeated apply must not take back nodes a later ``scale`` granted.
+                self._serve_nodes(spec.job_id, nodes, remove=False)
         refs: list[ObjectRef] = []
         created_any = False
         for manifest in render_workload(spec, self._options):
@@ -720,6 +730,9 @@ class KubernetesBackend:
         deleted = False
         for info, object_name in targets:
             deleted = self.remove(info, namespace, object_name) or deleted
+        if kind == "inference":
+            # After the objects: a failed delete is retried with the pods still placeable.
+            self._serve_nodes(job_id, ())
         return deleted
 
     def list_status(self, namespace: str | None = None) -> tuple[list[WorkloadStatus], str]:
@@ -750,13 +763,30 @@ class KubernetesBackend:
             sources.append(_StreamSource(key=key, kind=kind, fn=fn, args=args))
         return KubernetesWatchStream(sources, versions, timeout_s, self._timeout[0])
 
-    def scale(self, job_id: int, tenant: str, replicas: int) -> None:
+    def scale(
+        self,
+        job_id: int,
+        tenant: str,
+        replicas: int,
+        node_names: Sequence[str] | None = None,
+    ) -> None:
         """Patch the inference Deployment's ``scale`` subresource: only ``spec.replicas``
-        changes, so the pod template (and with it a rollout) is never touched."""
+        changes, so the pod template (and with it a rollout) is never touched.
+
+        With ``node_names`` (every node the service may now run on), the service's node label
+        follows: new nodes are labelled before the count changes, so added pods can be placed;
+        pods on nodes that leave the set get a low deletion cost, so a scale-down removes
+        exactly those; the label leaves those nodes after the count changed. Each step is
+        idempotent, so a retry after any failure converges."""
         if replicas < 0:
             raise ValueError("replicas must be >= 0")
         namespace = namespace_for(tenant)
         name = workload_name(job_id, "inference")
+        leaving: set[str] = set()
+        if node_names is not None:
+            leaving = self._serve_nodes(job_id, node_names, remove=False)
+            if leaving:
+                self._mark_leaving_pods(job_id, namespace, leaving)
         self._call(
             f"scale Deployment {namespace}/{name} to {replicas}",
             self._apps.patch_namespaced_deployment_scale,
@@ -766,6 +796,94 @@ class KubernetesBackend:
             _content_type=MERGE_PATCH,
             field_manager=FIELD_MANAGER,
         )
+        if leaving:
+            self._unlabel_nodes(job_id, leaving)
+
+    def _serve_labelled(self, job_id: int) -> set[str]:
+        """Names of the nodes that carry the service's label."""
+        key = serve_label(job_id)
+        nodes, _ = self._list_pages(
+            f"list nodes of service {job_id}", self._core.list_node, label_selector=key
+        )
+        # Filtered here too: a server that ignores label selectors must not make us unlabel
+        # (or count) nodes that never served this job.
+        return {
+            str((node.get("metadata") or {}).get("name") or "")
+            for node in nodes
+            if key in ((node.get("metadata") or {}).get("labels") or {})
+        } - {""}
+
+    def _serve_nodes(
+        self, job_id: int, node_names: Collection[str], *, remove: bool = True
+    ) -> set[str]:
+        """Make the service's label mark exactly ``node_names``: label the nodes that lack it,
+        then (``remove``) unlabel the others. Returns the labelled nodes outside the set
+        (already unlabelled when ``remove``)."""
+        key = serve_label(job_id)
+        wanted = set(node_names)
+        labelled = self._serve_labelled(job_id)
+        for node in sorted(wanted - labelled):
+            self._call(
+                f"label node {node} for service {job_id}",
+                self._core.patch_node,
+                node,
+                {"metadata": {"labels": {key: "true"}}},
+                _content_type=MERGE_PATCH,
+                field_manager=FIELD_MANAGER,
+            )
+        leaving = labelled - wanted
+        if remove and leaving:
+            self._unlabel_nodes(job_id, leaving)
+        return leaving
+
+    def _unlabel_nodes(self, job_id: int, nodes: Collection[str]) -> None:
+        key = serve_label(job_id)
+        for node in sorted(nodes):
+            try:
+                self._call(
+                    f"unlabel node {node} for service {job_id}",
+                    self._core.patch_node,
+                    node,
+                    {"metadata": {"labels": {key: None}}},
+                    _content_type=MERGE_PATCH,
+                    field_manager=FIELD_MANAGER,
+                )
+            except NotFoundError:
+                continue  # the node is gone, and its label with it
+
+    def _mark_leaving_pods(self, job_id: int, namespace: str, leaving: Collection[str]) -> None:
+        """Give the service's pods on ``leaving`` nodes a low deletion cost. Harmless when the
+        count does not drop: the cost only decides which pods a scale-down removes."""
+        pods, _ = self._list_pages(
+            f"list pods of service {job_id}",
+            self._core.list_namespaced_pod,
+            namespace,
+            label_selector=f"{LABEL_JOB_ID}={job_id}",
+        )
+        for pod in pods:
+            metadata = pod.get("metadata") or {}
+            name = str(metadata.get("name") or "")
+            if (metadata.get("labels") or {}).get(LABEL_JOB_ID) != str(job_id):
+                continue  # a server that ignores label selectors must not touch other jobs
+            if not name or (pod.get("spec") or {}).get("nodeName") not in leaving:
+                continue
+            annotations = metadata.get("annotations") or {}
+            if metadata.get("deletionTimestamp") or (
+                annotations.get(ANNOTATION_DELETION_COST) == LEAVING_POD_COST
+            ):
+                continue  # on its way out already, or marked by an earlier try
+            try:
+                self._call(
+                    f"mark pod {namespace}/{name} for removal",
+                    self._core.patch_namespaced_pod,
+                    name,
+                    namespace,
+                    {"metadata": {"annotations": {ANNOTATION_DELETION_COST: LEAVING_POD_COST}}},
+                    _content_type=MERGE_PATCH,
+                    field_manager=FIELD_MANAGER,
+                )
+            except NotFoundError:
+                continue  # gone between the list and the patch
 
     # -- nodes --------------------------------------------------------------------------------
 

@@ -68,6 +68,10 @@ PRIORITY_VALUES = (100000, 90000, 80000, 50000, 20000, 10000)
 PREEMPTING_PRIORITIES = frozenset({0, 1, 2})
 NON_PREEMPTABLE_PRIORITIES = frozenset({0, 1, 2, 3})
 
+# Prefix of the per-service node labels (``serve_label``); outside ``zhisuan.io/`` on purpose,
+# since those keys are reserved for workload objects.
+SERVE_LABEL_PREFIX = "serve.zhisuan.io/"
+
 _SHM_VOLUME = "dshm"
 _HOME_VOLUME = "home"
 _RESERVED_VOLUMES = frozenset({_SHM_VOLUME, _HOME_VOLUME})
@@ -318,6 +322,30 @@ def _affinity(group: ReplicaGroup) -> Manifest | None:
     }
 
 
+def serve_label(job_id: int) -> str:
+    """The node label that admits the replicas of inference service ``job_id``.
+
+    Inference pods are pinned by this label, not by node names: the backend adds it to the
+    nodes our scheduler chose and removes it from nodes it gives up, so the set of allowed nodes
+    changes (extra replicas on other nodes) without touching the pod template, which would
+    roll every pod. Example: ``serve.zhisuan.io/job-303``."""
+    if job_id < 0:
+        raise ValueError("job_id must be >= 0")
+    return f"{SERVE_LABEL_PREFIX}job-{job_id}"
+
+
+def _serve_affinity(job_id: int) -> Manifest:
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": serve_label(job_id), "operator": "Exists"}]}
+                ]
+            }
+        }
+    }
+
+
 def _pod_annotations(spec: WorkloadSpec, group: ReplicaGroup, options: RenderOptions) -> Manifest:
     annotations: dict[str, str] = {
         ANNOTATION_PREEMPTABLE: "false" if spec.priority in NON_PREEMPTABLE_PRIORITIES else "true",
@@ -352,8 +380,10 @@ def pod_template(
     extra_env: list[Manifest] | None = None,
     extra_mounts: list[Manifest] | None = None,
     run_as: tuple[int, int] | None = None,
+    affinity: Manifest | None = None,
 ) -> Manifest:
-    """A PodTemplateSpec for one replica group."""
+    """A PodTemplateSpec for one replica group. ``affinity`` replaces the default pinning to
+    the group's node names (inference pins by a node label instead)."""
     volumes, mounts = _volumes(spec, group)
     container: Manifest = {
         "name": container_name,
@@ -390,7 +420,8 @@ def pod_template(
         "containers": [container],
         "volumes": volumes,
     }
-    affinity = _affinity(group)
+    if affinity is None:
+        affinity = _affinity(group)
     if affinity:
         pod_spec["affinity"] = affinity
     if options.tolerate_accelerator_taints and _uses_accelerator(group):
@@ -607,6 +638,9 @@ def render_inference(
             "periodSeconds": inference.probe_period_s,
             "failureThreshold": -(-inference.startup_timeout_s // inference.probe_period_s),
         },
+        # Pinned by the service's node label, which the backend moves between nodes as the
+        # service scales; node names in the template would roll every pod on each change.
+        affinity=_serve_affinity(spec.job_id) if group.node_names else None,
     )
     service: Manifest = {
         "apiVersion": "v1",

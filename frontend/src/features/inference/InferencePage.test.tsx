@@ -88,6 +88,21 @@ describe('inference', () => {
           observed_panic: 31,
           panic: false,
           reason: 'above target',
+          wanted: null,
+          limited_by: '',
+        },
+        {
+          id: 2,
+          at: '2026-11-30T00:00:01Z',
+          current: 1,
+          desired: 2,
+          metric: 'concurrency',
+          observed_stable: 60,
+          observed_panic: 61,
+          panic: true,
+          reason: 'panic',
+          wanted: 5,
+          limited_by: "tenant 'acme' quota for A800 in pool 'p' is used up",
         },
       ]),
     });
@@ -104,6 +119,9 @@ describe('inference', () => {
     // 83 errors out of 41.5 QPS × 10 s = 415 requests in the latest period.
     expect(value('inference.errors')).toBe('83 (20%)');
     expect(screen.getByText('2 → 3')).toBeTruthy();
+    // A scale-up the scheduler admitted only in part says what was asked for.
+    expect(screen.getByText('asked 5; admitted fewer')).toBeTruthy();
+    expect(screen.getAllByText(/admitted fewer/)).toHaveLength(1);
     const history = screen.getByTestId('inference-history');
     expect(within(history).getByText('History')).toBeTruthy();
     // The samples came newest first; the chart gets them oldest first, on a time axis.

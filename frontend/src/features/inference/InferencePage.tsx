@@ -1,6 +1,18 @@
 import { PlusOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
-import { Button, Card, Col, Descriptions, Empty, Row, Skeleton, Statistic, Table, Tag } from 'antd';
+import {
+  Button,
+  Card,
+  Col,
+  Descriptions,
+  Empty,
+  Row,
+  Skeleton,
+  Statistic,
+  Table,
+  Tag,
+  Tooltip,
+} from 'antd';
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
@@ -257,7 +269,19 @@ function ServiceDetail({ tenant }: { tenant: string }) {
             {
               title: t('inference.change'),
               key: 'c',
-              render: (_, d) => `${d.current} → ${d.desired}`,
+              render: (_, d) => (
+                <>
+                  {`${d.current} → ${d.desired}`}
+                  {d.wanted != null && (
+                    // The scheduler admitted fewer than the autoscaler asked (quota, room).
+                    <Tooltip title={d.limited_by}>
+                      <Tag color="orange" style={{ marginLeft: 8 }}>
+                        {t('inference.wantedBy', { n: d.wanted })}
+                      </Tag>
+                    </Tooltip>
+                  )}
+                </>
+              ),
             },
             { title: t('inference.metric'), dataIndex: 'metric' },
             {

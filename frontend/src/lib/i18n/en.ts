@@ -421,6 +421,7 @@ export const en = {
     job: 'Job',
     decisions: 'Scaling decisions',
     noDecisions: 'No scaling decisions yet.',
+    wantedBy: 'asked {{n}}; admitted fewer',
     at: 'At',
     change: 'Replicas',
     metric: 'Metric',

@@ -421,6 +421,7 @@ export const zh: Messages = {
     job: '作业',
     decisions: '扩缩容决策',
     noDecisions: '暂无扩缩容决策。',
+    wantedBy: '请求 {{n}} 个，准入较少',
     at: '时间',
     change: '副本数',
     metric: '指标',

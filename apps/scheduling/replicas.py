@@ -1,0 +1,115 @@
+"""Admit the replicas an autoscaler adds to a running service, and release them again.
+
+A service is admitted with its base replica count (the job spec's ``replicas``, its minimum)
+like any job. Replicas the autoscaler wants beyond that are admitted here, the same way: the
+pure core places them on a snapshot taken under the admission lock (quota, borrowing limit,
+capacity, holds and health all apply), the placement is re-checked against the rows, and each
+admitted replica gets an ``Allocation`` marked ``extra``. So a scale-up can never take a
+tenant past its quota or put pods where the scheduler counted nothing; when the core places
+fewer than asked, the caller gets the count admitted and the core's reason.
+
+Extras are never preempted on their own and never preempt: they carry the job's priority,
+but asking for one only uses free room (no preemption, no holds), so a burst of one service
+cannot evict another tenant's work. Released replicas are billed from their own admission.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from django.db import transaction
+
+from apps.accounting.services import close_extra_segments
+from apps.jobs.models import HOLDING, Allocation, Job
+from apps.scheduling import core, snapshot
+from apps.scheduling.apply import Ledger
+from apps.scheduling.models import SchedulerLock
+
+# Only free room: an extra replica is capacity on demand, not a claim worth evicting for.
+EXTRA_POLICY = core.Policy(gang=False, preemption=False, delay_scheduling=False)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    replicas: int  # replicas the job holds devices for now (base + extra)
+    short: str = ""  # why fewer than asked, in the core's words ("" when all fit)
+
+
+def base_replicas(job: Job) -> int:
+    return sum(int(g.get("replicas", 1)) for g in job.spec.get("replica_groups", []))
+
+
+def held_replicas(job: Job) -> int:
+    return Allocation.objects.filter(job=job).count()
+
+
+def _lock() -> None:
+    SchedulerLock.objects.select_for_update().get_or_create(name="admission")
+
+
+@transaction.atomic
+def admit_replicas(job: Job, want: int, now: datetime) -> Admitted:
+    """Grow the job's admitted replicas toward ``want`` (never shrinks). Takes the admission
+    lock only to grow, so calling it every tick with nothing to add costs one count query."""
+    have = held_replicas(job)
+    if want <= have:
+        return Admitted(have)
+    _lock()
+    job = Job.objects.select_related("tenant", "pool__cluster").get(pk=job.pk)
+    have = held_replicas(job)
+    if want <= have:
+        return Admitted(have)
+    if job.state not in HOLDING or have == 0:
+        return Admitted(have, "the service is not running")
+    inputs = snapshot.build(now)
+    group = snapshot.replica_groups(job.spec)[0]
+    extra = core.PendingJob(
+        job_id=f"{job.pk}+",  # not the job's own id: the snapshot runs that one already
+        tenant=job.tenant.slug,
+        pool=inputs.pool_keys[job.pool_id],
+        priority=job.priority,
+        groups=(replace(group, replicas=want - have),),
+        submit_time=now,
+    )
+    decisions = core.schedule(inputs.snapshot, [extra], EXTRA_POLICY, now)
+    placed = [r for p in decisions.placements for r in p.replicas]
+    short = next((p.message for p in decisions.pending), "")
+    if not placed:
+        return Admitted(have, short or "no room")
+    placement = decisions.placements[0]
+    why = Ledger().conflict(placement, job.tenant_id, job.pool_id)
+    if why:
+        return Admitted(have, why)
+    Allocation.objects.bulk_create(
+        Allocation(
+            job=job,
+            node_id=int(r.node_id),
+            replica_group=r.group,
+            replica_index=have + i,
+            accelerator_model=placement.accelerator_model,
+            devices=[] if r.share_milli else list(r.devices),
+            shares=[[r.devices[0], r.share_milli]] if r.share_milli else [],
+            cpu_milli=r.cpu_milli,
+            memory_mib=r.memory_mib,
+            created_at=now,
+            extra=True,
+        )
+        for i, r in enumerate(placed)
+    )
+    admitted = have + len(placed)
+    return Admitted(admitted, "" if admitted >= want else short or "no room")
+
+
+@transaction.atomic
+def release_replicas(job: Job, keep: int, now: datetime) -> int:
+    """Give back extra replicas beyond ``keep`` (never the base ones): call it once the
+    cluster runs no more than ``keep`` replicas. Returns how many were released."""
+    keep = max(keep, base_replicas(job))
+    gone = Allocation.objects.filter(job=job, extra=True, replica_index__gte=keep)
+    if not gone.exists():
+        return 0
+    _lock()
+    close_extra_segments(job=job, allocations=gone, ended_at=now, reason="ScaledDown")
+    released, _ = gone.delete()
+    return int(released)
