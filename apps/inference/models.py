@@ -86,6 +86,9 @@ class TrafficSample(models.Model):
     p99_ms = models.FloatField()
     errors = models.PositiveIntegerField(default=0)
     gpu_util = models.FloatField(help_text="Mean use of the ready replicas' GPUs, 0..1.")
+    gpu_by_replica = models.JSONField(
+        default=dict, blank=True, help_text="GPU use of each ready replica (pod), 0..1."
+    )
     ready_replicas = models.PositiveIntegerField()
     loading_replicas = models.PositiveIntegerField()
 

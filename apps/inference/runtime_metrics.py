@@ -14,7 +14,8 @@ a Kubernetes cluster; its readings feed the scaler and the service's traffic sam
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from apps.clusters.backends.spec import namespace_for, workload_name
@@ -40,7 +41,15 @@ class RuntimeTraffic:
     p95_s: float | None
     p99_s: float | None
     errors_per_s: float = 0.0  # 5xx responses per second
-    gpu_util: float | None = None  # mean use of the pods' GPUs, 0..1; None: no GPU series
+    # Use of each pod's GPUs, 0..1 (mean over a pod's GPUs); empty: no DCGM series.
+    gpu_by_pod: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def gpu_util(self) -> float | None:
+        """Mean GPU use per replica, 0..1; None when no pod reports GPU use."""
+        if not self.gpu_by_pod:
+            return None
+        return sum(self.gpu_by_pod.values()) / len(self.gpu_by_pod)
 
     @property
     def concurrency(self) -> float:
@@ -64,7 +73,7 @@ def queries(job_id: int, tenant: str, window_s: int = 60) -> dict[str, str]:
         "waiting": f"sum(vllm:num_requests_waiting{{{sel}}})",
         "qps": f"sum(rate(vllm:request_success_total{{{sel}}}[{window}]))",
         "errors_per_s": f'sum(rate(http_requests_total{{{sel},status=~"5.."}}[{window}]))',
-        "gpu_util": f"avg(DCGM_FI_DEV_GPU_UTIL{{{sel}}}) / 100",
+        "gpu_by_pod": f"avg by (pod) (DCGM_FI_DEV_GPU_UTIL{{{sel}}}) / 100",
     }
     buckets = f"sum by (le) (rate(vllm:e2e_request_latency_seconds_bucket{{{sel}}}[{window}]))"
     for q in QUANTILES:
@@ -80,15 +89,25 @@ def _scalar(result: list[dict[str, Any]]) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _by_pod(result: list[dict[str, Any]]) -> dict[str, float]:
+    """A ``by (pod)`` result as pod -> value, clipped to 0..1; series without data dropped."""
+    values: dict[str, float] = {}
+    for series in result:
+        pod = str((series.get("metric") or {}).get("pod") or "")
+        value = float(series["value"][1])
+        if pod and math.isfinite(value):
+            values[pod] = min(1.0, max(0.0, value))
+    return values
+
+
 def read_traffic(
     prometheus: PromQuery, job_id: int, tenant: str, window_s: int = 60
 ) -> RuntimeTraffic:
     """Query Prometheus once per field. Raises what the client raises (PrometheusError,
     URLError, TimeoutError); a missing series reads as zero (no pod reports yet)."""
-    values = {
-        field: _scalar(prometheus.query(expr))
-        for field, expr in queries(job_id, tenant, window_s).items()
-    }
+    exprs = queries(job_id, tenant, window_s)
+    by_pod = _by_pod(prometheus.query(exprs.pop("gpu_by_pod")))
+    values = {name: _scalar(prometheus.query(expr)) for name, expr in exprs.items()}
     return RuntimeTraffic(
         pods=int(values["pods"] or 0),
         running=values["running"] or 0.0,
@@ -98,5 +117,5 @@ def read_traffic(
         p95_s=values["p95_s"],
         p99_s=values["p99_s"],
         errors_per_s=values["errors_per_s"] or 0.0,
-        gpu_util=values["gpu_util"],
+        gpu_by_pod=by_pod,
     )

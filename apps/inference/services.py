@@ -384,8 +384,15 @@ def _record_reading_sample(
         seen = [v for v in values if v is not None]
         return round(1000 * max(seen), 1) if seen else 0.0
 
-    utils = [r.gpu_util for r in readings if r.gpu_util is not None]
+    by_pod: dict[str, list[float]] = {}
+    for reading in readings:
+        for pod, use in reading.gpu_by_pod.items():
+            by_pod.setdefault(pod, []).append(use)
     last = readings[-1]
+    # Pods that still report at the end of the period; their use averaged over it.
+    per_replica = {
+        pod: round(sum(v) / len(v), 4) for pod, v in by_pod.items() if pod in last.gpu_by_pod
+    }
     TrafficSample.objects.create(
         service=service,
         at=now,
@@ -396,7 +403,8 @@ def _record_reading_sample(
         p95_ms=worst([r.p95_s for r in readings]),
         p99_ms=worst([r.p99_s for r in readings]),
         errors=round(sum(r.errors_per_s for r in readings) / n * period_s),
-        gpu_util=round(min(1.0, max(0.0, sum(utils) / len(utils))), 4) if utils else 0.0,
+        gpu_util=round(sum(per_replica.values()) / len(per_replica), 4) if per_replica else 0.0,
+        gpu_by_replica=per_replica,
         ready_replicas=last.pods,
         loading_replicas=max(0, service.desired_replicas - last.pods),
     )
@@ -405,6 +413,7 @@ def _record_reading_sample(
 
 def _record_sample(service: InferenceService, window: list[TickMetrics], now: datetime) -> None:
     n = len(window)
+    gpu = round(sum(m.gpu_util for m in window) / n, 4)
     TrafficSample.objects.create(
         service=service,
         at=now,
@@ -415,7 +424,9 @@ def _record_sample(service: InferenceService, window: list[TickMetrics], now: da
         p95_ms=round(1000 * max(m.p95_s for m in window), 1),
         p99_ms=round(1000 * max(m.p99_s for m in window), 1),
         errors=round(sum(m.errors for m in window)),
-        gpu_util=round(sum(m.gpu_util for m in window) / n, 4),
+        gpu_util=gpu,
+        # The simulated replicas share the load equally (ServiceSim), so each shows the mean.
+        gpu_by_replica={f"simulated-{i}": gpu for i in range(window[-1].ready)},
         ready_replicas=window[-1].ready,
         loading_replicas=window[-1].loading,
     )

@@ -186,8 +186,11 @@ def test_tick_steps_running_services_and_records_metrics_and_decisions(
         "p99_ms",
         "errors",
         "gpu_util",
+        "gpu_by_replica",
         "ready_replicas",
     }
+    newest = metrics[0]
+    assert len(newest["gpu_by_replica"]) == newest["ready_replicas"]
     decisions = client.get(f"{base}decisions/").json()
     assert decisions[0]["reason"]
     assert {"observed_stable", "observed_panic", "current", "desired"} <= set(decisions[0])

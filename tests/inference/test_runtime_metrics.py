@@ -76,12 +76,11 @@ def test_queries_select_the_services_pods_and_sum_over_them() -> None:
         "histogram_quantile(0.95, sum by (le) "
         f"(rate(vllm:e2e_request_latency_seconds_bucket{{{sel}}}[30s])))"
     )
-    assert q["errors_per_s"] == (
-        f'sum(rate(http_requests_total{{{sel},status=~"5.."}}[30s]))'
-    )
-    assert q["gpu_util"] == f"avg(DCGM_FI_DEV_GPU_UTIL{{{sel}}}) / 100"
+    assert q["errors_per_s"] == (f'sum(rate(http_requests_total{{{sel},status=~"5.."}}[30s]))')
+    assert q["gpu_by_pod"] == f"avg by (pod) (DCGM_FI_DEV_GPU_UTIL{{{sel}}}) / 100"
     assert set(q) == {
-        "pods", "running", "waiting", "qps", "p50_s", "p95_s", "p99_s", "errors_per_s", "gpu_util"
+        "pods", "running", "waiting", "qps", "p50_s", "p95_s", "p99_s", "errors_per_s",
+        "gpu_by_pod",
     }  # fmt: skip
 
 
@@ -96,7 +95,10 @@ def test_read_traffic_parses_every_answer(prometheus: FakePrometheus) -> None:
         q["p95_s"]: vector("2.25"),
         q["p99_s"]: vector("+Inf"),  # the top bucket: no finite estimate
         q["errors_per_s"]: vector("0.5"),
-        q["gpu_util"]: vector("0.62"),
+        q["gpu_by_pod"]: {"status": "success", "data": {"resultType": "vector", "result": [
+            {"metric": {"pod": "zs-inf-303-7d9f8c6b5-abcde"}, "value": [AT, "0.9"]},
+            {"metric": {"pod": "zs-inf-303-7d9f8c6b5-fghij"}, "value": [AT, "0.34"]},
+        ]}},
     })  # fmt: skip
     traffic = read_traffic(PrometheusSource(prometheus.url), 303, "acme")
     assert sorted(prometheus.asked) == sorted(q.values())
@@ -104,7 +106,12 @@ def test_read_traffic_parses_every_answer(prometheus: FakePrometheus) -> None:
     assert (traffic.running, traffic.waiting, traffic.concurrency) == (41.0, 7.0, 48.0)
     assert traffic.qps == 12.5
     assert (traffic.p50_s, traffic.p95_s, traffic.p99_s) == (0.8, 2.25, None)
-    assert (traffic.errors_per_s, traffic.gpu_util) == (0.5, 0.62)
+    assert traffic.errors_per_s == 0.5
+    assert traffic.gpu_by_pod == {
+        "zs-inf-303-7d9f8c6b5-abcde": 0.9,
+        "zs-inf-303-7d9f8c6b5-fghij": 0.34,
+    }
+    assert traffic.gpu_util == pytest.approx(0.62)
 
 
 def test_no_series_reads_as_idle_without_latency(prometheus: FakePrometheus) -> None:

@@ -126,4 +126,8 @@ def test_the_queries_work_on_a_real_prometheus(prometheus: str) -> None:
     assert traffic.p95_s == pytest.approx(0.4875, abs=1e-6)
     assert traffic.p99_s == pytest.approx(0.4975, abs=1e-6)
     assert traffic.errors_per_s == pytest.approx(0.5, rel=0.25)  # 5xx of our pods only
+    assert traffic.gpu_by_pod == {  # our two pods only, each its own use
+        "zs-inf-303-7d9f8c6b5-abcde": pytest.approx(0.8),
+        "zs-inf-303-7d9f8c6b5-fghij": pytest.approx(0.4),
+    }
     assert traffic.gpu_util == pytest.approx(0.6)  # mean of 80 % and 40 %

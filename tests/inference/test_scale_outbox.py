@@ -72,7 +72,7 @@ def _desired_on(backend: SimulatedBackend, service: InferenceService) -> int:
 def _reading(pods: int = 1, concurrency: float = 30.0) -> RuntimeTraffic:
     return RuntimeTraffic(
         pods=pods, running=concurrency, waiting=0.0, qps=5.0, p50_s=1.0, p95_s=2.0, p99_s=3.0,
-        errors_per_s=0.5, gpu_util=0.7,
+        errors_per_s=0.5, gpu_by_pod={f"pod-{i}": 0.6 + 0.2 * i for i in range(pods)},
     )  # fmt: skip
 
 
@@ -92,6 +92,7 @@ def test_a_kubernetes_service_records_traffic_samples_from_its_runtime_metrics(
     assert first.concurrency == pytest.approx(sum(range(1, 12)) / 11)  # readings t=0..10
     assert (first.qps, first.p50_ms, first.p95_ms, first.p99_ms) == (5.0, 1000, 2000, 3000)
     assert first.errors == 5  # 0.5 5xx/s over 10 s
+    assert first.gpu_by_replica == {"pod-0": pytest.approx(0.6), "pod-1": pytest.approx(0.8)}
     assert first.gpu_util == pytest.approx(0.7)
     assert first.ready_replicas == 2
 

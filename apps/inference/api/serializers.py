@@ -144,11 +144,17 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
 
 
 class TrafficSampleSerializer(serializers.ModelSerializer[TrafficSample]):
+    gpu_by_replica = serializers.DictField(
+        child=serializers.FloatField(),
+        read_only=True,
+        help_text="GPU use of each ready replica (pod name on Kubernetes), 0..1.",
+    )
+
     class Meta:
         model = TrafficSample
         fields = [
             "at", "period_s", "qps", "concurrency", "p50_ms", "p95_ms", "p99_ms", "errors",
-            "gpu_util", "ready_replicas", "loading_replicas",
+            "gpu_util", "gpu_by_replica", "ready_replicas", "loading_replicas",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -3109,6 +3109,10 @@ export interface components {
             /** Format: double */
             readonly concurrency: number;
             readonly errors: number;
+            /** @description GPU use of each ready replica (pod name on Kubernetes), 0..1. */
+            readonly gpu_by_replica: {
+                [key: string]: number;
+            };
             /**
              * Format: double
              * @description Mean use of the ready replicas' GPUs, 0..1.

@@ -58,6 +58,7 @@ describe('inference', () => {
           p95_ms: 420,
           p99_ms: 810,
           gpu_util: 0.66,
+          gpu_by_replica: { 'zs-inf-5-abc-x': 0.9, 'zs-inf-5-abc-y': 0.42 },
           errors: 83,
           ready_replicas: 2,
           loading_replicas: 1,
@@ -71,6 +72,7 @@ describe('inference', () => {
           p95_ms: 200,
           p99_ms: 300,
           gpu_util: 0.2,
+          gpu_by_replica: { 'zs-inf-5-abc-x': 0.2 },
           errors: 0,
           ready_replicas: 1,
           loading_replicas: 0,
@@ -119,6 +121,14 @@ describe('inference', () => {
     // 83 errors out of 41.5 QPS × 10 s = 415 requests in the latest period.
     expect(value('inference.errors')).toBe('83 (20%)');
     expect(screen.getByText('2 → 3')).toBeTruthy();
+    // GPU use of each replica, from the newest sample.
+    const perReplica = screen.getByTestId('gpu-per-replica');
+    expect(within(perReplica).getByText('zs-inf-5-abc-y')).toBeTruthy();
+    expect(
+      within(perReplica)
+        .getAllByRole('progressbar')
+        .map((e) => e.getAttribute('aria-valuenow')),
+    ).toEqual(['90', '42']);
     // A scale-up the scheduler admitted only in part says what was asked for.
     expect(screen.getByText('asked 5; admitted fewer')).toBeTruthy();
     expect(screen.getAllByText(/admitted fewer/)).toHaveLength(1);

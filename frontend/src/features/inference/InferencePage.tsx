@@ -6,6 +6,7 @@ import {
   Col,
   Descriptions,
   Empty,
+  Progress,
   Row,
   Skeleton,
   Statistic,
@@ -234,6 +235,26 @@ function ServiceDetail({ tenant }: { tenant: string }) {
           </Suspense>
         )}
       </Card>
+      {latest && Object.keys(latest.gpu_by_replica).length > 0 && (
+        <Card
+          title={t('inference.gpuPerReplica')}
+          style={{ marginTop: 16 }}
+          data-testid="gpu-per-replica"
+        >
+          {Object.entries(latest.gpu_by_replica)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([replica, use]) => (
+              <Row key={replica} gutter={8} align="middle">
+                <Col flex="280px">
+                  <code>{replica}</code>
+                </Col>
+                <Col flex="auto">
+                  <Progress percent={Math.round(use * 100)} size="small" />
+                </Col>
+              </Row>
+            ))}
+        </Card>
+      )}
       <Card title={t('inference.config')} style={{ marginTop: 16 }}>
         <Descriptions size="small" column={{ xs: 1, md: 3 }}>
           <Descriptions.Item label={t('jobs.state')}>{s.state}</Descriptions.Item>

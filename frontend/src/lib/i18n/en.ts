@@ -408,6 +408,7 @@ export const en = {
     p95: 'p95 (ms)',
     p99: 'p99 (ms)',
     gpuUtil: 'GPU use',
+    gpuPerReplica: 'GPU use per replica',
     concurrency: 'Concurrency (in flight)',
     errors: 'Errors (last period)',
     history: 'History',

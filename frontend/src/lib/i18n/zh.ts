@@ -408,6 +408,7 @@ export const zh: Messages = {
     p95: 'p95（毫秒）',
     p99: 'p99（毫秒）',
     gpuUtil: 'GPU 利用率',
+    gpuPerReplica: '各副本 GPU 利用率',
     concurrency: '并发（处理中）',
     errors: '错误（最近周期）',
     history: '历史',
