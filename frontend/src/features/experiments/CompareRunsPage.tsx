@@ -1,9 +1,9 @@
-import { Alert, Card, Empty, Select, Space, Table, Typography } from 'antd';
+import { Alert, Card, Empty, Select, Space, Typography } from 'antd';
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
-import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { type Run, useRuns, useRunsById } from './api';
@@ -60,70 +60,64 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
           />
         }
       >
-        {runs.isError ? (
-          <QueryErrorResult error={runs.error} onRetry={() => void runs.refetch()} />
-        ) : (
-          <Table<Run>
-            data-testid="runs-table"
-            size="small"
-            rowKey="id"
-            loading={runs.isPending}
-            dataSource={listed}
-            pagination={{ pageSize: 20, hideOnSinglePage: true }}
-            rowSelection={{
-              selectedRowKeys: selectedIds,
-              preserveSelectedRowKeys: true,
-              onChange: (keys) => {
-                // Keep the order runs were picked in: it is their colour order in the charts.
-                const picked = keys.map(Number);
-                select([
-                  ...selectedIds.filter((id) => picked.includes(id)),
-                  ...picked.filter((id) => !selectedIds.includes(id)),
-                ]);
-              },
-              getCheckboxProps: (run) => ({
-                'aria-label': t('experiments.selectRun', { name: run.name }),
-              }),
-            }}
-            locale={{ emptyText: <Empty description={t('experiments.empty')} /> }}
-            columns={[
-              { title: 'ID', dataIndex: 'id', render: (id: number) => `#${id}` },
-              {
-                title: t('runs.name'),
-                dataIndex: 'name',
-                render: (name: string, run) => (
-                  <Link to={`/experiments/runs/${run.id}`}>{name}</Link>
-                ),
-              },
-              {
-                title: t('runs.stateLabel'),
-                key: 'state',
-                render: (_, run) => <RunStateTag state={run.state} />,
-              },
-              {
-                title: t('runs.job'),
-                dataIndex: 'job',
-                render: (job: number | null) =>
-                  job === null ? '—' : <Link to={`/jobs/${job}`}>#{job}</Link>,
-              },
-              { title: t('runs.owner'), dataIndex: 'owner' },
-              {
-                title:
-                  lossKey === undefined
-                    ? t('runs.kpiLoss')
-                    : t('experiments.lastOf', { key: lossKey }),
-                key: 'loss',
-                render: (_, run) =>
-                  lossKey === undefined ? '—' : formatParam(lastValue(run, lossKey)),
-              },
-              {
-                title: t('runs.created'),
-                dataIndex: 'created_at',
-                render: (at: string) => formatDateTime(at, language),
-              },
-            ]}
-          />
-        )}
+        <QueryTable<Run>
+          data-testid="runs-table"
+          size="small"
+          rowKey="id"
+          query={runs}
+          rows={listed}
+          pagination={{ pageSize: 20, hideOnSinglePage: true }}
+          rowSelection={{
+            selectedRowKeys: selectedIds,
+            preserveSelectedRowKeys: true,
+            onChange: (keys) => {
+              // Keep the order runs were picked in: it is their colour order in the charts.
+              const picked = keys.map(Number);
+              select([
+                ...selectedIds.filter((id) => picked.includes(id)),
+                ...picked.filter((id) => !selectedIds.includes(id)),
+              ]);
+            },
+            getCheckboxProps: (run) => ({
+              'aria-label': t('experiments.selectRun', { name: run.name }),
+            }),
+          }}
+          locale={{ emptyText: <Empty description={t('experiments.empty')} /> }}
+          columns={[
+            { title: 'ID', dataIndex: 'id', render: (id: number) => `#${id}` },
+            {
+              title: t('runs.name'),
+              dataIndex: 'name',
+              render: (name: string, run) => <Link to={`/experiments/runs/${run.id}`}>{name}</Link>,
+            },
+            {
+              title: t('runs.stateLabel'),
+              key: 'state',
+              render: (_, run) => <RunStateTag state={run.state} />,
+            },
+            {
+              title: t('runs.job'),
+              dataIndex: 'job',
+              render: (job: number | null) =>
+                job === null ? '—' : <Link to={`/jobs/${job}`}>#{job}</Link>,
+            },
+            { title: t('runs.owner'), dataIndex: 'owner' },
+            {
+              title:
+                lossKey === undefined
+                  ? t('runs.kpiLoss')
+                  : t('experiments.lastOf', { key: lossKey }),
+              key: 'loss',
+              render: (_, run) =>
+                lossKey === undefined ? '—' : formatParam(lastValue(run, lossKey)),
+            },
+            {
+              title: t('runs.created'),
+              dataIndex: 'created_at',
+              render: (at: string) => formatDateTime(at, language),
+            },
+          ]}
+        />
       </Card>
       {missingFailed > 0 && (
         <Alert

@@ -18,6 +18,7 @@ import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { Alert, Incident } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
@@ -181,62 +182,58 @@ function AlertInbox() {
   });
   return (
     <Card title={t('health.alerts')} data-testid="alert-inbox">
-      {alerts.isError ? (
-        <QueryErrorResult error={alerts.error} onRetry={() => void alerts.refetch()} />
-      ) : (
-        <Table<Alert>
-          rowKey="id"
-          size="small"
-          loading={alerts.isPending}
-          pagination={false}
-          dataSource={alerts.data?.results ?? []}
-          locale={{
-            emptyText: <Empty description={t('health.noAlerts')} data-testid="no-alerts" />,
-          }}
-          columns={[
-            {
-              title: t('health.severity'),
-              dataIndex: 'severity',
-              render: (s: Alert['severity']) => (
-                <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
+      <QueryTable<Alert>
+        rowKey="id"
+        size="small"
+        query={alerts}
+        pagination={false}
+        rows={alerts.data?.results ?? []}
+        locale={{
+          emptyText: <Empty description={t('health.noAlerts')} data-testid="no-alerts" />,
+        }}
+        columns={[
+          {
+            title: t('health.severity'),
+            dataIndex: 'severity',
+            render: (s: Alert['severity']) => (
+              <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
+            ),
+          },
+          { title: t('health.node'), dataIndex: 'node_name' },
+          { title: t('health.fault'), dataIndex: 'fault' },
+          { title: t('health.message'), dataIndex: 'message' },
+          { title: t('health.occurrences'), dataIndex: 'occurrences' },
+          {
+            title: t('health.raised'),
+            dataIndex: 'created_at',
+            render: (a: string) => formatDateTime(a, language),
+          },
+          {
+            title: t('common.actions'),
+            key: 'ack',
+            render: (_, a) =>
+              a.acknowledged_at === null ? (
+                <Button
+                  size="small"
+                  icon={<CheckOutlined />}
+                  loading={ack.isPending && ack.variables === a.id}
+                  onClick={() => {
+                    ack.mutate(a.id);
+                  }}
+                  data-testid={`ack-${a.id}`}
+                >
+                  {t('health.acknowledge')}
+                </Button>
+              ) : (
+                <Typography.Text type="secondary">
+                  {t('health.acknowledgedAt', {
+                    time: formatDateTime(a.acknowledged_at, language),
+                  })}
+                </Typography.Text>
               ),
-            },
-            { title: t('health.node'), dataIndex: 'node_name' },
-            { title: t('health.fault'), dataIndex: 'fault' },
-            { title: t('health.message'), dataIndex: 'message' },
-            { title: t('health.occurrences'), dataIndex: 'occurrences' },
-            {
-              title: t('health.raised'),
-              dataIndex: 'created_at',
-              render: (a: string) => formatDateTime(a, language),
-            },
-            {
-              title: t('common.actions'),
-              key: 'ack',
-              render: (_, a) =>
-                a.acknowledged_at === null ? (
-                  <Button
-                    size="small"
-                    icon={<CheckOutlined />}
-                    loading={ack.isPending && ack.variables === a.id}
-                    onClick={() => {
-                      ack.mutate(a.id);
-                    }}
-                    data-testid={`ack-${a.id}`}
-                  >
-                    {t('health.acknowledge')}
-                  </Button>
-                ) : (
-                  <Typography.Text type="secondary">
-                    {t('health.acknowledgedAt', {
-                      time: formatDateTime(a.acknowledged_at, language),
-                    })}
-                  </Typography.Text>
-                ),
-            },
-          ]}
-        />
-      )}
+          },
+        ]}
+      />
     </Card>
   );
 }

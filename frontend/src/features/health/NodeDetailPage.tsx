@@ -18,6 +18,7 @@ import { useNavigate, useParams } from 'react-router';
 import type { paths } from '../../api/schema';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import { api, unwrap } from '../../lib/api';
 import type { Alert, Incident, NodeHealth } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
@@ -281,55 +282,49 @@ function NodeIncidents({ id }: { id: number }) {
   });
   return (
     <Card title={t('health.nodeIncidents')}>
-      {incidents.isError ? (
-        <QueryErrorResult error={incidents.error} onRetry={() => void incidents.refetch()} />
-      ) : (
-        <>
-          <Table<Incident>
-            rowKey="id"
-            size="small"
-            data-testid="node-incidents"
-            loading={incidents.isPending}
-            pagination={false}
-            dataSource={incidents.data?.results ?? []}
-            locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
-            columns={[
-              {
-                title: t('health.incidentState'),
-                dataIndex: 'state',
-                render: (s: Incident['state']) => (
-                  <Tag color={s === 'open' ? 'red' : 'default'}>{t(`health.incident_${s}`)}</Tag>
-                ),
-              },
-              { title: t('health.fault'), dataIndex: 'fault' },
-              {
-                title: t('health.severity'),
-                dataIndex: 'severity',
-                render: (s: Alert['severity']) => (
-                  <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
-                ),
-              },
-              { title: t('health.action'), dataIndex: 'fault_action' },
-              { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
-              {
-                title: t('health.opened'),
-                dataIndex: 'opened_at',
-                render: (a: string) => formatDateTime(a, language),
-              },
-              {
-                title: t('health.closedAt'),
-                dataIndex: 'closed_at',
-                render: (a: string | null) => (a === null ? '—' : formatDateTime(a, language)),
-              },
-              { title: t('health.detail'), dataIndex: 'detail' },
-            ]}
-          />
-          {cursorOf(incidents.data?.next) !== null && (
-            <Typography.Text type="secondary" style={{ display: 'block', marginTop: 8 }}>
-              {t('health.newestIncidents', { n: INCIDENT_PAGE })}
-            </Typography.Text>
-          )}
-        </>
+      <QueryTable<Incident>
+        rowKey="id"
+        size="small"
+        data-testid="node-incidents"
+        query={incidents}
+        pagination={false}
+        rows={incidents.data?.results ?? []}
+        locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
+        columns={[
+          {
+            title: t('health.incidentState'),
+            dataIndex: 'state',
+            render: (s: Incident['state']) => (
+              <Tag color={s === 'open' ? 'red' : 'default'}>{t(`health.incident_${s}`)}</Tag>
+            ),
+          },
+          { title: t('health.fault'), dataIndex: 'fault' },
+          {
+            title: t('health.severity'),
+            dataIndex: 'severity',
+            render: (s: Alert['severity']) => (
+              <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
+            ),
+          },
+          { title: t('health.action'), dataIndex: 'fault_action' },
+          { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
+          {
+            title: t('health.opened'),
+            dataIndex: 'opened_at',
+            render: (a: string) => formatDateTime(a, language),
+          },
+          {
+            title: t('health.closedAt'),
+            dataIndex: 'closed_at',
+            render: (a: string | null) => (a === null ? '—' : formatDateTime(a, language)),
+          },
+          { title: t('health.detail'), dataIndex: 'detail' },
+        ]}
+      />
+      {!incidents.isError && cursorOf(incidents.data?.next) !== null && (
+        <Typography.Text type="secondary" style={{ display: 'block', marginTop: 8 }}>
+          {t('health.newestIncidents', { n: INCIDENT_PAGE })}
+        </Typography.Text>
       )}
     </Card>
   );

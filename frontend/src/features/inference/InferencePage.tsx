@@ -20,6 +20,7 @@ import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import { api, unwrap } from '../../lib/api';
 import type { InferenceService, ScalingDecision, TrafficSample } from '../../lib/apiTypes';
 import { formatDateTime, formatNumber } from '../../lib/format';
@@ -77,41 +78,37 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
         }
       />
       <Card>
-        {services.isError ? (
-          <QueryErrorResult error={services.error} onRetry={() => void services.refetch()} />
-        ) : (
-          <Table<InferenceService>
-            rowKey="id"
-            data-testid="services-table"
-            loading={services.isPending}
-            pagination={false}
-            dataSource={services.data?.results ?? []}
-            locale={{ emptyText: <Empty description={t('inference.empty')} /> }}
-            columns={[
-              {
-                title: t('jobs.name'),
-                dataIndex: 'name',
-                render: (n: string, s) => <Link to={`/inference/${s.id}`}>{n}</Link>,
-              },
-              { title: t('inference.model'), dataIndex: 'model_uri' },
-              { title: t('jobs.state'), dataIndex: 'state', render: (s: string) => <Tag>{s}</Tag> },
-              {
-                title: t('inference.replicas'),
-                key: 'replicas',
-                render: (_, s) =>
-                  t('inference.replicasValue', {
-                    ready: s.ready_replicas,
-                    desired: s.desired_replicas,
-                  }),
-              },
-              {
-                title: t('inference.target'),
-                key: 'target',
-                render: (_, s) => `${t(`inference.metric_${s.target_metric}`)} ${s.target_value}`,
-              },
-            ]}
-          />
-        )}
+        <QueryTable<InferenceService>
+          rowKey="id"
+          data-testid="services-table"
+          query={services}
+          pagination={false}
+          rows={services.data?.results ?? []}
+          locale={{ emptyText: <Empty description={t('inference.empty')} /> }}
+          columns={[
+            {
+              title: t('jobs.name'),
+              dataIndex: 'name',
+              render: (n: string, s) => <Link to={`/inference/${s.id}`}>{n}</Link>,
+            },
+            { title: t('inference.model'), dataIndex: 'model_uri' },
+            { title: t('jobs.state'), dataIndex: 'state', render: (s: string) => <Tag>{s}</Tag> },
+            {
+              title: t('inference.replicas'),
+              key: 'replicas',
+              render: (_, s) =>
+                t('inference.replicasValue', {
+                  ready: s.ready_replicas,
+                  desired: s.desired_replicas,
+                }),
+            },
+            {
+              title: t('inference.target'),
+              key: 'target',
+              render: (_, s) => `${t(`inference.metric_${s.target_metric}`)} ${s.target_value}`,
+            },
+          ]}
+        />
       </Card>
       {creating && (
         <CreateServiceModal

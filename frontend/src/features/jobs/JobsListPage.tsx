@@ -1,12 +1,12 @@
 import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
-import { Button, Card, Empty, Select, Space, Table, Tag, Typography } from 'antd';
+import { Button, Card, Empty, Select, Space, Tag, Typography } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { JobStateTag } from '../../components/JobStateTag';
 import { PageHeader } from '../../components/PageHeader';
-import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import type { Job, JobKind, JobState } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
@@ -145,22 +145,18 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             options={PRIORITIES.map((p) => ({ value: p, label: `P${p}` }))}
           />
         </Space>
-        {jobs.isError ? (
-          <QueryErrorResult error={jobs.error} onRetry={() => void jobs.refetch()} />
-        ) : (
-          <Table<Job>
-            rowKey="id"
-            data-testid="jobs-table"
-            size="middle"
-            loading={jobs.isPending}
-            columns={columns}
-            dataSource={jobs.data?.results ?? []}
-            pagination={false}
-            locale={{
-              emptyText: <Empty description={t('jobs.empty')} data-testid="jobs-empty" />,
-            }}
-          />
-        )}
+        <QueryTable<Job>
+          rowKey="id"
+          data-testid="jobs-table"
+          size="middle"
+          query={jobs}
+          columns={columns}
+          rows={jobs.data?.results ?? []}
+          pagination={false}
+          locale={{
+            emptyText: <Empty description={t('jobs.empty')} data-testid="jobs-empty" />,
+          }}
+        />
       </Card>
     </>
   );

@@ -13,7 +13,6 @@ import {
   Radio,
   Select,
   Space,
-  Table,
   Tooltip,
 } from 'antd';
 import { useState } from 'react';
@@ -23,7 +22,7 @@ import { JobStateTag } from '../../components/JobStateTag';
 import { ACTIVE_STATES } from '../../lib/jobStates';
 import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
-import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import type { Job, JobSubmit } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
@@ -116,64 +115,60 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
         }
       />
       <Card>
-        {notebooks.isError ? (
-          <QueryErrorResult error={notebooks.error} onRetry={() => void notebooks.refetch()} />
-        ) : (
-          <Table<Job>
-            rowKey="id"
-            data-testid="notebooks-table"
-            loading={notebooks.isPending}
-            pagination={false}
-            dataSource={notebooks.data?.results ?? []}
-            locale={{ emptyText: <Empty description={t('notebooks.empty')} /> }}
-            columns={[
-              {
-                title: t('jobs.name'),
-                dataIndex: 'name',
-                render: (name: string, job) => <Link to={`/jobs/${job.id}`}>{name}</Link>,
-              },
-              { title: t('notebooks.flavor'), key: 'flavor', render: (_, job) => flavorOf(job) },
-              {
-                title: t('jobs.state'),
-                dataIndex: 'state',
-                render: (s: Job['state']) => <JobStateTag state={s} />,
-              },
-              { title: t('jobs.accelerators'), key: 'dev', render: (_, job) => devicesLabel(job) },
-              { title: t('jobs.owner'), dataIndex: 'owner' },
-              {
-                title: t('jobs.submitted'),
-                dataIndex: 'submitted_at',
-                render: (at: string) => formatDateTime(at, language),
-              },
-              {
-                title: t('common.actions'),
-                key: 'actions',
-                render: (_, job) => (
-                  <Space size="small">
-                    {job.open_url && <OpenButton url={job.open_url} />}
-                    {canWrite && ACTIVE_STATES.includes(job.state) && (
-                      <Popconfirm
-                        title={t('notebooks.stopConfirm', { name: job.name })}
-                        okText={t('notebooks.stop')}
-                        cancelText={t('common.no')}
-                        onConfirm={() => {
-                          stop.mutate(job.id, {
-                            onSuccess: () => void message.success(t('notebooks.stopped')),
-                            onError: (e) => void message.error(e.detail),
-                          });
-                        }}
-                      >
-                        <Button size="small" danger icon={<StopOutlined />}>
-                          {t('notebooks.stop')}
-                        </Button>
-                      </Popconfirm>
-                    )}
-                  </Space>
-                ),
-              },
-            ]}
-          />
-        )}
+        <QueryTable<Job>
+          rowKey="id"
+          data-testid="notebooks-table"
+          query={notebooks}
+          pagination={false}
+          rows={notebooks.data?.results ?? []}
+          locale={{ emptyText: <Empty description={t('notebooks.empty')} /> }}
+          columns={[
+            {
+              title: t('jobs.name'),
+              dataIndex: 'name',
+              render: (name: string, job) => <Link to={`/jobs/${job.id}`}>{name}</Link>,
+            },
+            { title: t('notebooks.flavor'), key: 'flavor', render: (_, job) => flavorOf(job) },
+            {
+              title: t('jobs.state'),
+              dataIndex: 'state',
+              render: (s: Job['state']) => <JobStateTag state={s} />,
+            },
+            { title: t('jobs.accelerators'), key: 'dev', render: (_, job) => devicesLabel(job) },
+            { title: t('jobs.owner'), dataIndex: 'owner' },
+            {
+              title: t('jobs.submitted'),
+              dataIndex: 'submitted_at',
+              render: (at: string) => formatDateTime(at, language),
+            },
+            {
+              title: t('common.actions'),
+              key: 'actions',
+              render: (_, job) => (
+                <Space size="small">
+                  {job.open_url && <OpenButton url={job.open_url} />}
+                  {canWrite && ACTIVE_STATES.includes(job.state) && (
+                    <Popconfirm
+                      title={t('notebooks.stopConfirm', { name: job.name })}
+                      okText={t('notebooks.stop')}
+                      cancelText={t('common.no')}
+                      onConfirm={() => {
+                        stop.mutate(job.id, {
+                          onSuccess: () => void message.success(t('notebooks.stopped')),
+                          onError: (e) => void message.error(e.detail),
+                        });
+                      }}
+                    >
+                      <Button size="small" danger icon={<StopOutlined />}>
+                        {t('notebooks.stop')}
+                      </Button>
+                    </Popconfirm>
+                  )}
+                </Space>
+              ),
+            },
+          ]}
+        />
       </Card>
       {open && (
         <CreateNotebook

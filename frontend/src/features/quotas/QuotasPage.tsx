@@ -17,6 +17,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import type { Pool, Quota, QueueEntry } from '../../lib/apiTypes';
 import { formatDuration } from '../../lib/format';
 import { usePoolQueue, usePools } from '../jobs/api';
@@ -65,37 +66,33 @@ function TenantQuotas({ tenant, name }: { tenant: string; name: string }) {
   const quotas = useTenantQuotas(tenant);
   return (
     <Card title={t('quotas.ownTitle', { tenant: name })} data-testid="tenant-quotas">
-      {quotas.isError ? (
-        <QueryErrorResult error={quotas.error} onRetry={() => void quotas.refetch()} />
-      ) : (
-        <Table<Quota>
-          rowKey="id"
-          size="middle"
-          loading={quotas.isPending}
-          pagination={false}
-          dataSource={quotas.data ?? []}
-          locale={{ emptyText: <Empty description={t('quotas.emptyOwn')} /> }}
-          columns={[
-            { title: t('quotas.pool'), dataIndex: 'pool_name' },
-            { title: t('quotas.model'), dataIndex: 'accelerator_model' },
-            { title: t('quotas.guarantee'), dataIndex: 'guarantee' },
-            { title: t('quotas.borrowLimit'), dataIndex: 'borrow_limit' },
-            {
-              title: t('quotas.used'),
-              dataIndex: 'used',
-              render: (used: number) => <span data-testid="quota-used">{used}</span>,
-            },
-            {
-              title: t('quotas.usage'),
-              key: 'usage',
-              width: 260,
-              render: (_, q) => (
-                <UsageBar used={q.used} guarantee={q.guarantee ?? 0} borrow={q.borrow_limit ?? 0} />
-              ),
-            },
-          ]}
-        />
-      )}
+      <QueryTable<Quota>
+        rowKey="id"
+        size="middle"
+        query={quotas}
+        pagination={false}
+        rows={quotas.data ?? []}
+        locale={{ emptyText: <Empty description={t('quotas.emptyOwn')} /> }}
+        columns={[
+          { title: t('quotas.pool'), dataIndex: 'pool_name' },
+          { title: t('quotas.model'), dataIndex: 'accelerator_model' },
+          { title: t('quotas.guarantee'), dataIndex: 'guarantee' },
+          { title: t('quotas.borrowLimit'), dataIndex: 'borrow_limit' },
+          {
+            title: t('quotas.used'),
+            dataIndex: 'used',
+            render: (used: number) => <span data-testid="quota-used">{used}</span>,
+          },
+          {
+            title: t('quotas.usage'),
+            key: 'usage',
+            width: 260,
+            render: (_, q) => (
+              <UsageBar used={q.used} guarantee={q.guarantee ?? 0} borrow={q.borrow_limit ?? 0} />
+            ),
+          },
+        ]}
+      />
     </Card>
   );
 }
@@ -190,58 +187,54 @@ function QuotaConsole() {
         </Button>
       }
     >
-      {quotas.isError ? (
-        <QueryErrorResult error={quotas.error} onRetry={() => void quotas.refetch()} />
-      ) : (
-        <Table<Quota>
-          rowKey="id"
-          size="middle"
-          loading={quotas.isPending}
-          pagination={false}
-          dataSource={quotas.data ?? []}
-          locale={{ emptyText: <Empty description={t('quotas.emptyAll')} /> }}
-          columns={[
-            {
-              title: t('quotas.tenant'),
-              dataIndex: 'tenant',
-              render: (s: string) => <Tag>{s}</Tag>,
+      <QueryTable<Quota>
+        rowKey="id"
+        size="middle"
+        query={quotas}
+        pagination={false}
+        rows={quotas.data ?? []}
+        locale={{ emptyText: <Empty description={t('quotas.emptyAll')} /> }}
+        columns={[
+          {
+            title: t('quotas.tenant'),
+            dataIndex: 'tenant',
+            render: (s: string) => <Tag>{s}</Tag>,
+          },
+          { title: t('quotas.pool'), dataIndex: 'pool_name' },
+          { title: t('quotas.model'), dataIndex: 'accelerator_model' },
+          { title: t('quotas.guarantee'), key: 'g', render: (_, q) => cell(q, 'guarantee') },
+          { title: t('quotas.borrowLimit'), key: 'b', render: (_, q) => cell(q, 'borrow_limit') },
+          { title: t('quotas.used'), dataIndex: 'used' },
+          {
+            title: t('common.actions'),
+            key: 'save',
+            render: (_, q) => {
+              const dirty = Object.values(drafts[q.id] ?? {}).some((v) => v !== undefined);
+              return (
+                <Space orientation="vertical" size={2}>
+                  <Button
+                    size="small"
+                    type="primary"
+                    disabled={!dirty}
+                    loading={patch.isPending && patch.variables.id === q.id}
+                    onClick={() => {
+                      save(q);
+                    }}
+                    data-testid={`quota-${q.id}-save`}
+                  >
+                    {t('quotas.save')}
+                  </Button>
+                  {errors[q.id]?.detail && (
+                    <Typography.Text type="danger" role="alert">
+                      {errors[q.id]?.detail?.join(' ')}
+                    </Typography.Text>
+                  )}
+                </Space>
+              );
             },
-            { title: t('quotas.pool'), dataIndex: 'pool_name' },
-            { title: t('quotas.model'), dataIndex: 'accelerator_model' },
-            { title: t('quotas.guarantee'), key: 'g', render: (_, q) => cell(q, 'guarantee') },
-            { title: t('quotas.borrowLimit'), key: 'b', render: (_, q) => cell(q, 'borrow_limit') },
-            { title: t('quotas.used'), dataIndex: 'used' },
-            {
-              title: t('common.actions'),
-              key: 'save',
-              render: (_, q) => {
-                const dirty = Object.values(drafts[q.id] ?? {}).some((v) => v !== undefined);
-                return (
-                  <Space orientation="vertical" size={2}>
-                    <Button
-                      size="small"
-                      type="primary"
-                      disabled={!dirty}
-                      loading={patch.isPending && patch.variables.id === q.id}
-                      onClick={() => {
-                        save(q);
-                      }}
-                      data-testid={`quota-${q.id}-save`}
-                    >
-                      {t('quotas.save')}
-                    </Button>
-                    {errors[q.id]?.detail && (
-                      <Typography.Text type="danger" role="alert">
-                        {errors[q.id]?.detail?.join(' ')}
-                      </Typography.Text>
-                    )}
-                  </Space>
-                );
-              },
-            },
-          ]}
-        />
-      )}
+          },
+        ]}
+      />
     </Card>
   );
 }

@@ -12,7 +12,6 @@ import {
   Popconfirm,
   Select,
   Space,
-  Table,
   Tabs,
   Tag,
   Typography,
@@ -21,7 +20,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
 import { PageHeader } from '../../components/PageHeader';
-import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { ApiToken, Member, NewApiToken, Role } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
@@ -152,71 +151,67 @@ function Tokens() {
           }
         />
       )}
-      {tokens.isError ? (
-        <QueryErrorResult error={tokens.error} onRetry={() => void tokens.refetch()} />
-      ) : (
-        <Table<ApiToken>
-          rowKey="id"
-          size="small"
-          loading={tokens.isPending}
-          pagination={false}
-          data-testid="tokens-table"
-          dataSource={tokens.data?.results ?? []}
-          locale={{ emptyText: <Empty description={t('settings.noTokens')} /> }}
-          columns={[
-            { title: t('settings.tokenName'), dataIndex: 'name' },
-            {
-              title: t('settings.prefix'),
-              dataIndex: 'prefix',
-              render: (p: string) => <code>{p}…</code>,
-            },
-            {
-              title: t('settings.created'),
-              dataIndex: 'created_at',
-              render: (a: string) => formatDateTime(a, language),
-            },
-            {
-              title: t('settings.expires'),
-              dataIndex: 'expires_at',
-              render: (a: string) => formatDateTime(a, language),
-            },
-            {
-              title: t('settings.lastUsed'),
-              dataIndex: 'last_used_at',
-              render: (a: string | null) => formatDateTime(a, language),
-            },
-            {
-              title: t('jobs.state'),
-              key: 'state',
-              render: (_, tok) =>
-                tok.is_active ? (
-                  <Tag color="green">{t('settings.active')}</Tag>
-                ) : (
-                  <Tag>{t('settings.inactive')}</Tag>
-                ),
-            },
-            {
-              title: t('common.actions'),
-              key: 'revoke',
-              render: (_, tok) =>
-                tok.is_active ? (
-                  <Popconfirm
-                    title={t('settings.revokeConfirm', { name: tok.name })}
-                    okText={t('settings.revoke')}
-                    cancelText={t('common.no')}
-                    onConfirm={() => {
-                      revoke.mutate(tok.id);
-                    }}
-                  >
-                    <Button size="small" danger icon={<DeleteOutlined />}>
-                      {t('settings.revoke')}
-                    </Button>
-                  </Popconfirm>
-                ) : null,
-            },
-          ]}
-        />
-      )}
+      <QueryTable<ApiToken>
+        rowKey="id"
+        size="small"
+        query={tokens}
+        pagination={false}
+        data-testid="tokens-table"
+        rows={tokens.data?.results ?? []}
+        locale={{ emptyText: <Empty description={t('settings.noTokens')} /> }}
+        columns={[
+          { title: t('settings.tokenName'), dataIndex: 'name' },
+          {
+            title: t('settings.prefix'),
+            dataIndex: 'prefix',
+            render: (p: string) => <code>{p}…</code>,
+          },
+          {
+            title: t('settings.created'),
+            dataIndex: 'created_at',
+            render: (a: string) => formatDateTime(a, language),
+          },
+          {
+            title: t('settings.expires'),
+            dataIndex: 'expires_at',
+            render: (a: string) => formatDateTime(a, language),
+          },
+          {
+            title: t('settings.lastUsed'),
+            dataIndex: 'last_used_at',
+            render: (a: string | null) => formatDateTime(a, language),
+          },
+          {
+            title: t('jobs.state'),
+            key: 'state',
+            render: (_, tok) =>
+              tok.is_active ? (
+                <Tag color="green">{t('settings.active')}</Tag>
+              ) : (
+                <Tag>{t('settings.inactive')}</Tag>
+              ),
+          },
+          {
+            title: t('common.actions'),
+            key: 'revoke',
+            render: (_, tok) =>
+              tok.is_active ? (
+                <Popconfirm
+                  title={t('settings.revokeConfirm', { name: tok.name })}
+                  okText={t('settings.revoke')}
+                  cancelText={t('common.no')}
+                  onConfirm={() => {
+                    revoke.mutate(tok.id);
+                  }}
+                >
+                  <Button size="small" danger icon={<DeleteOutlined />}>
+                    {t('settings.revoke')}
+                  </Button>
+                </Popconfirm>
+              ) : null,
+          },
+        ]}
+      />
     </Space>
   );
 }
@@ -295,57 +290,53 @@ function Members({ tenant }: { tenant: string }) {
           {t('settings.addMember')}
         </Button>
       </Form>
-      {members.isError ? (
-        <QueryErrorResult error={members.error} onRetry={() => void members.refetch()} />
-      ) : (
-        <Table<Member>
-          rowKey="id"
-          size="small"
-          loading={members.isPending}
-          pagination={false}
-          data-testid="members-table"
-          dataSource={members.data?.results ?? []}
-          locale={{ emptyText: <Empty description={t('settings.noMembers')} /> }}
-          columns={[
-            { title: t('settings.username'), dataIndex: 'username' },
-            { title: t('settings.displayName'), dataIndex: 'display_name' },
-            {
-              title: t('settings.role'),
-              key: 'role',
-              render: (_, m) => (
-                <Select<Role>
-                  size="small"
-                  style={{ width: 160 }}
-                  aria-label={t('settings.roleOf', { user: m.username })}
-                  value={m.role}
-                  options={roleOptions}
-                  onChange={(role) => {
-                    setRole.mutate({ id: m.id, role });
-                  }}
-                />
-              ),
-            },
-            {
-              title: t('common.actions'),
-              key: 'remove',
-              render: (_, m) => (
-                <Popconfirm
-                  title={t('settings.removeConfirm', { user: m.username })}
-                  okText={t('settings.remove')}
-                  cancelText={t('common.no')}
-                  onConfirm={() => {
-                    remove.mutate(m.id);
-                  }}
-                >
-                  <Button size="small" danger>
-                    {t('settings.remove')}
-                  </Button>
-                </Popconfirm>
-              ),
-            },
-          ]}
-        />
-      )}
+      <QueryTable<Member>
+        rowKey="id"
+        size="small"
+        query={members}
+        pagination={false}
+        data-testid="members-table"
+        rows={members.data?.results ?? []}
+        locale={{ emptyText: <Empty description={t('settings.noMembers')} /> }}
+        columns={[
+          { title: t('settings.username'), dataIndex: 'username' },
+          { title: t('settings.displayName'), dataIndex: 'display_name' },
+          {
+            title: t('settings.role'),
+            key: 'role',
+            render: (_, m) => (
+              <Select<Role>
+                size="small"
+                style={{ width: 160 }}
+                aria-label={t('settings.roleOf', { user: m.username })}
+                value={m.role}
+                options={roleOptions}
+                onChange={(role) => {
+                  setRole.mutate({ id: m.id, role });
+                }}
+              />
+            ),
+          },
+          {
+            title: t('common.actions'),
+            key: 'remove',
+            render: (_, m) => (
+              <Popconfirm
+                title={t('settings.removeConfirm', { user: m.username })}
+                okText={t('settings.remove')}
+                cancelText={t('common.no')}
+                onConfirm={() => {
+                  remove.mutate(m.id);
+                }}
+              >
+                <Button size="small" danger>
+                  {t('settings.remove')}
+                </Button>
+              </Popconfirm>
+            ),
+          },
+        ]}
+      />
     </Space>
   );
 }

@@ -12,7 +12,6 @@ import {
   Skeleton,
   Space,
   Statistic,
-  Table,
 } from 'antd';
 import dayjs, { type Dayjs } from 'dayjs';
 import { lazy, Suspense } from 'react';
@@ -20,6 +19,7 @@ import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { QueryTable } from '../../components/QueryTable';
 import { formatNumber, formatShare } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
@@ -255,44 +255,40 @@ function UsageReport({
         )}
       </Card>
       <Card title={t('usage.byGroup', { group: t(`usage.group.${groupBy}`) })}>
-        {totals.isError ? (
-          <QueryErrorResult error={totals.error} onRetry={() => void totals.refetch()} />
-        ) : (
-          <Table<UsageRow>
-            data-testid="usage-table"
-            size="small"
-            rowKey="key"
-            loading={totals.isPending}
-            dataSource={rows}
-            pagination={{ pageSize: 20, hideOnSinglePage: true }}
-            locale={{ emptyText: <Empty description={t('usage.empty')} /> }}
-            columns={[
-              {
-                title: t(`usage.group.${groupBy}`),
-                dataIndex: 'key',
-                render: (key: string) => (key === '' ? t('usage.none') : key),
-              },
-              {
-                title: t('usage.hours'),
-                dataIndex: 'device_hours',
-                align: 'right',
-                render: (h: number) => formatNumber(h, language, 2),
-              },
-              {
-                title: t('usage.share'),
-                key: 'share',
-                align: 'right',
-                render: (_, r) => formatShare(r.device_hours, totalHours, language),
-              },
-              {
-                title: t('usage.cost'),
-                dataIndex: 'cost',
-                align: 'right',
-                render: (c: string) => formatNumber(Number(c), language, 2),
-              },
-            ]}
-          />
-        )}
+        <QueryTable<UsageRow>
+          data-testid="usage-table"
+          size="small"
+          rowKey="key"
+          query={totals}
+          rows={rows}
+          pagination={{ pageSize: 20, hideOnSinglePage: true }}
+          locale={{ emptyText: <Empty description={t('usage.empty')} /> }}
+          columns={[
+            {
+              title: t(`usage.group.${groupBy}`),
+              dataIndex: 'key',
+              render: (key: string) => (key === '' ? t('usage.none') : key),
+            },
+            {
+              title: t('usage.hours'),
+              dataIndex: 'device_hours',
+              align: 'right',
+              render: (h: number) => formatNumber(h, language, 2),
+            },
+            {
+              title: t('usage.share'),
+              key: 'share',
+              align: 'right',
+              render: (_, r) => formatShare(r.device_hours, totalHours, language),
+            },
+            {
+              title: t('usage.cost'),
+              dataIndex: 'cost',
+              align: 'right',
+              render: (c: string) => formatNumber(Number(c), language, 2),
+            },
+          ]}
+        />
       </Card>
     </>
   );
