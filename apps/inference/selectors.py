@@ -1,10 +1,10 @@
-"""Tenant-scoped reads of inference services, their traffic and their decisions."""
+"""Reads of inference services: a tenant's, and the running ones the autoscaler steps."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from apps.inference.models import InferenceService, ScalingDecision, TrafficSample
+from apps.inference.models import InferenceService
 from apps.jobs.models import JobState
 from apps.tenancy.models import Tenant
 
@@ -18,11 +18,3 @@ def running_services() -> QuerySet[InferenceService]:
     return InferenceService.objects.filter(job__state=JobState.RUNNING).select_related(
         "job__pool__cluster", "job__tenant"
     )
-
-
-def recent_samples(service: InferenceService, limit: int = 360) -> list[TrafficSample]:
-    return list(service.samples.all()[:limit])
-
-
-def recent_decisions(service: InferenceService, limit: int = 200) -> list[ScalingDecision]:
-    return list(service.decisions.all()[:limit])

@@ -1,6 +1,7 @@
 // Researcher (bob, vision member): submits a training job with the wizard, watches it reach
-// running through live updates, reads its curves and logs on the detail page, then launches a
-// notebook and opens it through the platform. E2E_RESEARCHER overrides the user.
+// running through live updates, reads its curves and logs on the detail page, launches a
+// notebook and opens it through the platform, then deploys an inference service and reads its
+// traffic and autoscaling on the service page. E2E_RESEARCHER overrides the user.
 import { check, expectVisible, login, runScenario, screenshot, TIMEOUT_MS } from './lib.mjs';
 
 const user = process.env.E2E_RESEARCHER || 'bob';
@@ -111,6 +112,39 @@ process.exitCode = await runScenario('researcher', async (page) => {
   );
   check(!/token=/.test(page.url()), 'no token in the notebook URL');
   await screenshot(page, 'researcher-notebook');
+
+  // An inference service: deployed from the form, then its page fills with traffic samples
+  // of the simulated replicas (every 10 s) and the autoscaler's decisions.
+  await page.goto(new URL('/inference', page.url()).toString());
+  await page.getByRole('button', { name: 'New service' }).click();
+  const service = `e2e-svc-${Date.now() % 100000}`;
+  await page.getByLabel('Service name').fill(service);
+  await page.getByLabel('Model', { exact: true }).fill('s3://models/qwen2-7b');
+  await choose(page, 'Resource pool', '[title="a800-train"]');
+  await page.getByRole('button', { name: 'Deploy' }).click();
+  const row = page.getByTestId('services-table').getByRole('link', { name: service });
+  await expectVisible(row, `service ${service} in the list`);
+  await row.click();
+  const perReplica = page.getByTestId('gpu-per-replica');
+  await expectVisible(perReplica, 'GPU use per replica from a traffic sample', 60_000);
+  check(
+    (await perReplica.getByRole('progressbar').count()) >= 1,
+    'at least one replica reports GPU use',
+  );
+  // The history chart once it has two samples (a line, not a dot): its label counts them.
+  await page
+    .waitForFunction(
+      () => {
+        const label = document.querySelector('[data-testid="traffic-chart"]')?.ariaLabel ?? '';
+        return Number(/last (\d+) samples/.exec(label)?.[1] ?? 0) >= 2;
+      },
+      null,
+      { timeout: 60_000 },
+    )
+    .catch(() => {
+      throw new Error('the traffic history chart never showed two samples');
+    });
+  const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running with curves and logs; notebook ${href} opened; screenshot ${path}`;
+  return `job ${name} (#${id}) is running with curves and logs; notebook ${href} opened; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
 });

@@ -176,8 +176,11 @@ def test_tick_steps_running_services_and_records_metrics_and_decisions(
     assert ScalingDecision.objects.filter(service=service).exists()
     client = client_for(world.user("a", Role.VIEWER))
     base = f"{URL.format('tenant-a')}{service.pk}/"
-    metrics = client.get(f"{base}metrics/").json()
+    page = client.get(f"{base}metrics/").json()
+    assert page["next"] is None  # one page of 12 (cursor pages of 50 by default)
+    metrics = page["results"]
     assert len(metrics) == 12
+    assert metrics[0]["at"] > metrics[-1]["at"]  # newest first
     assert set(metrics[0]) >= {
         "qps",
         "concurrency",
@@ -191,7 +194,7 @@ def test_tick_steps_running_services_and_records_metrics_and_decisions(
     }
     newest = metrics[0]
     assert len(newest["gpu_by_replica"]) == newest["ready_replicas"]
-    decisions = client.get(f"{base}decisions/").json()
+    decisions = client.get(f"{base}decisions/").json()["results"]
     assert decisions[0]["reason"]
     assert {"observed_stable", "observed_panic", "current", "desired"} <= set(decisions[0])
     service.refresh_from_db()

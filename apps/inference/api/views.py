@@ -9,7 +9,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.viewsets import TenantScopedViewSet, request_user
-from apps.inference import selectors
 from apps.inference.api.serializers import (
     InferenceServiceSerializer,
     ScalingDecisionSerializer,
@@ -36,13 +35,14 @@ class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
     @extend_schema(responses=TrafficSampleSerializer(many=True))
     @action(detail=True, methods=["get"])
     def metrics(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Traffic samples, newest first (10 s each; latency is the worst second in it)."""
-        samples = selectors.recent_samples(self.get_object())
-        return Response(TrafficSampleSerializer(samples, many=True).data)
+        """Traffic samples, newest first, in pages (10 s each; latency is the worst second in
+        it)."""
+        page = self.paginate_queryset(self.get_object().samples.all())  # type: ignore[arg-type]  # another model's rows
+        return self.get_paginated_response(TrafficSampleSerializer(page, many=True).data)
 
     @extend_schema(responses=ScalingDecisionSerializer(many=True))
     @action(detail=True, methods=["get"])
     def decisions(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Scaling decisions, newest first, with the inputs the autoscaler saw."""
-        decisions = selectors.recent_decisions(self.get_object())
-        return Response(ScalingDecisionSerializer(decisions, many=True).data)
+        """Scaling decisions, newest first, in pages, with the inputs the autoscaler saw."""
+        page = self.paginate_queryset(self.get_object().decisions.all())  # type: ignore[arg-type]  # another model's rows
+        return self.get_paginated_response(ScalingDecisionSerializer(page, many=True).data)

@@ -45,7 +45,16 @@ export function TrafficChart({ samples, names, label }: Props) {
   const option = useMemo(() => {
     const point = (pick: (s: TrafficSample) => number) =>
       samples.map((s) => [Date.parse(s.at), pick(s)]);
-    const timeAxis = { type: 'time', splitLine: { show: false } };
+    // One sample is a dot, not a line: show symbols then, and keep the time axis to a
+    // couple of minutes around it instead of ECharts' default of a day either side.
+    const only = samples.length === 1 ? samples[0] : undefined;
+    const single = only !== undefined;
+    const at = only ? Date.parse(only.at) : 0;
+    const timeAxis = {
+      type: 'time',
+      splitLine: { show: false },
+      ...(single ? { min: at - 60_000, max: at + 60_000 } : {}),
+    };
     return {
       color: ['#2f6fed', '#e8684a', '#2ca58d', '#f2a900'],
       animation: false,
@@ -81,12 +90,12 @@ export function TrafficChart({ samples, names, label }: Props) {
         },
       ],
       series: [
-        { name: names.qps, type: 'line', showSymbol: false, data: point((s) => s.qps) },
+        { name: names.qps, type: 'line', showSymbol: single, data: point((s) => s.qps) },
         {
           name: names.p95,
           type: 'line',
           yAxisIndex: 1,
-          showSymbol: false,
+          showSymbol: single,
           data: point((s) => s.p95_ms),
         },
         ...(
@@ -102,7 +111,7 @@ export function TrafficChart({ samples, names, label }: Props) {
           // Stacked, so the top edge is every replica that exists: ready plus still loading.
           stack: 'replicas',
           step: 'end',
-          showSymbol: false,
+          showSymbol: single,
           areaStyle: { opacity: 0.35 },
           data: point(pick),
         })),
