@@ -993,7 +993,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Scaling decisions, newest first, with the inputs the autoscaler saw. */
+        /** @description Scaling decisions, newest first, in pages, with the inputs the autoscaler saw. */
         get: operations["tenants_inference_services_decisions_list"];
         put?: never;
         post?: never;
@@ -1010,7 +1010,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Traffic samples, newest first (10 s each; latency is the worst second in it). */
+        /**
+         * @description Traffic samples, newest first, in pages (10 s each; latency is the worst second in
+         *     it).
+         */
         get: operations["tenants_inference_services_metrics_list"];
         put?: never;
         post?: never;
