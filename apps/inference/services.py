@@ -29,7 +29,7 @@ from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
 from apps.inference.selectors import running_services
 from apps.jobs.models import Job, JobKind
 from apps.jobs.services import request_scale, submit_job
-from apps.scheduling.replicas import admit_replicas, release_replicas
+from apps.scheduling.replicas import admit_replicas, held_replicas, release_replicas
 from apps.tenancy.models import Tenant
 
 log = logging.getLogger("zhisuan.inference")
@@ -299,7 +299,7 @@ def _admitted(service: InferenceService, rt: _Runtime, want: int, now: datetime)
     A refused scale-up is asked again after ``ADMIT_RETRY_S`` or when the wish grows."""
     t = now.timestamp()
     if rt.refused and want <= rt.refused[0] and t - rt.refused[1] < ADMIT_RETRY_S:
-        held = admit_replicas(service.job, 0, now).replicas  # a count, nothing admitted
+        held = held_replicas(service.job)
         return min(want, held), rt.refused[2] if want > held else ""
     admitted = admit_replicas(service.job, want, now)
     rt.refused = (want, t, admitted.short) if admitted.replicas < want else None
