@@ -19,7 +19,7 @@ from apps.inference.models import InferenceService, ScalingDecision
 from apps.inference.runtime_metrics import RuntimeTraffic
 from apps.jobs import relay, workload
 from apps.jobs.models import Allocation, Job, JobKind
-from apps.jobs.services import submit_job
+from apps.jobs.services import request_scale, submit_job
 from apps.quotas.models import Quota
 from apps.scheduling.replicas import admit_replicas, held_replicas, release_replicas
 from apps.tenancy.models import Role, Tenant
@@ -114,8 +114,6 @@ def test_the_relay_releases_extras_after_the_cluster_shrank_and_bills_them(world
     added_at = timezone.now()
     assert admit_replicas(service.job, 4, added_at).replicas == 4
     InferenceService.objects.filter(pk=service.pk).update(desired_replicas=1)
-    from apps.jobs.services import request_scale
-
     request_scale(service.job)
     assert relay.relay_one(backend) is True
     assert held_replicas(service.job) == 1  # the base replica stays
@@ -151,3 +149,33 @@ def test_concurrent_scale_ups_never_exceed_the_quota() -> None:
     assert Allocation.objects.filter(job__tenant=world.tenant_a).count() == 6
     assert Allocation.objects.filter(extra=True).count() == 2
     assert sum(results) == 6
+
+
+def test_the_relay_hands_the_cluster_the_nodes_of_the_replicas_that_stay(world: World) -> None:
+    pool = _pool()
+    first = pool.nodes.get()
+    second = make_node(pool=pool)
+    _quota(world.tenant_a, pool, guarantee=8)
+    _quota(world.tenant_b, pool, guarantee=8)
+    filler = submit_job(
+        tenant=world.tenant_b, owner=world.user("b", Role.MEMBER), name="fill",
+        kind=JobKind.TRAINING, pool=pool, priority=4,
+        spec={"image": "pytorch:2.5", "accelerator_models": ["A800"],
+              "replica_groups": [{"name": "w", "replicas": 1, "accelerators": 7}]},
+    )  # fmt: skip
+    make_running(filler, node=first)  # the first node keeps one free device
+    service = _service(world, pool)  # its base replica takes it
+    backend = SimulatedBackend(startup_s=0.0)
+    backend.apply(workload.build(Job.objects.get(pk=service.job_id)))
+    assert backend.serve_nodes[service.job_id] == (first.name,)
+    assert admit_replicas(service.job, 3, timezone.now()).replicas == 3  # extras on the second
+
+    InferenceService.objects.filter(pk=service.pk).update(desired_replicas=3)
+    request_scale(service.job)
+    assert relay.relay_one(backend) is True
+    assert backend.serve_nodes[service.job_id] == (first.name, second.name)
+    InferenceService.objects.filter(pk=service.pk).update(desired_replicas=1)
+    request_scale(service.job)
+    assert relay.relay_one(backend) is True
+    assert backend.serve_nodes[service.job_id] == (first.name,)  # the second leaves the service
+    assert held_replicas(service.job) == 1
