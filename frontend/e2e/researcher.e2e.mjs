@@ -132,18 +132,15 @@ process.exitCode = await runScenario('researcher', async (page) => {
     'at least one replica reports GPU use',
   );
   // The history chart once it has two samples (a line, not a dot): its label counts them.
-  await page
-    .waitForFunction(
-      () => {
-        const label = document.querySelector('[data-testid="traffic-chart"]')?.ariaLabel ?? '';
-        return Number(/last (\d+) samples/.exec(label)?.[1] ?? 0) >= 2;
-      },
-      null,
-      { timeout: 60_000 },
-    )
-    .catch(() => {
-      throw new Error('the traffic history chart never showed two samples');
-    });
+  const chart = page.getByTestId('inference-history').getByTestId('traffic-chart');
+  let charted = 0;
+  for (const deadline = Date.now() + 60_000; charted < 2 && Date.now() < deadline;) {
+    const label =
+      (await chart.getAttribute('aria-label', { timeout: 2000 }).catch(() => null)) ?? '';
+    charted = Number(/last (\d+) samples/.exec(label)?.[1] ?? 0);
+    if (charted < 2) await page.waitForTimeout(1000);
+  }
+  check(charted >= 2, `the traffic history chart shows two or more samples (saw ${charted})`);
   const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
   return `job ${name} (#${id}) is running with curves and logs; notebook ${href} opened; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
