@@ -64,12 +64,15 @@ class Stack:
     tmp: Path
     web_port: int = field(default_factory=free_port)
     procs: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
+    commands: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    restarts: dict[str, int] = field(default_factory=dict)  # by ``supervise``
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.web_port}"
 
     async def _spawn(self, name: str, *args: str) -> None:
+        self.commands[name] = args
         with (self.tmp / f"{name}.log").open("ab") as out:
             self.procs[name] = await asyncio.create_subprocess_exec(
                 *args, cwd=ROOT, env=self.env, stdout=out, stderr=out
@@ -96,6 +99,17 @@ class Stack:
                     pass
                 await asyncio.sleep(0.05)
         raise AssertionError("web did not come up")
+
+    async def supervise(self, names: tuple[str, ...] = ("worker", "beat")) -> None:
+        """Restart any of ``names`` that exits, as the production Deployments' restart policy
+        does (platform/k8s/app, docker-compose ``restart: unless-stopped``); counted in
+        ``restarts``. Run it as a task and cancel it before ``kill9``."""
+        while True:
+            for name in names:
+                if self.procs[name].returncode is not None:
+                    self.restarts[name] = self.restarts.get(name, 0) + 1
+                    await self._spawn(name, *self.commands[name])
+            await asyncio.sleep(0.5)
 
     async def kill9(self) -> None:
         """SIGKILL every process at once: no shutdown handler, no flush, no ack."""
