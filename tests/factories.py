@@ -5,8 +5,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from django.utils import timezone
+
 from apps.accounts.models import User
 from apps.clusters.models import Cluster, ClusterKind, Node, ResourcePool, Vendor
+from apps.jobs.models import Allocation, Job, JobState
 from apps.tenancy.models import Membership, Project, Role, Tenant
 
 PASSWORD = "correct horse battery staple"
@@ -62,14 +65,10 @@ def make_node(*, pool: ResourcePool | None = None, **fields: Any) -> Node:
     return Node.objects.create(cluster=pool.cluster, pool=pool, **{**defaults, **fields})
 
 
-def make_running(job: Any, node: Node | None = None) -> None:
+def make_running(job: Job, node: Node | None = None) -> None:
     """Put a queued job on ``node`` (the pool's first node by default) as the scheduler would:
     one Allocation per replica on the first free devices, then RUNNING. For tests that need a
     running job without a scheduling cycle; quotas are not consulted."""
-    from django.utils import timezone
-
-    from apps.jobs.models import Allocation, JobState
-
     node = node or Node.objects.filter(pool=job.pool).order_by("pk").first()
     assert node is not None, "the job's pool has no node"
     taken = {d for a in Allocation.objects.filter(node=node) for d in a.devices}
@@ -91,6 +90,4 @@ def make_running(job: Any, node: Node | None = None) -> None:
             )
             index += 1
     now = timezone.now()
-    type(job).objects.filter(pk=job.pk).update(
-        state=JobState.RUNNING, admitted_at=now, started_at=now
-    )
+    Job.objects.filter(pk=job.pk).update(state=JobState.RUNNING, admitted_at=now, started_at=now)

@@ -393,9 +393,9 @@ def _record_reading_sample(
     per_replica = {
         pod: round(sum(v) / len(v), 4) for pod, v in by_pod.items() if pod in last.gpu_by_pod
     }
-    TrafficSample.objects.create(
-        service=service,
-        at=now,
+    _save_sample(
+        service,
+        now,
         period_s=period_s,
         qps=round(sum(r.qps for r in readings) / n, 3),
         concurrency=round(sum(r.concurrency for r in readings) / n, 3),
@@ -408,15 +408,14 @@ def _record_reading_sample(
         ready_replicas=last.pods,
         loading_replicas=max(0, service.desired_replicas - last.pods),
     )
-    TrafficSample.objects.filter(service=service, at__lt=now - KEEP_SAMPLES).delete()
 
 
 def _record_sample(service: InferenceService, window: list[TickMetrics], now: datetime) -> None:
     n = len(window)
     gpu = round(sum(m.gpu_util for m in window) / n, 4)
-    TrafficSample.objects.create(
-        service=service,
-        at=now,
+    _save_sample(
+        service,
+        now,
         period_s=SAMPLE_PERIOD_S,
         qps=round(sum(m.qps for m in window) / n, 3),
         concurrency=round(sum(m.concurrency for m in window) / n, 3),
@@ -430,4 +429,9 @@ def _record_sample(service: InferenceService, window: list[TickMetrics], now: da
         ready_replicas=window[-1].ready,
         loading_replicas=window[-1].loading,
     )
+
+
+def _save_sample(service: InferenceService, now: datetime, **fields: Any) -> None:
+    """Store one sample and drop the service's samples older than ``KEEP_SAMPLES``."""
+    TrafficSample.objects.create(service=service, at=now, **fields)
     TrafficSample.objects.filter(service=service, at__lt=now - KEEP_SAMPLES).delete()

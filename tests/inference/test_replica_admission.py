@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from apps.accounting.models import UsageSegment
 from apps.clusters.backends.simulated import SimulatedBackend
-from apps.clusters.models import Cluster, ClusterKind, ResourcePool
+from apps.clusters.models import Cluster, ClusterKind, Node, ResourcePool
 from apps.inference import services
 from apps.inference.models import InferenceService, ScalingDecision
 from apps.inference.runtime_metrics import RuntimeTraffic
@@ -50,6 +50,20 @@ def _quota(tenant: Tenant, pool: ResourcePool, guarantee: int, borrow: int = 0) 
                          guarantee=guarantee, borrow_limit=borrow)  # fmt: skip
 
 
+def _running_b_job(
+    world: World, pool: ResourcePool, *, devices: int, priority: int, node: Node | None = None
+) -> Job:
+    """A running one-replica training job of tenant b holding ``devices`` devices."""
+    job = submit_job(
+        tenant=world.tenant_b, owner=world.user("b", Role.MEMBER), name="train",
+        kind=JobKind.TRAINING, pool=pool, priority=priority,
+        spec={"image": "pytorch:2.5", "accelerator_models": ["A800"],
+              "replica_groups": [{"name": "w", "replicas": 1, "accelerators": devices}]},
+    )  # fmt: skip
+    make_running(job, node=node)
+    return job
+
+
 def test_extra_replicas_stop_at_the_tenants_quota(world: World) -> None:
     pool = _pool()
     service = _service(world, pool)
@@ -70,13 +84,7 @@ def test_extra_replicas_only_take_free_room_and_never_preempt(world: World) -> N
     _quota(world.tenant_a, pool, guarantee=8)
     _quota(world.tenant_b, pool, guarantee=0, borrow=8)
     service = _service(world, pool)
-    other = submit_job(
-        tenant=world.tenant_b, owner=world.user("b", Role.MEMBER), name="train",
-        kind=JobKind.TRAINING, pool=pool, priority=5,
-        spec={"image": "pytorch:2.5", "accelerator_models": ["A800"],
-              "replica_groups": [{"name": "w", "replicas": 1, "accelerators": 5}]},
-    )  # fmt: skip
-    make_running(other)  # tenant b borrows 5 of the 8 devices at P5
+    other = _running_b_job(world, pool, devices=5, priority=5)  # b borrows 5 of 8 at P5
     admitted = admit_replicas(service.job, 8, timezone.now())
     assert admitted.replicas == 3  # 1 base + the 2 free devices; b's borrowed work is untouched
     assert admitted.short
@@ -157,13 +165,7 @@ def test_the_relay_hands_the_cluster_the_nodes_of_the_replicas_that_stay(world: 
     second = make_node(pool=pool)
     _quota(world.tenant_a, pool, guarantee=8)
     _quota(world.tenant_b, pool, guarantee=8)
-    filler = submit_job(
-        tenant=world.tenant_b, owner=world.user("b", Role.MEMBER), name="fill",
-        kind=JobKind.TRAINING, pool=pool, priority=4,
-        spec={"image": "pytorch:2.5", "accelerator_models": ["A800"],
-              "replica_groups": [{"name": "w", "replicas": 1, "accelerators": 7}]},
-    )  # fmt: skip
-    make_running(filler, node=first)  # the first node keeps one free device
+    _running_b_job(world, pool, devices=7, priority=4, node=first)  # one device stays free
     service = _service(world, pool)  # its base replica takes it
     backend = SimulatedBackend(startup_s=0.0)
     backend.apply(workload.build(Job.objects.get(pk=service.job_id)))

@@ -4,9 +4,6 @@ namespace)."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,12 +15,9 @@ import pytest
 
 from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
 from apps.telemetry.sources.prometheus import PrometheusSource
+from tests.prometheus import requires_prometheus, running_prometheus
 
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-pytestmark = pytest.mark.skipif(
-    not Path(PROMETHEUS).exists(),
-    reason="prometheus is not installed (scripts/ensure-prometheus.sh installs it)",
-)
+pytestmark = requires_prometheus
 # (namespace, pod, running, waiting, successes per second, 5xx per second, GPU util %)
 PODS = (
     ("zs-acme", "zs-inf-303-7d9f8c6b5-abcde", 4, 1, 6.0, 0.5, 80),
@@ -33,12 +27,6 @@ PODS = (
 )
 WINDOW_S = 4
 BUCKETS = ("0.25", "0.5", "1.0", "+Inf")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def exposition(elapsed: float) -> str:
@@ -80,25 +68,10 @@ def prometheus(tmp_path: Path) -> Iterator[str]:
 
     exporter = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=exporter.serve_forever, daemon=True).start()
-    port = _free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        "scrape_configs:\n"
-        "  - job_name: vllm\n"
-        "    honor_labels: true\n"
-        f"    static_configs: [{{targets: ['127.0.0.1:{exporter.server_address[1]}']}}]\n"
-    )
-    proc = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
     try:
-        yield f"http://127.0.0.1:{port}"
+        with running_prometheus(tmp_path, "vllm", exporter.server_address[1]) as url:
+            yield url
     finally:
-        proc.terminate()
-        proc.wait(10)
         exporter.shutdown()
         exporter.server_close()
 

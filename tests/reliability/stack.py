@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +15,7 @@ import aiohttp
 import redis
 
 from tests.kube.test_worker_kill import ROOT
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.net import free_port
 
 
 @dataclass

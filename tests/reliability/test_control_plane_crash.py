@@ -39,9 +39,10 @@ from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.kube.conftest import JOB_RESOURCE, Cluster
 from tests.kube.test_worker_kill import _created
+from tests.net import free_port
 from tests.reliability.conftest import process_env
 from tests.reliability.helpers import closing, make_capacity
-from tests.reliability.stack import PrivateRedis, Stack, api, free_port
+from tests.reliability.stack import PrivateRedis, Stack, api
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

@@ -14,8 +14,8 @@ from django.test import override_settings
 from apps.core.consumers import CLOSE_TRY_AGAIN
 from apps.tenancy.models import Role
 from tests.conftest import World
+from tests.net import free_port
 from tests.realtime.test_events_socket import communicator, token_for
-from tests.reliability.stack import free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

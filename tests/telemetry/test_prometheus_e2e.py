@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,46 +23,19 @@ from apps.telemetry.sources.prometheus import PrometheusSource
 from apps.telemetry.sources.simulated import SimulatedSource, gpu_values
 from config.asgi import application
 from tests.conftest import World
+from tests.net import free_port
+from tests.prometheus import requires_prometheus, running_prometheus
 from tests.telemetry.helpers import make_cluster
 
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not Path(PROMETHEUS).exists(),
-        reason="prometheus is not installed (scripts/ensure-prometheus.sh installs it)",
-    ),
-]
+pytestmark = [pytest.mark.django_db(transaction=True), requires_prometheus]
 FROZEN = 1_700_000_000.0  # a fixed clock: every scrape returns the same values
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    exporter_port, port = _free_port(), _free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        "scrape_configs:\n"
-        "  - job_name: dcgm\n"
-        "    honor_labels: true\n"
-        f"    static_configs: [{{targets: ['127.0.0.1:{exporter_port}']}}]\n"
-    )
-    proc = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        yield f"http://127.0.0.1:{port}", exporter_port
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    exporter_port = free_port()
+    with running_prometheus(tmp_path, "dcgm", exporter_port) as url:
+        yield url, exporter_port
 
 
 def _wait_for_series(source: PrometheusSource, count: int) -> None:

@@ -27,6 +27,7 @@ from apps.telemetry.frames import apply, encode
 from apps.tenancy.models import Role
 from config.asgi import application
 from tests.conftest import World
+from tests.net import free_port
 from tests.telemetry.helpers import Cluster, make_cluster
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -177,12 +178,6 @@ async def test_reconnect_then_resync_from_the_rest_snapshot(setup) -> None:
     await comm.disconnect()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start_redis(port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
@@ -202,7 +197,7 @@ def _start_redis(port: int) -> subprocess.Popen[bytes]:
 async def own_redis(settings, request) -> AsyncIterator[int]:
     """A throwaway Redis for the channel layers, so restarting it disturbs no one else.
     ``pubsub``: frames on the Redis pub/sub layer, as production configures telemetry."""
-    port = _free_port()
+    port = free_port()
     proc = _start_redis(port)
     hosts = [f"redis://127.0.0.1:{port}/0"]
     layers: dict[str, Any] = {
