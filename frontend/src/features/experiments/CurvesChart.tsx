@@ -8,7 +8,7 @@ import {
 import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
-import { useEChart } from '../../lib/useEChart';
+import { EChart } from '../../lib/EChart';
 
 echarts.use([
   LineChart,
@@ -71,16 +71,7 @@ export function CurvesChart({ lines, label, testId, height = 260 }: Props) {
     }),
     [lines],
   );
-  const container = useEChart(option);
-  return (
-    <div
-      ref={container}
-      role="img"
-      aria-label={label}
-      data-testid={testId}
-      style={{ width: '100%', height }}
-    />
-  );
+  return <EChart option={option} label={label} testId={testId} height={height} />;
 }
 
 function formatValue(value: unknown): string {

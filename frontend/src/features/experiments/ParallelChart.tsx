@@ -3,7 +3,7 @@ import { ParallelComponent, TooltipComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
-import { useEChart } from '../../lib/useEChart';
+import { EChart } from '../../lib/EChart';
 
 echarts.use([ParallelSeries, ParallelComponent, TooltipComponent, CanvasRenderer]);
 
@@ -52,14 +52,5 @@ export function ParallelChart({ axes, rows, label }: Props) {
       })),
     };
   }, [axes, rows]);
-  const container = useEChart(option);
-  return (
-    <div
-      ref={container}
-      role="img"
-      aria-label={label}
-      data-testid="parallel-chart"
-      style={{ width: '100%', height: 320 }}
-    />
-  );
+  return <EChart option={option} label={label} testId="parallel-chart" height={320} />;
 }

@@ -25,6 +25,7 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { HEALTH_COLOR, SEVERITY_COLOR } from './healthStyle';
+import { incidentColumns } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 import { NodeDetailPage } from './NodeDetailPage';
 
@@ -261,21 +262,7 @@ function Incidents() {
                 locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
                 columns={[
                   { title: t('health.node'), dataIndex: 'node_name' },
-                  { title: t('health.fault'), dataIndex: 'fault' },
-                  {
-                    title: t('health.severity'),
-                    dataIndex: 'severity',
-                    render: (s: Alert['severity']) => (
-                      <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
-                    ),
-                  },
-                  { title: t('health.action'), dataIndex: 'fault_action' },
-                  { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
-                  {
-                    title: t('health.opened'),
-                    dataIndex: 'opened_at',
-                    render: (a: string) => formatDateTime(a, language),
-                  },
+                  ...incidentColumns(t, language),
                   { title: t('health.detail'), dataIndex: 'detail' },
                 ]}
               />

@@ -12,6 +12,8 @@ import {
   Tag,
   Typography,
 } from 'antd';
+import type { ColumnsType } from 'antd/es/table';
+import type { TFunction } from 'i18next';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useParams } from 'react-router';
@@ -20,16 +22,11 @@ import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
 import { api, unwrap } from '../../lib/api';
-import type { Alert, Incident, NodeHealth } from '../../lib/apiTypes';
+import type { Incident, NodeHealth } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
-import {
-  CHECK_STATUS_COLOR,
-  type CheckStatus,
-  faultCodes,
-  HEALTH_COLOR,
-  SEVERITY_COLOR,
-} from './healthStyle';
+import { CHECK_STATUS_COLOR, type CheckStatus, faultCodes, HEALTH_COLOR } from './healthStyle';
+import { incidentColumns } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 
 type NodeCheck = NodeHealth['checks'][number];
@@ -132,6 +129,23 @@ function Faults({ faults }: { faults: unknown }) {
   );
 }
 
+/** The columns the latest checks and their history share: check name, status, faults. */
+function checkColumns<T extends NodeCheck | CheckChange>(t: TFunction): ColumnsType<T> {
+  return [
+    { title: t('health.check'), dataIndex: 'check_name' },
+    {
+      title: t('health.status'),
+      dataIndex: 'status',
+      render: (s: CheckStatus) => <StatusTag status={s} />,
+    },
+    {
+      title: t('health.faults'),
+      dataIndex: 'faults',
+      render: (f: unknown) => <Faults faults={f} />,
+    },
+  ];
+}
+
 function LatestChecks({ checks }: { checks: NodeCheck[] }) {
   const { t } = useTranslation();
   const language = currentLanguage();
@@ -145,17 +159,7 @@ function LatestChecks({ checks }: { checks: NodeCheck[] }) {
         dataSource={checks}
         locale={{ emptyText: <Empty description={t('health.noChecks')} /> }}
         columns={[
-          { title: t('health.check'), dataIndex: 'check_name' },
-          {
-            title: t('health.status'),
-            dataIndex: 'status',
-            render: (s: CheckStatus) => <StatusTag status={s} />,
-          },
-          {
-            title: t('health.faults'),
-            dataIndex: 'faults',
-            render: (f: unknown) => <Faults faults={f} />,
-          },
+          ...checkColumns<NodeCheck>(t),
           {
             title: t('health.since'),
             dataIndex: 'since',
@@ -246,17 +250,7 @@ function CheckHistory({ id }: { id: number }) {
               dataIndex: 'created_at',
               render: (a: string) => formatDateTime(a, language),
             },
-            { title: t('health.check'), dataIndex: 'check_name' },
-            {
-              title: t('health.status'),
-              dataIndex: 'status',
-              render: (s: CheckStatus) => <StatusTag status={s} />,
-            },
-            {
-              title: t('health.faults'),
-              dataIndex: 'faults',
-              render: (f: unknown) => <Faults faults={f} />,
-            },
+            ...checkColumns<CheckChange>(t),
             { title: t('health.detail'), dataIndex: 'detail' },
           ]}
         />
@@ -298,21 +292,7 @@ function NodeIncidents({ id }: { id: number }) {
               <Tag color={s === 'open' ? 'red' : 'default'}>{t(`health.incident_${s}`)}</Tag>
             ),
           },
-          { title: t('health.fault'), dataIndex: 'fault' },
-          {
-            title: t('health.severity'),
-            dataIndex: 'severity',
-            render: (s: Alert['severity']) => (
-              <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
-            ),
-          },
-          { title: t('health.action'), dataIndex: 'fault_action' },
-          { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
-          {
-            title: t('health.opened'),
-            dataIndex: 'opened_at',
-            render: (a: string) => formatDateTime(a, language),
-          },
+          ...incidentColumns(t, language),
           {
             title: t('health.closedAt'),
             dataIndex: 'closed_at',

@@ -1,7 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Alert, Form, Input, InputNumber, Modal, Select } from 'antd';
+import { Alert, Form, Input, InputNumber, Select } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { FormModal } from '../../components/FormModal';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { InferenceService, InferenceServiceSubmit } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
@@ -80,17 +81,12 @@ export function CreateServiceModal({ tenant, onClose }: { tenant: string; onClos
   };
 
   return (
-    <Modal
-      open
+    <FormModal
       title={t('inference.create')}
       okText={t('inference.deploy')}
-      cancelText={t('submit.cancel')}
-      onCancel={onClose}
-      onOk={() => {
-        form.submit();
-      }}
-      confirmLoading={create.isPending}
-      destroyOnHidden
+      form={form}
+      pending={create.isPending}
+      onClose={onClose}
     >
       <Form<ServiceValues>
         form={form}
@@ -147,6 +143,6 @@ export function CreateServiceModal({ tenant, onClose }: { tenant: string; onClos
         </Form.Item>
         {formError.length > 0 && <Alert type="error" showIcon title={formError.join(' ')} />}
       </Form>
-    </Modal>
+    </FormModal>
   );
 }

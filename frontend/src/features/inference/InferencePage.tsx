@@ -1,4 +1,3 @@
-import { PlusOutlined } from '@ant-design/icons';
 import { useQuery } from '@tanstack/react-query';
 import {
   Button,
@@ -17,6 +16,7 @@ import {
 import { lazy, Suspense, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
+import { CreateButton } from '../../components/CreateButton';
 import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
@@ -65,15 +65,12 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
         subtitle={t('inference.subtitle')}
         extra={
           canWrite && (
-            <Button
-              type="primary"
-              icon={<PlusOutlined />}
+            <CreateButton
+              label={t('inference.create')}
               onClick={() => {
                 setCreating(true);
               }}
-            >
-              {t('inference.create')}
-            </Button>
+            />
           )
         }
       />

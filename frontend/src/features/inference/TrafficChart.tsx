@@ -9,7 +9,7 @@ import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
 import type { TrafficSample } from '../../lib/apiTypes';
-import { useEChart } from '../../lib/useEChart';
+import { EChart } from '../../lib/EChart';
 
 echarts.use([
   LineChart,
@@ -118,14 +118,5 @@ export function TrafficChart({ samples, names, label }: Props) {
       ],
     };
   }, [samples, names]);
-  const container = useEChart(option);
-  return (
-    <div
-      ref={container}
-      role="img"
-      aria-label={label}
-      data-testid="traffic-chart"
-      style={{ width: '100%', height: 340 }}
-    />
-  );
+  return <EChart option={option} label={label} testId="traffic-chart" height={340} />;
 }

@@ -1,4 +1,4 @@
-import { ExportOutlined, PlusOutlined, StopOutlined } from '@ant-design/icons';
+import { ExportOutlined, StopOutlined } from '@ant-design/icons';
 import {
   Alert,
   App,
@@ -8,7 +8,6 @@ import {
   Form,
   Input,
   InputNumber,
-  Modal,
   Popconfirm,
   Radio,
   Select,
@@ -18,6 +17,8 @@ import {
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
+import { CreateButton } from '../../components/CreateButton';
+import { FormModal } from '../../components/FormModal';
 import { JobStateTag } from '../../components/JobStateTag';
 import { ACTIVE_STATES } from '../../lib/jobStates';
 import { NoTenantResult } from '../../components/NoTenantResult';
@@ -102,15 +103,12 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
         subtitle={t('notebooks.subtitle')}
         extra={
           canWrite && (
-            <Button
-              type="primary"
-              icon={<PlusOutlined />}
+            <CreateButton
+              label={t('notebooks.create')}
               onClick={() => {
                 setOpen(true);
               }}
-            >
-              {t('notebooks.create')}
-            </Button>
+            />
           )
         }
       />
@@ -226,17 +224,12 @@ function CreateNotebook({ tenant, onClose }: { tenant: string; onClose: () => vo
   };
 
   return (
-    <Modal
-      open
+    <FormModal
       title={t('notebooks.create')}
       okText={t('notebooks.launch')}
-      cancelText={t('submit.cancel')}
-      onCancel={onClose}
-      onOk={() => {
-        form.submit();
-      }}
-      confirmLoading={submit.isPending}
-      destroyOnHidden
+      form={form}
+      pending={submit.isPending}
+      onClose={onClose}
     >
       <Form<NotebookValues>
         form={form}
@@ -317,6 +310,6 @@ function CreateNotebook({ tenant, onClose }: { tenant: string; onClose: () => vo
         </Form.Item>
         {formError.length > 0 && <Alert type="error" showIcon title={formError.join(' ')} />}
       </Form>
-    </Modal>
+    </FormModal>
   );
 }

@@ -4,7 +4,7 @@ import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
 import type { GpuModelCount } from '../../lib/apiTypes';
-import { useEChart } from '../../lib/useEChart';
+import { EChart } from '../../lib/EChart';
 
 // Only what this chart uses: keeps echarts to a fraction of its full size.
 echarts.use([BarChart, GridComponent, TooltipComponent, SVGRenderer]);
@@ -43,16 +43,8 @@ export function GpuModelChart({ rows, label, seriesName }: Props) {
       ],
     };
   }, [rows, seriesName]);
-  const container = useEChart(option, 'svg');
-
   const height = Math.max(160, rows.length * 44 + 24);
   return (
-    <div
-      ref={container}
-      role="img"
-      aria-label={label}
-      data-testid="gpu-model-chart"
-      style={{ width: '100%', height }}
-    />
+    <EChart option={option} label={label} testId="gpu-model-chart" height={height} renderer="svg" />
   );
 }

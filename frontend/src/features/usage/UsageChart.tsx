@@ -3,7 +3,7 @@ import { GridComponent, LegendComponent, TooltipComponent } from 'echarts/compon
 import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
-import { useEChart } from '../../lib/useEChart';
+import { EChart } from '../../lib/EChart';
 import type { StackedSeries } from './usageData';
 
 echarts.use([
@@ -71,14 +71,5 @@ export function UsageChart({ labels, series, cost, hoursName, costName, label }:
     }),
     [labels, series, cost, hoursName, costName],
   );
-  const container = useEChart(option);
-  return (
-    <div
-      ref={container}
-      role="img"
-      aria-label={label}
-      data-testid="usage-chart"
-      style={{ width: '100%', height: 340 }}
-    />
-  );
+  return <EChart option={option} label={label} testId="usage-chart" height={340} />;
 }

@@ -1,0 +1,30 @@
+import { Tag } from 'antd';
+import type { ColumnsType } from 'antd/es/table';
+import type { TFunction } from 'i18next';
+import type { Alert, Incident } from '../../lib/apiTypes';
+import { formatDateTime } from '../../lib/format';
+import type { Language } from '../../lib/i18n';
+import { SEVERITY_COLOR } from './healthStyle';
+
+/**
+ * The incident columns both the health page and the node page show, in order: fault, severity,
+ * action, jobs affected, opened. Each page adds its own around them (node or state before,
+ * closed time and detail after).
+ */
+export function incidentColumns(t: TFunction, language: Language): ColumnsType<Incident> {
+  return [
+    { title: t('health.fault'), dataIndex: 'fault' },
+    {
+      title: t('health.severity'),
+      dataIndex: 'severity',
+      render: (s: Alert['severity']) => <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>,
+    },
+    { title: t('health.action'), dataIndex: 'fault_action' },
+    { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
+    {
+      title: t('health.opened'),
+      dataIndex: 'opened_at',
+      render: (a: string) => formatDateTime(a, language),
+    },
+  ];
+}
