@@ -9,6 +9,7 @@ import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
 import { EChart } from '../../lib/EChart';
+import { RUN_COLORS } from './runColors';
 
 echarts.use([
   LineChart,
@@ -33,22 +34,11 @@ interface Props {
   height?: number;
 }
 
-const PALETTE = [
-  '#2f6fed',
-  '#e8684a',
-  '#2ca58d',
-  '#9b59b6',
-  '#f2a900',
-  '#17a2b8',
-  '#d6336c',
-  '#6c757d',
-];
-
 /** Metric curves over steps; several lines overlay (one per run) on one step axis. */
 export function CurvesChart({ lines, label, testId, height = 260 }: Props) {
   const option = useMemo(
     () => ({
-      color: PALETTE,
+      color: RUN_COLORS,
       animation: false,
       grid: { left: 8, right: 16, top: lines.length > 1 ? 32 : 12, bottom: 36, containLabel: true },
       tooltip: { trigger: 'axis', valueFormatter: (v: unknown) => formatValue(v) },

@@ -4,6 +4,7 @@ import * as echarts from 'echarts/core';
 import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
 import { EChart } from '../../lib/EChart';
+import { RUN_COLORS } from './runColors';
 
 echarts.use([ParallelSeries, ParallelComponent, TooltipComponent, CanvasRenderer]);
 
@@ -19,17 +20,6 @@ interface Props {
   rows: { name: string; values: (string | number | null)[] }[];
   label: string;
 }
-
-const PALETTE = [
-  '#2f6fed',
-  '#e8684a',
-  '#2ca58d',
-  '#9b59b6',
-  '#f2a900',
-  '#17a2b8',
-  '#d6336c',
-  '#6c757d',
-];
 
 /** Parallel coordinates over hyperparameters and a final metric, one line per run. */
 export function ParallelChart({ axes, rows, label }: Props) {
@@ -47,7 +37,7 @@ export function ParallelChart({ axes, rows, label }: Props) {
       series: rows.map((row, i) => ({
         name: row.name,
         type: 'parallel',
-        lineStyle: { width: 2, opacity: 0.85, color: PALETTE[i % PALETTE.length] },
+        lineStyle: { width: 2, opacity: 0.85, color: RUN_COLORS[i % RUN_COLORS.length] },
         data: [row.values.map((v, dim) => (axes[dim]?.numeric ? v : String(v ?? '—')))],
       })),
     };
