@@ -31,6 +31,7 @@ from apps.scheduling.sim.llm import llm_workload  # noqa: E402
 from apps.scheduling.sim.loaders import openb_workload  # noqa: E402
 from apps.scheduling.sim.report import (  # noqa: E402
     FGD_PUBLISHED,
+    large_over_table,
     llm_tables,
     openb_table,
     published_table,
@@ -270,6 +271,12 @@ def cmd_llm(args: argparse.Namespace) -> None:
     print()
     print(llm_tables(results))
     print()
+    for r in results:
+        if r.summary.get("large_over"):
+            print(f"{r.label}: >=256-GPU jobs over 2x their fair-share expectation")
+            print()
+            print(large_over_table(r))
+            print()
     print(f"(wall {time.perf_counter() - started:.0f} s with {args.workers} workers)")
     for path in llm_charts(results):
         print(f"chart: {path.relative_to(ROOT)}")

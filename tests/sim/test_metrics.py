@@ -1,15 +1,20 @@
 """Each metric on small hand-computed cases."""
 
 import math
+from datetime import datetime
 
-from apps.scheduling.core import Tier
+from apps.scheduling.core import RunningJob, Tier
 from apps.scheduling.sim import Simulator
 from apps.scheduling.sim import policies as pol
 from apps.scheduling.sim.metrics import (
     FAIR_SHARE_FLOOR,
+    LargeWait,
+    SimResult,
     alloc_at_arrived,
+    attribute_pending,
     fair_share_expectation,
     percentile,
+    reclaimable_devices,
     topology_share,
     wait_stats,
 )
@@ -103,3 +108,83 @@ def test_fragmented_gpus_count_stranded_devices_and_share_remainders():
     result = Simulator(workload(jobs, 1), pol.best_fit()).run()
     assert math.isclose(result.summary["fragmented_end"], 4.75)
     assert math.isclose(result.summary["unallocated_end"], 4.75)
+
+
+def _running(
+    job_id: str, tenant: str, priority: int, devices: int, *, preemptible: bool = True
+) -> RunningJob:
+    from apps.scheduling.core.model import DeviceShare, NodeAllocation
+
+    alloc = NodeAllocation("n1", devices=tuple(range(devices)), shares=(DeviceShare(7, 500),))
+    return RunningJob(
+        job_id=job_id,
+        tenant=tenant,
+        pool="train",
+        priority=priority,
+        allocations=(alloc,),
+        preemptible=preemptible,
+        started_at=datetime(2025, 1, 1),
+    )
+
+
+def test_reclaimable_devices_follow_the_products_reclaim_rule():
+    running = [
+        _running("a", "t2", 4, 4),  # 4.5 devices, P4: reclaimable
+        _running("b", "t2", 5, 2),  # 2.5, P5: reclaimable
+        _running("c", "t2", 3, 8),  # P3 is never preempted
+        _running("d", "t2", 4, 8, preemptible=False),
+        _running("e", "t3", 5, 6),  # t3 is within its guarantee: nothing to reclaim
+        _running("f", "t1", 5, 6),  # the job's own tenant: not reclaim
+    ]
+    used = {"t1": 6.5, "t2": 30.0, "t3": 6.5}
+    guarantees = {"t1": 100.0, "t2": 25.0, "t3": 10.0}
+    # t2 borrows 5 devices: of its 7 reclaimable, only those 5 can be taken back.
+    assert reclaimable_devices(running, used, guarantees, "t1", 2) == 5.0
+    assert reclaimable_devices(running, used, {**guarantees, "t2": 10.0}, "t1", 2) == 7.0
+    # A P4 job can only take P5 work.
+    assert reclaimable_devices(running, used, {**guarantees, "t2": 10.0}, "t1", 4) == 2.5
+    assert reclaimable_devices(running, used, guarantees, "t1", 5) == 0.0
+
+
+def test_pending_time_goes_to_the_code_of_the_previous_cycle():
+    pending: dict[str, float] = {}
+    attribute_pending(pending, "quota", None, 10.0)  # first cycle: nothing before it
+    attribute_pending(pending, "quota", 10.0, 70.0)
+    attribute_pending(pending, "reserved", 70.0, 100.0)
+    attribute_pending(pending, "quota", 100.0, 130.0)
+    attribute_pending(pending, None, 130.0, 200.0)  # was not pending
+    assert pending == {"quota": 90.0, "reserved": 30.0}
+
+
+def test_large_wait_ratio_and_table():
+    from apps.scheduling.sim.report import large_over_table
+
+    w = LargeWait("j1", "t1", 2, 512, 0.0, idle=16, unused_guarantee=-300, reclaimable=0)
+    assert w.ratio == 0.0  # has not started
+    w.wait, w.expectation = 7200.0, 1800.0
+    w.pending = {"quota": 3600.0, "reserved": 1800.0, "capacity": 1200.0, "held": 600.0}
+    assert w.ratio == 4.0
+    result = SimResult("w", "ours", "Ours", 42, 0.0, 0.0, 0, {"large_over": [w]})
+    text = large_over_table(result)
+    assert "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | 16 / -300 / 0 |" in text
+    assert "1.0 h / 30.0 m / 20.0 m / 10.0 m |" in text
+
+
+def test_a_large_job_records_the_cluster_at_arrival_and_where_its_wait_went():
+    from apps.scheduling.core import Quota
+
+    # 40 nodes (320 GPUs). t2 runs 16 nodes (128 GPUs, P3, within its guarantee of 160)
+    # until t=1000; t1's 256-GPU job arrives at t=10 and finds 24 whole nodes (192 GPUs).
+    jobs = [job(f"s{i}", 0, 8, duration=1000, tenant="t2", priority=3) for i in range(16)]
+    jobs.append(job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2))
+    quotas = (Quota("t1", "train", "A800", 160, 160), Quota("t2", "train", "A800", 160, 160))
+    sim = Simulator(workload(jobs, 40, quotas=quotas), pol.ours())
+    result = sim.run()
+    big = sim.recorder.large["big"]
+    assert (big.idle, big.unused_guarantee, big.reclaimable) == (192.0, 160.0, 0.0)
+    # Cycles at 10 (arrival) and 1000 (t2's jobs end): it waited 990 s holding nodes.
+    assert big.wait == 990.0
+    assert big.pending == {"reserved": 990.0}
+    # Expectation: 64 GPUs short, the cluster frees 128/1000 GPU/s, t1's half is 0.064.
+    assert math.isclose(big.expectation, 1000.0)
+    assert result.summary["large_over"] == []

@@ -25,12 +25,18 @@ Definitions (the same for every policy):
   running work takes to make that room, ``(U + A + G - L) / rho_t`` (``rho_t``: the rate at
   which the tenant's own running jobs free devices): no fair scheduler may start it sooner.
   The summary also gives the count without that term ("plain"), the definition used before.
+* *where a large job's wait went* (``LargeWait``, for every job of >= ``LARGE_JOB`` devices):
+  the time it spent pending under each of the core's pending codes (quota: its tenant's
+  borrowing limit; reserved: holding nodes that drain for it; capacity: no room and no
+  hold), and at arrival the whole-node devices idle, its tenant's unused guarantee, and how
+  much of that guarantee it could really take back (``reclaimable_devices``: the product
+  reclaims only P4/P5 work, so other tenants' borrowed P0-P3 work is not reclaimable).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +51,7 @@ if TYPE_CHECKING:
 
 FAIR_SHARE_FLOOR = 15 * 60.0
 LARGE_JOB = 256.0
+RECLAIMABLE_PRIORITY = 4  # only P4/P5 work is ever preempted (core/preemption.py)
 
 
 # ------------------------------------------------------------------ pure summaries
@@ -139,6 +146,75 @@ def fair_share_expectation(
     return max(floor, need / (turnover * guarantee / total_guarantee), limit_wait)
 
 
+def held_milli(job: RunningJob) -> int:
+    """Milli-devices a running job holds (whole devices plus its shares of devices)."""
+    return sum(
+        len(a.devices) * FULL_DEVICE_MILLI + sum(s.milli for s in a.shares) for a in job.allocations
+    )
+
+
+def reclaimable_devices(
+    running: Iterable[RunningJob],
+    used: Mapping[str, float],
+    guarantees: Mapping[str, float],
+    tenant: str,
+    priority: int,
+) -> float:
+    """Devices a job of ``tenant`` at ``priority`` could take back by reclaim under the
+    product's rules: other tenants' preemptible P4/P5 work of strictly lower priority, only
+    from tenants above their guarantee, and from each at most its excess over it."""
+    by_tenant: dict[str, float] = {}
+    for job in running:
+        if (
+            job.tenant != tenant
+            and job.preemptible
+            and job.priority >= RECLAIMABLE_PRIORITY
+            and job.priority > priority
+        ):
+            by_tenant[job.tenant] = (
+                by_tenant.get(job.tenant, 0.0) + held_milli(job) / FULL_DEVICE_MILLI
+            )
+    total = 0.0
+    for other, devices in by_tenant.items():
+        excess = used.get(other, 0.0) - guarantees.get(other, 0.0)
+        if excess > 0:
+            total += min(devices, excess)
+    return total
+
+
+def attribute_pending(
+    pending: dict[str, float], code: str | None, since: float | None, now: float
+) -> None:
+    """Adds the time from the previous cycle (``since``) to ``now`` to the code a job was
+    pending under in that cycle (the code holds until the next cycle decides again)."""
+    if code is None or since is None or now <= since:
+        return
+    pending[code] = pending.get(code, 0.0) + (now - since)
+
+
+@dataclass(slots=True)
+class LargeWait:
+    """Why one job of >= ``LARGE_JOB`` devices waited (see the module docstring)."""
+
+    job_id: str
+    tenant: str
+    priority: int
+    gpus: float
+    submit: float
+    idle: float  # whole-node devices free at arrival
+    unused_guarantee: float  # guarantee minus use at arrival (negative: borrowing)
+    reclaimable: float
+    expectation: float = math.inf
+    wait: float | None = None
+    pending: dict[str, float] = field(default_factory=dict)  # pending code -> seconds
+
+    @property
+    def ratio(self) -> float:
+        if self.wait is None or not math.isfinite(self.expectation) or self.expectation <= 0:
+            return 0.0
+        return self.wait / self.expectation
+
+
 # ------------------------------------------------------------------ the recorder
 
 
@@ -200,6 +276,9 @@ class Recorder:
         self.tenant_short_area: dict[str, float] = {t: 0.0 for t in guarantees}
         self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
         self.expectation: dict[str, float] = {}
+        self.large: dict[str, LargeWait] = {}
+        self._large_codes: dict[str, str] = {}  # large job -> its code in the last cycle
+        self._last_cycle: float | None = None
 
     # time
 
@@ -224,10 +303,7 @@ class Recorder:
     # resources
 
     def took(self, job: RunningJob, sim: Simulator) -> None:
-        milli = sum(
-            len(a.devices) * FULL_DEVICE_MILLI + sum(s.milli for s in a.shares)
-            for a in job.allocations
-        )
+        milli = held_milli(job)
         self.part_milli[job.job_id] = milli
         self.part_tenant[job.job_id] = job.tenant
         self.allocated += milli
@@ -272,6 +348,23 @@ class Recorder:
                 over_limit=over,
                 own_turnover=self.tenant_turnover.get(job.tenant, 0.0),
             )
+            self.large[job.job_id] = LargeWait(
+                job_id=job.job_id,
+                tenant=job.tenant,
+                priority=job.priority,
+                gpus=job.gpus,
+                submit=job.submit,
+                idle=idle,
+                unused_guarantee=g - used,
+                reclaimable=reclaimable_devices(
+                    sim.live.running.values(),
+                    {t: m / FULL_DEVICE_MILLI for t, m in self.tenant_alloc.items()},
+                    self.guarantee,
+                    job.tenant,
+                    job.priority,
+                ),
+                expectation=self.expectation[job.job_id],
+            )
 
     def _leave_queue(self, run: JobRun) -> None:
         if run.job.tenant in self.tenant_waiting:
@@ -310,6 +403,16 @@ class Recorder:
         self._leave_queue(run)
 
     def cycled(self, now: float, sim: Simulator, decisions: Decisions) -> None:
+        if self.large:
+            for jid, code in self._large_codes.items():
+                attribute_pending(self.large[jid].pending, code, self._last_cycle, now)
+            codes: dict[str, str] = {}
+            for reason in decisions.pending:
+                jid = reason.job_id.split("~", 1)[0]
+                if jid in self.large and sim.by_id[jid].first_start is None:
+                    codes[jid] = str(reason.code)
+            self._large_codes = codes
+            self._last_cycle = now
         cap = self.capacity or 1
         self.curve.append((100.0 * self.arrived_milli / cap, 100.0 * self.allocated / cap))
 
@@ -361,6 +464,8 @@ class Recorder:
                 late += 1
             if job.gpus >= LARGE_JOB:
                 large_longest = max(large_longest, wait)
+                if job.job_id in self.large:
+                    self.large[job.job_id].wait = wait
                 expect = self.expectation.get(job.job_id, math.inf)
                 if math.isfinite(expect):
                     expect_checked += 1
@@ -406,6 +511,9 @@ class Recorder:
             "large_over_2x_plain": over_plain,
             "large_checked": expect_checked,
             "large_worst_wait_over_expectation": worst_ratio,
+            "large_over": sorted(
+                (w for w in self.large.values() if w.ratio > 2), key=lambda w: -w.ratio
+            ),
             "one_leaf": (in_leaf, leaf_eligible),
             "one_su": (in_su, su_eligible),
             "mean_fragmented_window": _window_mean(self.samples, "fragmented", self.window),

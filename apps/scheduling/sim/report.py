@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from .metrics import SimResult, WaitStats
+from .metrics import LargeWait, SimResult, WaitStats
 
 FGD_PUBLISHED = {
     "FGD": 95.39,
@@ -170,3 +170,44 @@ def llm_tables(results: Sequence[SimResult]) -> str:
         tenant_rows.append(cells)
     out.append(table(["tenant (guarantee GPUs)", *[r.label for r in results]], tenant_rows))
     return "\n".join(out)
+
+
+PENDING_SHOWN = ("quota", "reserved", "capacity")
+
+
+def large_over_table(result: SimResult, limit: int = 12) -> str:
+    """The jobs of >= 256 GPUs that waited over 2x their fair-share expectation, worst
+    first: what the cluster looked like when they arrived, and where their wait went."""
+    over: list[LargeWait] = result.summary.get("large_over", [])
+    rows = []
+    for w in over[:limit]:
+        other = sum(v for k, v in w.pending.items() if k not in PENDING_SHOWN)
+        rows.append(
+            [
+                w.job_id,
+                w.tenant,
+                f"P{w.priority}",
+                f"{w.gpus:.0f}",
+                _h(w.wait or 0.0),
+                _h(w.expectation),
+                f"{w.ratio:.1f}x",
+                f"{w.idle:.0f} / {w.unused_guarantee:.0f} / {w.reclaimable:.0f}",
+                " / ".join(_h(w.pending.get(k, 0.0)) for k in PENDING_SHOWN) + f" / {_h(other)}",
+            ]
+        )
+    if len(over) > limit:
+        rows.append([f"... {len(over) - limit} more", *[""] * 8])
+    return table(
+        [
+            "job",
+            "tenant",
+            "priority",
+            "GPUs",
+            "waited",
+            "expectation",
+            "ratio",
+            "at arrival: idle / unused guarantee / reclaimable GPUs",
+            "pending: quota / reserved / capacity / other",
+        ],
+        rows,
+    )
