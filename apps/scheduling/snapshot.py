@@ -72,6 +72,40 @@ def pending_job(job: Job, tenant: str, pool: str) -> core.PendingJob:
     )
 
 
+def core_node(n: Node, pool_keys: dict[int, str], broken: set[int]) -> core.Node:
+    """The core's view of a node; ``broken``: indexes of its unhealthy devices."""
+    return core.Node(
+        node_id=str(n.pk),
+        pool=pool_keys[n.pool_id or 0],
+        accelerator_model=n.accelerator_model,
+        accelerator_vendor=n.accelerator_vendor,
+        accelerator_count=n.accelerator_count,
+        free_devices=frozenset(set(range(n.accelerator_count)) - broken) if broken else None,
+        cpu_milli=n.cpu_milli,
+        memory_mib=n.memory_mib,
+        arch=n.arch,
+        labels={str(k): str(v) for k, v in (n.labels or {}).items()},
+        healthy=n.health != NodeHealth.FAULTY,
+        cordoned=n.cordoned,
+        scalable_unit=n.scalable_unit,
+        leaf_switch=n.leaf_switch,
+        spine=n.spine,
+    )
+
+
+def core_quotas(pool_keys: dict[int, str]) -> tuple[core.Quota, ...]:
+    return tuple(
+        core.Quota(
+            tenant=q.tenant.slug,
+            pool=pool_keys[q.pool_id],
+            accelerator_model=q.accelerator_model,
+            guarantee=q.guarantee,
+            borrow_limit=q.borrow_limit,
+        )
+        for q in Quota.objects.select_related("tenant")
+    )
+
+
 def build(now: datetime) -> Inputs:
     pools = {p.pk: p for p in ResourcePool.objects.select_related("cluster")}
     pool_keys = {pk: pool_key(p) for pk, p in pools.items()}
@@ -81,27 +115,7 @@ def build(now: datetime) -> Inputs:
     ):
         broken[node_id].add(index)
     nodes = tuple(
-        core.Node(
-            node_id=str(n.pk),
-            pool=pool_keys[n.pool_id or 0],
-            accelerator_model=n.accelerator_model,
-            accelerator_vendor=n.accelerator_vendor,
-            accelerator_count=n.accelerator_count,
-            free_devices=(
-                frozenset(set(range(n.accelerator_count)) - broken[n.pk])
-                if n.pk in broken
-                else None
-            ),
-            cpu_milli=n.cpu_milli,
-            memory_mib=n.memory_mib,
-            arch=n.arch,
-            labels={str(k): str(v) for k, v in (n.labels or {}).items()},
-            healthy=n.health != NodeHealth.FAULTY,
-            cordoned=n.cordoned,
-            scalable_unit=n.scalable_unit,
-            leaf_switch=n.leaf_switch,
-            spine=n.spine,
-        )
+        core_node(n, pool_keys, broken.get(n.pk, set()))
         for n in Node.objects.filter(pool__isnull=False, is_spare=False)
     )
     allocations: defaultdict[int, list[core.NodeAllocation]] = defaultdict(list)
@@ -127,16 +141,7 @@ def build(now: datetime) -> Inputs:
         )
         for j in holding
     )
-    quotas = tuple(
-        core.Quota(
-            tenant=q.tenant.slug,
-            pool=pool_keys[q.pool_id],
-            accelerator_model=q.accelerator_model,
-            guarantee=q.guarantee,
-            borrow_limit=q.borrow_limit,
-        )
-        for q in Quota.objects.select_related("tenant")
-    )
+    quotas = core_quotas(pool_keys)
     holds = tuple(
         core.Reservation(
             job_id=str(h.job_id),

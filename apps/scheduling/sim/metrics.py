@@ -249,7 +249,9 @@ class Recorder:
         self.part_tenant: dict[str, str] = {}
         self.arrived_milli = 0
         self.last = 0.0
-        self.window = (workload.warmup, max((j.submit for j in workload.jobs), default=0.0))
+        last = max((j.submit for j in workload.jobs), default=0.0)
+        until = workload.measure_until
+        self.window = (workload.warmup, last if until is None else until)
         self.alloc_area = 0.0
         self.cap_area = 0.0
         self.curve: list[tuple[float, float]] = []

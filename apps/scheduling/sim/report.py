@@ -83,7 +83,7 @@ def published_table() -> str:
     )
 
 
-def _ws(w: WaitStats) -> str:
+def wait_cell(w: WaitStats) -> str:
     if not w.count:
         return "-"
     cens = f" ({w.censored} never ran)" if w.censored else ""
@@ -150,7 +150,9 @@ def llm_tables(results: Sequence[SimResult]) -> str:
         if not any(r.summary[f"wait_{label}"].count for r in results):
             continue
         n = results[0].summary[f"wait_{label}"].count
-        waits.append([f"{label} ({n} jobs)", *[_ws(r.summary[f"wait_{label}"]) for r in results]])
+        waits.append(
+            [f"{label} ({n} jobs)", *[wait_cell(r.summary[f"wait_{label}"]) for r in results]]
+        )
     out.append(table(["size class", *[r.label for r in results]], waits))
     out += [
         "",

@@ -73,6 +73,7 @@ class Workload:
     dropped if it does not fit; this is the methodology of the "Beware of Fragmentation"
     experiments (tasks never leave; the cluster fills until it saturates).
     ``horizon``: stop at this time (``None``: when no event is left).
+    ``measure_until``: the end of the measurement window (``None``: the last arrival).
     """
 
     name: str
@@ -84,6 +85,7 @@ class Workload:
     one_shot: bool = False
     horizon: float | None = None
     warmup: float = 0.0
+    measure_until: float | None = None
     meta: dict[str, object] = field(default_factory=dict)
 
     @property

@@ -1,0 +1,74 @@
+"""``manage.py whatif``: replay the cluster's recent history under other scheduling policies."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+
+from apps.scheduling import whatif
+from apps.scheduling.sim.report import large_over_table, llm_tables, table, wait_cell
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay the jobs of the last HOURS through the simulator under each policy and print "
+        "the measures side by side, with the queueing delays as they really were."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--hours", type=float, default=168.0, help="window (default 168)")
+        parser.add_argument(
+            "--policies",
+            default=",".join(whatif.POLICIES),
+            help=f"comma-separated, from {', '.join(whatif.POLICIES)}",
+        )
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        hours = options["hours"]
+        if hours <= 0:
+            raise CommandError("--hours must be positive")
+        names = [n.strip() for n in options["policies"].split(",") if n.strip()]
+        unknown = [n for n in names if n not in whatif.POLICIES]
+        if unknown or not names:
+            raise CommandError(
+                f"unknown policy {', '.join(unknown) or '(none given)'}; "
+                f"choose from {', '.join(whatif.POLICIES)}"
+            )
+        start, end = whatif.window_ending(timezone.now(), hours)
+        history = whatif.history_workload(start, end)
+        w = history.workload
+        if not w.nodes:
+            raise CommandError("no nodes in any resource pool: nothing to replay on")
+        self.stdout.write(
+            f"## What-if: {len(w.jobs)} jobs (submitted in {start:%Y-%m-%d %H:%M} - "
+            f"{end:%Y-%m-%d %H:%M} UTC or running when it began) on {len(w.nodes)} nodes "
+            f"({w.capacity_milli // 1000} accelerators); {history.never_started} never "
+            "started and are not replayed\n"
+        )
+        if not w.jobs:
+            self.stdout.write("No job ran in this window.")
+            return
+
+        def progress(share: float, message: str) -> None:
+            if options["verbosity"] > 1:
+                print(f"  {100 * share:3.0f}% {message}", file=sys.stderr)
+
+        results = whatif.replay(history, names, seed=options["seed"], progress=progress)
+        self.stdout.write(llm_tables(results))
+        self.stdout.write("\nQueueing delay as it happened (submission to admission):\n")
+        rows = [
+            [f"{label} ({stats.count} jobs)", wait_cell(stats)]
+            for label, stats in history.actual_waits.items()
+            if stats.count
+        ]
+        self.stdout.write(table(["size class", "mean / p95 / p99"], rows))
+        for r in results:
+            if r.summary.get("large_over"):
+                self.stdout.write(
+                    f"\n{r.label}: >=256-GPU jobs over 2x their fair-share expectation\n"
+                )
+                self.stdout.write(large_over_table(r))

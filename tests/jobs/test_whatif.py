@@ -1,0 +1,110 @@
+"""What-if replay of the cluster's own history (apps/scheduling/whatif.py, manage.py whatif)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from apps.jobs.models import Job, JobKind, JobState
+from apps.quotas.models import Quota
+from apps.scheduling import whatif
+from tests.factories import make_node, make_pool, make_tenant
+
+pytestmark = pytest.mark.django_db
+T0 = datetime(2026, 11, 2, tzinfo=UTC)
+H = 3600.0
+
+
+def _job(tenant, pool, name, *, gpus=8, replicas=1, kind=JobKind.TRAINING, submitted,
+         admitted=None, finished=None) -> Job:  # fmt: skip
+    at = T0 + timedelta(hours=submitted)
+    return Job.objects.create(
+        tenant=tenant,
+        name=name,
+        kind=kind,
+        pool=pool,
+        priority=2,
+        spec={
+            "replica_groups": [{"name": "worker", "replicas": replicas, "accelerators": gpus}],
+            "topology": {"mode": "soft"},
+        },
+        state=JobState.SUCCEEDED if finished is not None else JobState.RUNNING,
+        submitted_at=at,
+        admitted_at=None if admitted is None else T0 + timedelta(hours=admitted),
+        finished_at=None if finished is None else T0 + timedelta(hours=finished),
+    )
+
+
+@pytest.fixture
+def history_db():
+    tenant = make_tenant("vision")
+    pool = make_pool()
+    for i in range(4):
+        make_node(pool=pool, leaf_switch=f"leaf{i // 2}", cordoned=(i == 0))
+    Quota.objects.create(
+        tenant=tenant, pool=pool, accelerator_model="A800", guarantee=16, borrow_limit=16
+    )
+    _job(tenant, pool, "before", submitted=-2, admitted=-2, finished=1)  # running at T0
+    _job(tenant, pool, "old", submitted=-5, admitted=-5, finished=-1)  # over before T0
+    _job(tenant, pool, "pair", replicas=2, submitted=1, admitted=1.5, finished=3.5)
+    _job(tenant, pool, "nb", gpus=1, kind=JobKind.NOTEBOOK, submitted=2, admitted=2)
+    Job.objects.create(
+        tenant=tenant, name="never", kind=JobKind.TRAINING, pool=pool, spec={},
+        state=JobState.CANCELLED, submitted_at=T0 + timedelta(hours=3),
+    )  # fmt: skip
+    _job(tenant, pool, "late", submitted=9, admitted=9, finished=12)  # ends after the window
+    _job(tenant, pool, "after", submitted=11, admitted=11)
+    return pool
+
+
+def test_history_becomes_a_workload_of_what_ran(history_db):
+    history = whatif.history_workload(T0, T0 + timedelta(hours=10))
+    w = history.workload
+    by_name = {Job.objects.get(pk=int(j.job_id)).name: j for j in w.jobs}
+    assert sorted(by_name) == ["before", "late", "nb", "pair"]
+    assert (by_name["before"].submit, by_name["before"].duration) == (0.0, 1 * H)
+    assert (by_name["pair"].submit, by_name["pair"].duration) == (1 * H, 2 * H)
+    assert by_name["pair"].gpus == 16
+    assert by_name["nb"].duration is None  # still running: until the window ends
+    assert by_name["late"].duration is None  # finished after the window
+    assert history.never_started == 1
+    assert w.horizon == w.measure_until == 10 * H
+    # Today's cordon says nothing about the past: every node is schedulable.
+    assert len(w.nodes) == 4 and all(n.healthy and not n.cordoned for n in w.nodes)
+    assert [(q.guarantee, q.borrow_limit) for q in w.quotas] == [(16, 16)]
+    # As it happened: "pair" waited 30 minutes; the job running at T0 is not counted.
+    assert history.actual_waits["9-64"].count == 1
+    assert history.actual_waits["9-64"].mean == 0.5 * H
+    assert history.actual_waits["2-8"].count == 1  # "late"; "before" came before the window
+
+
+def test_replay_runs_each_policy_on_the_history(history_db):
+    history = whatif.history_workload(T0, T0 + timedelta(hours=10))
+    results = whatif.replay(history, ["ours", "fifo-spread"])
+    assert [r.policy for r in results] == ["ours", "fifo-spread"]
+    for r in results:
+        assert r.summary["jobs"] == 4
+        assert r.summary["completed"] == 2  # "before" and "pair"; the others run to the end
+        # 32 GPUs: 8 busy for the first hour, 16 more for two hours from 1 h, the
+        # notebook's 1 from 2 h on, "late" from 9 h: at least that much allocation.
+        assert r.summary["alloc_window"] > (8 * 1 + 16 * 2 + 1 * 7 + 8 * 0.9) / (32 * 10)
+    with pytest.raises(ValueError, match="unknown policy"):
+        whatif.replay(history, ["ours", "round-robin"])
+
+
+def test_whatif_command_prints_policies_and_real_waits(history_db, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command("whatif", "--hours", "10", "--policies", "ours,volcano", stdout=out)
+    text = out.getvalue()
+    assert "## What-if: 4 jobs" in text and "1 never started" in text
+    assert "| Ours (all switches + fragmentation-aware) | Volcano-like" in text
+    assert "| 9-64 (1 jobs) | 30.0 m / 30.0 m / 30.0 m |" in text
+    with pytest.raises(CommandError, match="unknown policy round-robin"):
+        call_command("whatif", "--policies", "ours,round-robin", stdout=StringIO())
+    with pytest.raises(CommandError, match="--hours must be positive"):
+        call_command("whatif", "--hours", "0", stdout=StringIO())
