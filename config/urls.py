@@ -32,6 +32,7 @@ from apps.jobs.api.views import JobViewSet
 from apps.jobs.notebook_proxy import notebook_proxy
 from apps.quotas.api.views import QuotaAdminViewSet, TenantQuotaViewSet
 from apps.runs.api.views import RunViewSet
+from apps.scheduling.api import WhatIfRunViewSet
 from apps.tenancy.api.views import MembershipViewSet, ProjectViewSet, TenantViewSet
 
 TENANT = r"tenants/(?P<tenant>[a-z0-9-]+)"
@@ -53,6 +54,7 @@ router.register("health/rules", FaultRuleViewSet, basename="health-rule")
 router.register("health/receivers", AlertReceiverViewSet, basename="health-receiver")
 router.register("health/node-tokens", NodeTokenViewSet, basename="health-node-token")
 router.register("health/probe-runs", ProbeRunViewSet, basename="health-probe-run")
+router.register("scheduling/what-if", WhatIfRunViewSet, basename="what-if")
 router.register(f"{TENANT}/jobs", JobViewSet, basename="tenant-job")
 router.register(
     f"{TENANT}/inference/services", InferenceServiceViewSet, basename="tenant-inference-service"

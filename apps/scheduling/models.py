@@ -1,7 +1,9 @@
-"""Persistent state of the scheduler loop: the apply lock and delay-scheduling holds."""
+"""Persistent state of the scheduler loop (the apply lock, delay-scheduling holds) and what-if
+replays."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -34,3 +36,36 @@ class Hold(models.Model):
 
     def __str__(self) -> str:
         return f"hold for job {self.job_id} until {self.expires_at:%H:%M:%S}"
+
+
+class WhatIfState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class WhatIfRun(models.Model):
+    """A replay of the cluster's recent history under scheduling policies
+    (``apps.scheduling.whatif``), started over the API and run by a worker."""
+
+    hours = models.FloatField(help_text="Length of the replayed window, ending when it ran.")
+    policies = models.JSONField(default=list)
+    seed = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=8, choices=WhatIfState.choices, default="pending")
+    progress = models.FloatField(default=0.0, help_text="Share of the replay done, 0..1.")
+    message = models.CharField(max_length=500, blank=True)
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True, default=None)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"what-if run {self.pk} ({self.state})"

@@ -11,3 +11,11 @@ from apps.scheduling.loop import run_cycle
 @shared_task(ignore_result=True)
 def scheduling_cycle() -> int:
     return run_cycle().admitted
+
+
+@shared_task(ignore_result=True)
+def whatif_replay(run_id: int) -> str:
+    """Run one what-if replay (a finished run is left alone)."""
+    from apps.scheduling import whatif
+
+    return whatif.execute(run_id).state

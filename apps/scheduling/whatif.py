@@ -13,14 +13,20 @@ the simulator's settings.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.clusters.models import Node, ResourcePool
 from apps.jobs.models import Job
 from apps.scheduling import core
+from apps.scheduling.models import WhatIfRun, WhatIfState
 from apps.scheduling.sim import SimResult, Simulator
 from apps.scheduling.sim import policies as pol
 from apps.scheduling.sim.engine import ProgressFn
@@ -28,6 +34,7 @@ from apps.scheduling.sim.metrics import WaitStats, wait_stats
 from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_class
 from apps.scheduling.snapshot import core_node, core_quotas, pool_key, replica_groups, topology
 
+logger = logging.getLogger(__name__)
 POLICIES = ("ours", "volcano", "best-fit", "fifo-spread")
 
 
@@ -143,3 +150,113 @@ def replay(
 
 def window_ending(end: datetime, hours: float) -> tuple[datetime, datetime]:
     return end - timedelta(hours=hours), end
+
+
+# ------------------------------------------------------------------ runs over the API
+
+
+MAX_HOURS = 90 * 24.0
+
+
+def _waits(stats: WaitStats) -> dict[str, float | int]:
+    return {"count": stats.count, "mean_s": stats.mean, "p95_s": stats.p95, "p99_s": stats.p99}
+
+
+def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
+    """What a run stores: the workload's size, the real waits and each policy's measures."""
+    w = history.workload
+    policies = []
+    for r in results:
+        s = r.summary
+        policies.append(
+            {
+                "policy": r.policy,
+                "title": r.label,
+                "allocation": s["alloc_window"],
+                "mean_free_gpus": s["mean_free_window"],
+                "mean_fragmented_gpus": s["mean_fragmented_window"],
+                "completed": s["completed"],
+                "one_leaf": list(s["one_leaf"]),
+                "one_su": list(s["one_su"]),
+                "preemptions": s["preemptions"],
+                "preempted_gpu_hours": s["preempt_lost_gpu_h"],
+                "late_jobs": s["late_jobs"],
+                "large_longest_wait_s": s["large_longest_wait"],
+                "large_over_2x": s["large_over_2x_expectation"],
+                "large_checked": s["large_checked"],
+                "waits": {
+                    label: _waits(s[f"wait_{label}"])
+                    for label, _, _ in SIZE_CLASSES
+                    if s[f"wait_{label}"].count
+                },
+                "cycles": r.cycles,
+                "cpu_s": r.wall_s,
+            }
+        )
+    return {
+        "jobs": len(w.jobs),
+        "never_started": history.never_started,
+        "nodes": len(w.nodes),
+        "accelerators": w.capacity_milli // 1000,
+        "actual_waits": {
+            label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
+        },
+        "policies": policies,
+    }
+
+
+def request_run(*, hours: float, policies: list[str], seed: int, actor: User) -> WhatIfRun:
+    """Records a run and has a worker execute it once the transaction commits."""
+    run = WhatIfRun.objects.create(hours=hours, policies=policies, seed=seed, requested_by=actor)
+
+    def start() -> None:
+        from apps.scheduling.tasks import whatif_replay
+
+        whatif_replay.delay(run.pk)
+
+    transaction.on_commit(start)
+    return run
+
+
+def execute(run_id: int) -> WhatIfRun:
+    """Replays the window ending now under the run's policies, saving progress as it goes;
+    a run that already finished is left alone."""
+    run = WhatIfRun.objects.get(pk=run_id)
+    if run.state in (WhatIfState.DONE, WhatIfState.FAILED):
+        return run
+    start, end = window_ending(timezone.now(), run.hours)
+    WhatIfRun.objects.filter(pk=run.pk).update(
+        state=WhatIfState.RUNNING, window_start=start, window_end=end, progress=0.0
+    )
+    names = list(run.policies)
+    saved = {"at": -1.0}
+
+    def progress_of(index: int) -> ProgressFn:
+        def report(share: float, message: str) -> None:
+            done = (index + share) / len(names)
+            if done - saved["at"] >= 0.05:  # a row update per 5%, not per event
+                saved["at"] = done
+                WhatIfRun.objects.filter(pk=run.pk).update(progress=min(done, 0.99))
+
+        return report
+
+    try:
+        history = history_workload(start, end)
+        results = [
+            replay(history, [name], seed=run.seed, progress=progress_of(i))[0]
+            for i, name in enumerate(names)
+        ]
+    except Exception as exc:  # recorded on the run, which a person reads
+        logger.exception("what-if run %s failed", run.pk)
+        WhatIfRun.objects.filter(pk=run.pk).update(
+            state=WhatIfState.FAILED, message=str(exc)[:500], finished_at=timezone.now()
+        )
+        return WhatIfRun.objects.get(pk=run.pk)
+    WhatIfRun.objects.filter(pk=run.pk).update(
+        state=WhatIfState.DONE,
+        progress=1.0,
+        result=result_of(history, results),
+        message="" if history.workload.jobs else "No job ran in this window.",
+        finished_at=timezone.now(),
+    )
+    return WhatIfRun.objects.get(pk=run.pk)

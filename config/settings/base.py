@@ -202,6 +202,8 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # Probe runs and what-if runs share one set of states (pending, running, done, failed).
+    "ENUM_NAME_OVERRIDES": {"WorkerRunStateEnum": "apps.scheduling.models.WhatIfState"},
 }
 
 TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)

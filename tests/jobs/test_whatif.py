@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.jobs.models import Job, JobKind, JobState
 from apps.quotas.models import Quota
 from apps.scheduling import whatif
+from apps.scheduling.models import WhatIfRun
 from tests.factories import make_node, make_pool, make_tenant
 
 pytestmark = pytest.mark.django_db
@@ -108,3 +109,87 @@ def test_whatif_command_prints_policies_and_real_waits(history_db, monkeypatch):
         call_command("whatif", "--policies", "ours,round-robin", stdout=StringIO())
     with pytest.raises(CommandError, match="--hours must be positive"):
         call_command("whatif", "--hours", "0", stdout=StringIO())
+
+
+URL = "/api/v1/scheduling/what-if/"
+
+
+def test_only_platform_admins_run_or_read_replays(world, client_for, history_db):
+    from apps.tenancy.models import Role
+
+    run = WhatIfRun.objects.create(hours=1, policies=["ours"])
+    for role in (Role.TENANT_ADMIN, Role.MEMBER, Role.VIEWER):
+        client = client_for(world.user("a", role))
+        assert client.get(URL).status_code == 403
+        assert client.get(f"{URL}{run.pk}/").status_code == 403
+        assert client.post(URL, {"hours": 1}, format="json").status_code == 403
+    assert WhatIfRun.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"hours": 0}, "hours"),
+        ({"hours": 24 * 91}, "hours"),
+        ({"hours": "a week"}, "hours"),
+        ({"policies": []}, "policies"),
+        ({"policies": ["ours", "round-robin"]}, "policies"),
+        ({"policies": ["ours", "ours"]}, "policies"),
+        ({"seed": -1}, "seed"),
+    ],
+)
+def test_bad_requests_get_field_errors(world, client_for, body, field):
+    response = client_for(world.platform_admin).post(URL, body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+    assert not WhatIfRun.objects.exists()
+
+
+def test_a_replay_runs_in_a_worker_and_reports_progress_and_results(
+    world, client_for, history_db, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    started: list[int] = []
+    monkeypatch.setattr("apps.scheduling.tasks.whatif_replay.delay", started.append)
+    client = client_for(world.platform_admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(URL, {"hours": 10, "policies": ["ours", "best-fit"]}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["state"], body["progress"], body["result"]) == ("pending", 0.0, None)
+    assert body["seed"] == 0 and body["policies"] == ["ours", "best-fit"]
+    assert started == [body["id"]]  # handed to a worker once the request committed
+    # Progress is saved as the replay goes: halfway through the first of two policies is 25%.
+    seen: list[float] = []
+    real_replay = whatif.replay
+
+    def replay(history, names, *, seed=0, progress=None):
+        progress(0.5, "halfway")
+        seen.append(WhatIfRun.objects.get(pk=body["id"]).progress)
+        return real_replay(history, names, seed=seed, progress=progress)
+
+    monkeypatch.setattr(whatif, "replay", replay)
+    run = whatif.execute(body["id"])
+    assert seen == [0.25, 0.75]
+    assert run.state == "done" and run.progress == 1.0 and run.finished_at is not None
+    assert (run.window_start, run.window_end) == (T0, T0 + timedelta(hours=10))
+    result = client.get(f"{URL}{body['id']}/").json()["result"]
+    assert (result["jobs"], result["never_started"], result["nodes"]) == (4, 1, 4)
+    assert result["actual_waits"]["9-64"] == {
+        "count": 1, "mean_s": 1800.0, "p95_s": 1800.0, "p99_s": 1800.0
+    }  # fmt: skip
+    assert [p["policy"] for p in result["policies"]] == ["ours", "best-fit"]
+    ours = result["policies"][0]
+    assert ours["completed"] == 2 and ours["one_leaf"] == [1, 1]
+    assert set(ours["waits"]) == {"1", "2-8", "9-64"}  # the notebook, 8-GPU jobs, the pair
+    assert whatif.execute(body["id"]).finished_at == run.finished_at  # done: left alone
+
+
+def test_a_failed_replay_says_why(world, history_db, monkeypatch):
+    def broken(start, end):
+        raise ValueError("the history could not be read")
+
+    monkeypatch.setattr(whatif, "history_workload", broken)
+    run = WhatIfRun.objects.create(hours=1, policies=["ours"])
+    run = whatif.execute(run.pk)
+    assert run.state == "failed" and run.message == "the history could not be read"

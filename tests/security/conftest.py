@@ -31,6 +31,7 @@ from apps.jobs.models import JobKind
 from apps.jobs.services import submit_job
 from apps.quotas.models import Quota
 from apps.runs.services import create_run, ingest_metrics, register_checkpoint
+from apps.scheduling.models import WhatIfRun
 from apps.tenancy.models import Membership, Role
 from tests.conftest import World
 from tests.factories import make_node, make_pool, make_project
@@ -149,6 +150,9 @@ def build_foreign(world: World) -> Foreign:
     )
     node_token = NodeToken.objects.create(node=node, prefix="zzprefix", digest="0" * 64)
     probe = ProbeRun.objects.create(pool=pool, requested_by=world.platform_admin)
+    what_if = WhatIfRun.objects.create(
+        hours=24, policies=["ours"], requested_by=world.platform_admin
+    )
     cluster = Cluster.objects.get(pk=pool.cluster_id)
     ids: dict[str, int | str] = {
         "tenant": world.tenant_b.slug,
@@ -174,6 +178,7 @@ def build_foreign(world: World) -> Foreign:
         "receiver": receiver.pk,
         "node_token": node_token.pk,
         "probe_run": probe.pk,
+        "what_if": what_if.pk,
     }
     b_users = [user.username for (label, _role), user in world.users.items() if label == "b"]
     markers = (MARKER, world.tenant_b.slug, *b_users)

@@ -40,7 +40,7 @@ COLLECTION_KEY = {
     "audit": "audit", "efficiency": "efficiency", "flags": "flag",
     "notifications": "notification", "services": "inference_service", "jobs": "job",
     "members": "member", "projects": "project", "runs": "run", "usage": "usage",
-    "tokens": "token",
+    "tokens": "token", "what-if": "what_if",
 }  # fmt: skip
 
 # What a tenant user (not a platform admin) may get from a path outside /tenants/{tenant}/.
@@ -67,6 +67,9 @@ POLICY: dict[tuple[str, str], str] = {
     ("get", "/api/v1/pools/{id}/"): "readable",
     ("get", "/api/v1/pools/{id}/queue/"): "readable",
     ("get", "/api/v1/quotas/"): "denied",
+    ("get", "/api/v1/scheduling/what-if/"): "denied",
+    ("post", "/api/v1/scheduling/what-if/"): "denied",
+    ("get", "/api/v1/scheduling/what-if/{id}/"): "denied",
     ("post", "/api/v1/quotas/"): "denied",
     ("get", "/api/v1/telemetry/history/"): "foreign",
     ("get", "/api/v1/telemetry/snapshot/"): "foreign",

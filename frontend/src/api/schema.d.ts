@@ -625,6 +625,41 @@ export interface paths {
         patch: operations["quotas_partial_update"];
         trace?: never;
     };
+    "/api/v1/scheduling/what-if/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Replays of the cluster's recent history under other scheduling policies. */
+        get: operations["scheduling_what_if_list"];
+        put?: never;
+        /** @description Replays of the cluster's recent history under other scheduling policies. */
+        post: operations["scheduling_what_if_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduling/what-if/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Replays of the cluster's recent history under other scheduling policies. */
+        get: operations["scheduling_what_if_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telemetry/history/": {
         parameters: {
             query?: never;
@@ -2585,6 +2620,19 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["TrafficSample"][];
         };
+        PaginatedWhatIfRunList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["WhatIfRun"][];
+        };
         PatchedAlertReceiverRequest: {
             enabled?: boolean;
             kind?: components["schemas"]["AlertReceiverKindEnum"];
@@ -2754,6 +2802,86 @@ export interface components {
                 [key: string]: number;
             };
         };
+        /**
+         * @description * `ours` - ours
+         *     * `volcano` - volcano
+         *     * `best-fit` - best-fit
+         *     * `fifo-spread` - fifo-spread
+         * @enum {string}
+         */
+        PoliciesEnum: "ours" | "volcano" | "best-fit" | "fifo-spread";
+        PolicyResult: {
+            /**
+             * Format: double
+             * @description Mean share of accelerators allocated, 0..1.
+             */
+            allocation: number;
+            completed: number;
+            /** Format: double */
+            cpu_s: number;
+            cycles: number;
+            large_checked: number;
+            /** Format: double */
+            large_longest_wait_s: number;
+            /** @description Jobs of >= 256 GPUs that waited over 2x their fair-share expectation. */
+            large_over_2x: number;
+            /** @description Jobs that waited past their maximum wait. */
+            late_jobs: number;
+            /** Format: double */
+            mean_fragmented_gpus: number;
+            /** Format: double */
+            mean_free_gpus: number;
+            /** @description Multi-node jobs that fit a leaf: [in one, all]. */
+            one_leaf: number[];
+            /** @description Multi-node jobs that fit an SU: [in one, all]. */
+            one_su: number[];
+            policy: string;
+            /** Format: double */
+            preempted_gpu_hours: number;
+            preemptions: number;
+            /** @description The policy as the benchmarks name it. */
+            title: string;
+            /** @description By job size class. */
+            waits: {
+                [key: string]: components["schemas"]["Wait"];
+            };
+        };
+        PolicyResultRequest: {
+            /**
+             * Format: double
+             * @description Mean share of accelerators allocated, 0..1.
+             */
+            allocation: number;
+            completed: number;
+            /** Format: double */
+            cpu_s: number;
+            cycles: number;
+            large_checked: number;
+            /** Format: double */
+            large_longest_wait_s: number;
+            /** @description Jobs of >= 256 GPUs that waited over 2x their fair-share expectation. */
+            large_over_2x: number;
+            /** @description Jobs that waited past their maximum wait. */
+            late_jobs: number;
+            /** Format: double */
+            mean_fragmented_gpus: number;
+            /** Format: double */
+            mean_free_gpus: number;
+            /** @description Multi-node jobs that fit a leaf: [in one, all]. */
+            one_leaf: number[];
+            /** @description Multi-node jobs that fit an SU: [in one, all]. */
+            one_su: number[];
+            policy: string;
+            /** Format: double */
+            preempted_gpu_hours: number;
+            preemptions: number;
+            /** @description The policy as the benchmarks name it. */
+            title: string;
+            /** @description By job size class. */
+            waits: {
+                [key: string]: components["schemas"]["WaitRequest"];
+            };
+        };
         PolicyView: {
             /** @description Whether the tenant has its own policy. */
             customized: boolean;
@@ -2784,19 +2912,11 @@ export interface components {
             readonly rounds: unknown;
             readonly runner: string;
             readonly slow_nodes: unknown;
-            readonly state: components["schemas"]["ProbeRunStateEnum"];
+            readonly state: components["schemas"]["WorkerRunStateEnum"];
         };
         ProbeRunRequest: {
             pool: number;
         };
-        /**
-         * @description * `pending` - Pending
-         *     * `running` - Running
-         *     * `done` - Done
-         *     * `failed` - Failed
-         * @enum {string}
-         */
-        ProbeRunStateEnum: "pending" | "running" | "done" | "failed";
         Project: {
             /** Format: date-time */
             readonly created_at: string;
@@ -3174,6 +3294,113 @@ export interface components {
             /** @default false */
             read_only: boolean;
         };
+        Wait: {
+            count: number;
+            /** Format: double */
+            mean_s: number;
+            /** Format: double */
+            p95_s: number;
+            /** Format: double */
+            p99_s: number;
+        };
+        WaitRequest: {
+            count: number;
+            /** Format: double */
+            mean_s: number;
+            /** Format: double */
+            p95_s: number;
+            /** Format: double */
+            p99_s: number;
+        };
+        WhatIfResult: {
+            accelerators: number;
+            /** @description Submission to admission as it happened, by size class. */
+            actual_waits: {
+                [key: string]: components["schemas"]["Wait"];
+            };
+            /** @description Jobs replayed. */
+            jobs: number;
+            /** @description Jobs left out: they never started. */
+            never_started: number;
+            nodes: number;
+            policies: components["schemas"]["PolicyResult"][];
+        };
+        WhatIfResultRequest: {
+            accelerators: number;
+            /** @description Submission to admission as it happened, by size class. */
+            actual_waits: {
+                [key: string]: components["schemas"]["WaitRequest"];
+            };
+            /** @description Jobs replayed. */
+            jobs: number;
+            /** @description Jobs left out: they never started. */
+            never_started: number;
+            nodes: number;
+            policies: components["schemas"]["PolicyResultRequest"][];
+        };
+        WhatIfRun: {
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /**
+             * Format: double
+             * @description Window to replay.
+             * @default 168
+             */
+            hours: number;
+            readonly id: number;
+            readonly message: string;
+            /**
+             * @default [
+             *       "ours",
+             *       "volcano",
+             *       "best-fit",
+             *       "fifo-spread"
+             *     ]
+             */
+            policies: components["schemas"]["PoliciesEnum"][];
+            /**
+             * Format: double
+             * @description Share of the replay done, 0..1.
+             */
+            readonly progress: number;
+            readonly result: components["schemas"]["WhatIfResult"] | null;
+            /** @default 0 */
+            seed: number;
+            readonly state: components["schemas"]["WorkerRunStateEnum"];
+            /** Format: date-time */
+            readonly window_end: string | null;
+            /** Format: date-time */
+            readonly window_start: string | null;
+        };
+        WhatIfRunRequest: {
+            /**
+             * Format: double
+             * @description Window to replay.
+             * @default 168
+             */
+            hours: number;
+            /**
+             * @default [
+             *       "ours",
+             *       "volcano",
+             *       "best-fit",
+             *       "fifo-spread"
+             *     ]
+             */
+            policies: components["schemas"]["PoliciesEnum"][];
+            /** @default 0 */
+            seed: number;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        WorkerRunStateEnum: "pending" | "running" | "done" | "failed";
     };
     responses: never;
     parameters: never;
@@ -4456,6 +4683,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Quota"];
+                };
+            };
+        };
+    };
+    scheduling_what_if_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedWhatIfRunList"];
+                };
+            };
+        };
+    };
+    scheduling_what_if_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WhatIfRunRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["WhatIfRunRequest"];
+                "multipart/form-data": components["schemas"]["WhatIfRunRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhatIfRun"];
+                };
+            };
+        };
+    };
+    scheduling_what_if_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this what if run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhatIfRun"];
                 };
             };
         };

@@ -1,0 +1,137 @@
+"""What-if replays over REST: platform admins start one and poll it (a worker runs it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.viewsets import request_user
+from apps.scheduling import whatif
+from apps.scheduling.models import WhatIfRun
+
+
+class IsPlatformAdmin(permissions.BasePermission):
+    """A replay reads every tenant's jobs, so only platform admins run or read one."""
+
+    message = "Only platform admins run what-if replays (they read every tenant's jobs)."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.is_authenticated) and bool(
+            request_user(request).is_platform_admin
+        )
+
+
+class WaitSerializer(serializers.Serializer[dict[str, Any]]):
+    count = serializers.IntegerField()
+    mean_s = serializers.FloatField()
+    p95_s = serializers.FloatField()
+    p99_s = serializers.FloatField()
+
+
+class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
+    policy = serializers.CharField()
+    title = serializers.CharField(help_text="The policy as the benchmarks name it.")
+    allocation = serializers.FloatField(help_text="Mean share of accelerators allocated, 0..1.")
+    mean_free_gpus = serializers.FloatField()
+    mean_fragmented_gpus = serializers.FloatField()
+    completed = serializers.IntegerField()
+    one_leaf = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Multi-node jobs that fit a leaf: [in one, all].",
+    )
+    one_su = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Multi-node jobs that fit an SU: [in one, all]."
+    )
+    preemptions = serializers.IntegerField()
+    preempted_gpu_hours = serializers.FloatField()
+    late_jobs = serializers.IntegerField(help_text="Jobs that waited past their maximum wait.")
+    large_longest_wait_s = serializers.FloatField()
+    large_over_2x = serializers.IntegerField(
+        help_text="Jobs of >= 256 GPUs that waited over 2x their fair-share expectation."
+    )
+    large_checked = serializers.IntegerField()
+    waits = serializers.DictField(child=WaitSerializer(), help_text="By job size class.")
+    cycles = serializers.IntegerField()
+    cpu_s = serializers.FloatField()
+
+
+class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
+    jobs = serializers.IntegerField(help_text="Jobs replayed.")
+    never_started = serializers.IntegerField(help_text="Jobs left out: they never started.")
+    nodes = serializers.IntegerField()
+    accelerators = serializers.IntegerField()
+    actual_waits = serializers.DictField(
+        child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
+    )
+    policies = PolicyResultSerializer(many=True)
+
+
+class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
+    hours = serializers.FloatField(
+        min_value=0.1, max_value=whatif.MAX_HOURS, default=168.0, help_text="Window to replay."
+    )
+    policies = serializers.ListField(
+        child=serializers.ChoiceField(choices=whatif.POLICIES),
+        min_length=1,
+        default=list(whatif.POLICIES),
+    )
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    result = WhatIfResultSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = WhatIfRun
+        fields = [
+            "id",
+            "hours",
+            "policies",
+            "seed",
+            "state",
+            "progress",
+            "message",
+            "window_start",
+            "window_end",
+            "result",
+            "created_at",
+            "finished_at",
+        ]
+        read_only_fields = [
+            "id",
+            "state",
+            "progress",
+            "message",
+            "window_start",
+            "window_end",
+            "created_at",
+            "finished_at",
+        ]
+
+    def validate_policies(self, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Each policy at most once.")
+        return value
+
+
+class WhatIfRunViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet[WhatIfRun],
+):
+    """Replays of the cluster's recent history under other scheduling policies."""
+
+    permission_classes = [IsPlatformAdmin]
+    serializer_class = WhatIfRunSerializer
+    queryset = WhatIfRun.objects.all()
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run = whatif.request_run(
+            hours=data["hours"], policies=data["policies"], seed=data["seed"],
+            actor=request_user(request),
+        )  # fmt: skip
+        return Response(WhatIfRunSerializer(run).data, status=status.HTTP_201_CREATED)
