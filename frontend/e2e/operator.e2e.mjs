@@ -1,7 +1,8 @@
 // Operator (admin): edits a quota beyond the pool's capacity and sees the server's validation
 // error on the field; acknowledges an alert in the health inbox (a node agent's report raises
 // it first, through the API); cordons a node from the node grid and puts it back; hovers a GPU
-// on the live heatmap. E2E_OPERATOR overrides the user.
+// on the live heatmap; replays the demo's jobs under two policies on the What-if page.
+// E2E_OPERATOR overrides the user.
 import {
   apiCall,
   check,
@@ -150,10 +151,31 @@ process.exitCode = await runScenario('operator', async (page) => {
     }
     check(/GPU \d/.test(tooltip), `no GPU tooltip when hovering the heatmap (got "${tooltip}")`);
     await screenshot(page, 'operator-cluster');
+
+    // 5. A what-if replay of the demo's jobs under two policies, run by the embedded worker.
+    await page.getByRole('link', { name: 'What-if' }).click();
+    const form = page.getByRole('button', { name: 'Run replay' });
+    await expectVisible(form, 'the what-if form');
+    await page.getByRole('checkbox', { name: 'Volcano-like' }).uncheck();
+    await page.getByRole('checkbox', { name: 'Best-fit' }).uncheck();
+    await form.click();
+    const result = page.getByTestId('whatif-result');
+    await expectVisible(result, 'the what-if result', 60_000);
+    const heads = (await result.getByRole('columnheader').allInnerTexts()).map((h) => h.trim());
+    check(
+      heads.join('|') === 'Measure|Ours|FIFO + spread|As it happened',
+      `what-if columns are ${heads.join(', ')}`,
+    );
+    const jobs = Number(
+      (await result.locator('.ant-descriptions-item-content').nth(1).innerText()).trim(),
+    );
+    check(jobs > 0, `the what-if replayed ${jobs} jobs`);
+    const whatIfShot = await screenshot(page, 'operator-what-if');
     return (
       `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +
       `cordoned and uncordoned ${toCordon.name}; heatmap tooltip "${tooltip.split('\n')[0]}"; ` +
-      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}`
+      `what-if replayed ${jobs} jobs under two policies; ` +
+      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}, ${whatIfShot}`
     );
   } finally {
     // Leave the cluster as the other flows expect it: the fault cleared, the node in service.

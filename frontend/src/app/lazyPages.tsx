@@ -43,3 +43,6 @@ export const ExperimentsPage = lazy(() =>
 export const UsagePage = lazy(() =>
   import('../features/usage/UsagePage').then((m) => ({ default: m.UsagePage })),
 );
+export const WhatIfPage = lazy(() =>
+  import('../features/whatif/WhatIfPage').then((m) => ({ default: m.WhatIfPage })),
+);

@@ -16,6 +16,7 @@ import {
   QuotasPage,
   SettingsPage,
   UsagePage,
+  WhatIfPage,
 } from './lazyPages';
 import { NAV_ITEMS, type NavKey } from './nav';
 
@@ -27,6 +28,7 @@ const BUILT_PAGES: Partial<Record<NavKey, ReactNode>> = {
   inference: <InferencePage />,
   experiments: <ExperimentsPage />,
   quotas: <QuotasPage />,
+  whatif: <WhatIfPage />,
   health: <HealthPage />,
   usage: <UsagePage />,
   settings: <SettingsPage />,

@@ -48,3 +48,7 @@ export type ScalingDecision = Item<
   Ok<paths[`${TenantPath}/inference/services/{id}/decisions/`]['get']>
 >;
 export type TelemetryFrame = Ok<paths['/api/v1/telemetry/snapshot/']['get']>;
+export type WhatIfRun = Item<Ok<paths['/api/v1/scheduling/what-if/']['get']>>;
+export type WhatIfSubmit = Body<paths['/api/v1/scheduling/what-if/']['post']>;
+export type WhatIfResult = NonNullable<WhatIfRun['result']>;
+export type WhatIfPolicyResult = WhatIfResult['policies'][number];

@@ -1,0 +1,124 @@
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
+import { renderApp } from '../../test/renderApp';
+
+const WAIT = { count: 3, mean_s: 90, p95_s: 120, p99_s: 120 };
+const POLICY = {
+  policy: 'ours',
+  title: 'Ours (all switches + fragmentation-aware)',
+  allocation: 0.913,
+  mean_free_gpus: 14,
+  mean_fragmented_gpus: 2,
+  completed: 40,
+  one_leaf: [19, 20],
+  one_su: [20, 20],
+  preemptions: 3,
+  preempted_gpu_hours: 12.4,
+  late_jobs: 0,
+  large_longest_wait_s: 0,
+  large_over_2x: 0,
+  large_checked: 0,
+  waits: { '2-8': WAIT },
+  cycles: 120,
+  cpu_s: 0.4,
+};
+const DONE = {
+  id: 7,
+  hours: 24,
+  policies: ['ours', 'fifo-spread'],
+  seed: 0,
+  state: 'done',
+  progress: 1,
+  message: '',
+  window_start: '2026-11-29T00:00:00Z',
+  window_end: '2026-11-30T00:00:00Z',
+  result: {
+    jobs: 42,
+    never_started: 2,
+    nodes: 20,
+    accelerators: 160,
+    actual_waits: { '2-8': { count: 3, mean_s: 5400, p95_s: 7200, p99_s: 7200 } },
+    policies: [
+      POLICY,
+      {
+        ...POLICY,
+        policy: 'fifo-spread',
+        allocation: 0.85,
+        one_leaf: [10, 20],
+        waits: { '2-8': { ...WAIT, mean_s: 1800 } },
+      },
+    ],
+  },
+  created_at: '2026-11-30T00:00:00Z',
+  finished_at: '2026-11-30T00:00:05Z',
+};
+
+describe('what-if', () => {
+  it('shows the latest replay with the policies side by side and the real waits', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': page([DONE]),
+    });
+    renderApp('/what-if');
+    const result = await screen.findByTestId('whatif-result');
+    const header = within(result)
+      .getAllByRole('columnheader')
+      .map((c) => c.textContent);
+    expect(header).toEqual(['Measure', 'Ours', 'FIFO + spread', 'As it happened']);
+    const row = (name: string) =>
+      within(result).getByText(name).closest('tr')?.querySelectorAll('td');
+    expect([...(row('GPU allocation (mean)') ?? [])].map((c) => c.textContent)).toEqual([
+      'GPU allocation (mean)',
+      '91.3%',
+      '85.0%',
+      '—',
+    ]);
+    expect([...(row('Multi-node jobs in one leaf') ?? [])].map((c) => c.textContent)).toEqual([
+      'Multi-node jobs in one leaf',
+      '95.0% (19/20)',
+      '50.0% (10/20)',
+      '—',
+    ]);
+    expect([...(row('Wait, 2-8 GPUs (mean / p95)') ?? [])].map((c) => c.textContent)).toEqual([
+      'Wait, 2-8 GPUs (mean / p95)',
+      '1.5 m / 2.0 m',
+      '30.0 m / 2.0 m',
+      '1.5 h / 2.0 h',
+    ]);
+    expect(within(result).getByText('42')).toBeTruthy();
+  });
+
+  it('starts a replay, shows its progress and a server field error', async () => {
+    const RUNNING = { ...DONE, id: 8, state: 'running', progress: 0.4, result: null };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': [page([]), page([RUNNING])],
+      'POST /api/v1/scheduling/what-if/': [
+        { status: 400, body: { detail: 'Invalid input.', errors: { hours: ['Too long.'] } } },
+        { status: 201, body: { ...RUNNING, state: 'pending', progress: 0 } },
+      ],
+    });
+    renderApp('/what-if');
+    const run = await screen.findByRole('button', { name: 'Run replay' });
+    fireEvent.click(run);
+    expect(await screen.findByText('Too long.')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    await waitFor(() => {
+      expect(screen.getAllByText('40%').length).toBeGreaterThan(0);
+    });
+    const posts = requests.filter((r) => r.method === 'POST');
+    expect(posts.map((r) => r.body)).toEqual([
+      { hours: 168, policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'], seed: 0 },
+      { hours: 168, policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'], seed: 0 },
+    ]);
+  });
+
+  it('is for platform admins only', async () => {
+    const { requests } = stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB) });
+    renderApp('/what-if');
+    expect(await screen.findByText('Platform admins only')).toBeTruthy();
+    expect(requests.map((r) => r.path)).toEqual(['/api/v1/auth/session/']);
+  });
+});

@@ -1,0 +1,252 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  Alert,
+  Button,
+  Card,
+  Checkbox,
+  Descriptions,
+  Empty,
+  Form,
+  InputNumber,
+  Progress,
+  Result,
+  Space,
+  Table,
+  Tag,
+  Typography,
+} from 'antd';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { PageHeader } from '../../components/PageHeader';
+import { QueryTable } from '../../components/QueryTable';
+import { api, unwrap } from '../../lib/api';
+import type { WhatIfRun, WhatIfSubmit } from '../../lib/apiTypes';
+import { POLICIES } from './whatIfRows';
+import { formatDateTime } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
+import { applyServerErrors } from '../../lib/formErrors';
+import { useTenant } from '../tenancy/useTenant';
+import { policyLabel, resultRows, type ResultRow } from './whatIfRows';
+
+const RUNS_KEY = ['what-if', 'runs'];
+const STATE_COLOR: Record<WhatIfRun['state'], string> = {
+  pending: 'default',
+  running: 'processing',
+  done: 'success',
+  failed: 'error',
+};
+
+function useRuns() {
+  return useQuery({
+    queryKey: RUNS_KEY,
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/scheduling/what-if/', { params: { query: { page_size: 20 } }, signal }),
+      ),
+    // Poll while a replay is under way; a finished list does not change by itself.
+    refetchInterval: (query) =>
+      query.state.data?.results.some((r) => r.state === 'pending' || r.state === 'running')
+        ? 2_000
+        : false,
+  });
+}
+
+export function WhatIfPage() {
+  const { t } = useTranslation();
+  const tenant = useTenant();
+  if (!tenant.isPlatformAdmin) {
+    return (
+      <Card>
+        <Result status="403" title={t('whatif.adminOnly')} subTitle={t('whatif.adminOnlyHint')} />
+      </Card>
+    );
+  }
+  return <WhatIfOverview />;
+}
+
+function WhatIfOverview() {
+  const { t } = useTranslation();
+  const runs = useRuns();
+  const [chosen, setChosen] = useState<number | null>(null);
+  const list = runs.data?.results ?? [];
+  const shown = list.find((r) => r.id === chosen) ?? list.find((r) => r.state === 'done');
+  return (
+    <>
+      <PageHeader title={t('whatif.title')} subtitle={t('whatif.subtitle')} />
+      <Space orientation="vertical" size={16} style={{ width: '100%' }}>
+        <StartForm onStarted={setChosen} />
+        <Card title={t('whatif.runs')}>
+          <QueryTable<WhatIfRun>
+            query={runs}
+            rows={list}
+            rowKey="id"
+            size="small"
+            pagination={false}
+            onRow={(run) => ({
+              onClick: () => {
+                setChosen(run.id);
+              },
+              style: { cursor: 'pointer' },
+            })}
+            rowClassName={(run) => (run.id === shown?.id ? 'ant-table-row-selected' : '')}
+            columns={[
+              { title: '#', dataIndex: 'id', width: 64 },
+              {
+                title: t('whatif.created'),
+                dataIndex: 'created_at',
+                render: (v: string) => formatDateTime(v, currentLanguage()),
+              },
+              { title: t('whatif.hours'), dataIndex: 'hours', width: 90 },
+              {
+                title: t('whatif.policies'),
+                dataIndex: 'policies',
+                render: (v: string[]) => v.map((p) => policyLabel(t, p)).join(', '),
+              },
+              {
+                title: t('whatif.state'),
+                key: 'state',
+                width: 220,
+                render: (_: unknown, run: WhatIfRun) =>
+                  run.state === 'running' ? (
+                    <Progress percent={Math.round(run.progress * 100)} size="small" />
+                  ) : (
+                    <Tag color={STATE_COLOR[run.state]}>{t(`whatif.states.${run.state}`)}</Tag>
+                  ),
+              },
+            ]}
+          />
+        </Card>
+        {shown ? <RunResult run={shown} /> : null}
+      </Space>
+    </>
+  );
+}
+
+interface FormValues {
+  hours: number;
+  policies: string[];
+  seed: number;
+}
+
+function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
+  const { t } = useTranslation();
+  const [form] = Form.useForm<FormValues>();
+  const [problems, setProblems] = useState<string[]>([]);
+  const client = useQueryClient();
+  const start = useMutation({
+    mutationFn: (body: WhatIfSubmit) => unwrap(api.POST('/api/v1/scheduling/what-if/', { body })),
+    onSuccess: (run) => {
+      setProblems([]);
+      onStarted(run.id);
+      void client.invalidateQueries({ queryKey: RUNS_KEY });
+    },
+    onError: (error) => {
+      const known = [['hours'], ['policies'], ['seed']];
+      setProblems(applyServerErrors(form, error, known).unmatched);
+    },
+  });
+  return (
+    <Card title={t('whatif.start')}>
+      <Typography.Paragraph type="secondary">{t('whatif.explain')}</Typography.Paragraph>
+      <Form<FormValues>
+        form={form}
+        layout="inline"
+        initialValues={{ hours: 168, policies: [...POLICIES], seed: 0 }}
+        onFinish={(values) => {
+          start.mutate({
+            hours: values.hours,
+            policies: values.policies as WhatIfSubmit['policies'],
+            seed: values.seed,
+          });
+        }}
+      >
+        <Form.Item label={t('whatif.hours')} name="hours" rules={[{ required: true }]}>
+          <InputNumber min={0.1} max={2160} step={24} style={{ width: 110 }} />
+        </Form.Item>
+        <Form.Item
+          label={t('whatif.policies')}
+          name="policies"
+          rules={[{ required: true, type: 'array', min: 1, message: t('whatif.pickPolicy') }]}
+        >
+          <Checkbox.Group options={POLICIES.map((p) => ({ value: p, label: policyLabel(t, p) }))} />
+        </Form.Item>
+        <Form.Item label={t('whatif.seed')} name="seed">
+          <InputNumber min={0} style={{ width: 90 }} />
+        </Form.Item>
+        <Form.Item>
+          <Button type="primary" htmlType="submit" loading={start.isPending}>
+            {t('whatif.run')}
+          </Button>
+        </Form.Item>
+      </Form>
+      {problems.length > 0 ? (
+        <Alert type="error" showIcon style={{ marginTop: 12 }} title={problems.join(' ')} />
+      ) : null}
+    </Card>
+  );
+}
+
+function RunResult({ run }: { run: WhatIfRun }) {
+  const { t } = useTranslation();
+  const title = `${t('whatif.result')} #${run.id}`;
+  if (run.state === 'failed') {
+    return (
+      <Card title={title}>
+        <Alert type="error" showIcon title={t('whatif.failed')} description={run.message} />
+      </Card>
+    );
+  }
+  if (run.state !== 'done' || !run.result) {
+    return (
+      <Card title={title}>
+        <Progress percent={Math.round(run.progress * 100)} />
+      </Card>
+    );
+  }
+  const result = run.result;
+  if (result.jobs === 0) {
+    return (
+      <Card title={title}>
+        <Empty description={t('whatif.noJobs')} />
+      </Card>
+    );
+  }
+  const rows = resultRows(t, result);
+  return (
+    <Card title={title} data-testid="whatif-result">
+      <Descriptions size="small" column={4} style={{ marginBottom: 16 }}>
+        <Descriptions.Item label={t('whatif.window')}>
+          {run.window_start && run.window_end
+            ? `${formatDateTime(run.window_start, currentLanguage())} – ${formatDateTime(run.window_end, currentLanguage())}`
+            : '—'}
+        </Descriptions.Item>
+        <Descriptions.Item label={t('whatif.jobs')}>{result.jobs}</Descriptions.Item>
+        <Descriptions.Item label={t('whatif.neverStarted')}>
+          {result.never_started}
+        </Descriptions.Item>
+        <Descriptions.Item label={t('whatif.cluster')}>
+          {t('whatif.clusterSize', { nodes: result.nodes, gpus: result.accelerators })}
+        </Descriptions.Item>
+      </Descriptions>
+      <Table<ResultRow>
+        size="small"
+        pagination={false}
+        rowKey="key"
+        dataSource={rows}
+        columns={[
+          { title: t('whatif.measure'), dataIndex: 'measure', width: 260 },
+          ...result.policies.map((p, i) => ({
+            title: policyLabel(t, p.policy),
+            key: p.policy,
+            render: (_: unknown, row: ResultRow) => row.cells[i],
+          })),
+          {
+            title: t('whatif.actual'),
+            key: 'actual',
+            render: (_: unknown, row: ResultRow) => row.actual ?? '—',
+          },
+        ]}
+      />
+    </Card>
+  );
+}

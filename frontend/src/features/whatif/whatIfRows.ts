@@ -1,0 +1,81 @@
+import type { TFunction } from 'i18next';
+import type { WhatIfResult } from '../../lib/apiTypes';
+
+export interface ResultRow {
+  key: string;
+  measure: string;
+  /** One cell per policy, in the result's order. */
+  cells: string[];
+  /** As it happened (queueing delays only). */
+  actual?: string;
+}
+
+type Wait = WhatIfResult['actual_waits'][string];
+
+export const POLICIES = ['ours', 'volcano', 'best-fit', 'fifo-spread'] as const;
+type Policy = (typeof POLICIES)[number];
+
+/** The policy's name in the current language (an unknown one as the server sent it). */
+export function policyLabel(t: TFunction, policy: string): string {
+  return (POLICIES as readonly string[]).includes(policy)
+    ? t(`whatif.policy.${policy as Policy}`)
+    : policy;
+}
+
+/** "12.5 m" or "3.2 h": the unit the benchmarks print. */
+export function duration(seconds: number): string {
+  return seconds < 3600 ? `${(seconds / 60).toFixed(1)} m` : `${(seconds / 3600).toFixed(1)} h`;
+}
+
+function share([inside, all]: number[]): string {
+  return all ? `${((100 * (inside ?? 0)) / all).toFixed(1)}% (${inside}/${all})` : '—';
+}
+
+function wait(w: Wait | undefined): string {
+  return w ? `${duration(w.mean_s)} / ${duration(w.p95_s)}` : '—';
+}
+
+const SIZE_ORDER = ['cpu', '<1', '1', '2-8', '9-64', '65-255', '>=256'];
+
+/** The measures of a replay as table rows, policies side by side. */
+export function resultRows(t: TFunction, result: WhatIfResult): ResultRow[] {
+  const ps = result.policies;
+  const rows: ResultRow[] = [
+    {
+      key: 'allocation',
+      measure: t('whatif.m.allocation'),
+      cells: ps.map((p) => `${(100 * p.allocation).toFixed(1)}%`),
+    },
+    {
+      key: 'fragmented',
+      measure: t('whatif.m.fragmented'),
+      cells: ps.map((p) => p.mean_fragmented_gpus.toFixed(0)),
+    },
+    { key: 'leaf', measure: t('whatif.m.leaf'), cells: ps.map((p) => share(p.one_leaf)) },
+    { key: 'su', measure: t('whatif.m.su'), cells: ps.map((p) => share(p.one_su)) },
+    {
+      key: 'preemptions',
+      measure: t('whatif.m.preemptions'),
+      cells: ps.map((p) => `${p.preemptions} / ${p.preempted_gpu_hours.toFixed(0)}`),
+    },
+    { key: 'late', measure: t('whatif.m.late'), cells: ps.map((p) => String(p.late_jobs)) },
+    {
+      key: 'large',
+      measure: t('whatif.m.large'),
+      cells: ps.map((p) => `${p.large_over_2x}/${p.large_checked}`),
+    },
+  ];
+  const sizes = new Set([
+    ...Object.keys(result.actual_waits),
+    ...ps.flatMap((p) => Object.keys(p.waits)),
+  ]);
+  for (const size of SIZE_ORDER.filter((s) => sizes.has(s))) {
+    rows.push({
+      key: `wait-${size}`,
+      measure: t('whatif.m.wait', { size }),
+      cells: ps.map((p) => wait(p.waits[size])),
+      actual: wait(result.actual_waits[size]),
+    });
+  }
+  return rows;
+}
