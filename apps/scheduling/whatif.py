@@ -50,7 +50,8 @@ class History:
 
 
 def history_workload(start: datetime, end: datetime) -> History:
-    """The jobs submitted in ``[start, end)`` on the current nodes and quotas."""
+    """The jobs submitted in ``[start, end)``, and those already running at ``start``, on
+    the current nodes and quotas."""
     if end <= start:
         raise ValueError("the window must end after it starts")
     pool_keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
