@@ -8,7 +8,9 @@ jobs still running at the end of the window, notebooks and services included, ru
 the window ends. Jobs that never started (cancelled or still queued) are left out, since
 their run time is unknown, and counted. The same core, policies and measures as the
 benchmarks (``bench/sched_sim.py``) are used, so "ours" here is the product's scheduler with
-the simulator's settings.
+the simulator's settings; like the benchmarks, it is told each job's real run time as its
+declared runtime (delay scheduling uses it), which the product's own loop does not get yet,
+so its numbers are what declared runtimes would buy.
 """
 
 from __future__ import annotations
