@@ -42,26 +42,13 @@ TOML = ROOT / "bench" / "llm_workload.toml"
 POLICIES = ["fifo-spread", "best-fit", "volcano", "ours"]
 
 
-BASELINES: dict[str, Callable[[], pol.PolicySpec]] = {
-    "fifo-spread": pol.fifo_spread,
-    "best-fit": pol.best_fit,
-    "volcano": pol.volcano,
-}
-
-
-def spec_for(name: str, *, quotas: bool, devices: int | None = None) -> pol.PolicySpec:
-    if name == "ours":
-        return pol.ours(quotas=quotas, devices=devices)
-    return BASELINES[name]()
-
-
 # ----------------------------------------------------------------------- workers
 
 
 def _openb_run(args: tuple[str, int, str, float, int | None]) -> SimResult:
     name, seed, pods, tune, limit = args
     workload = openb_workload(seed, pods=pods, tune=tune, limit=limit)
-    spec = spec_for(name, quotas=False)
+    spec = pol.spec_for(name, quotas=False)
     started = time.process_time()
     result = Simulator(workload, spec, seed=seed, sample_interval=50.0).run()
     result.wall_s = time.process_time() - started
@@ -71,7 +58,7 @@ def _openb_run(args: tuple[str, int, str, float, int | None]) -> SimResult:
 def _llm_run(args: tuple[str, int, int, int, float, float]) -> SimResult:
     name, seed, jobs, gpus, load, cycle = args
     workload = llm_workload(TOML, seed, jobs=jobs, gpus=gpus, load=load)
-    spec = spec_for(name, quotas=True, devices=gpus)
+    spec = pol.spec_for(name, quotas=True, devices=gpus)
     started = time.process_time()
     result = Simulator(
         workload, spec, seed=seed, cycle_interval=cycle, sample_interval=3600.0

@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.core.choices import RunState
+
 
 class Severity(models.TextChoices):
     INFO = "info", "Info"
@@ -263,11 +265,7 @@ class NodeToken(models.Model):
         return f"node {self.node_id} ({self.prefix}…)"
 
 
-class ProbeRunState(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+ProbeRunState = RunState
 
 
 class ProbeRun(models.Model):

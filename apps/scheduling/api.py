@@ -4,24 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.permissions import IsPlatformAdmin as PlatformAdminOnly
 from apps.core.viewsets import request_user
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
 
 
-class IsPlatformAdmin(permissions.BasePermission):
+class IsPlatformAdmin(PlatformAdminOnly):
     """A replay reads every tenant's jobs, so only platform admins run or read one."""
 
     message = "Only platform admins run what-if replays (they read every tenant's jobs)."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user and request.user.is_authenticated) and bool(
-            request_user(request).is_platform_admin
-        )
 
 
 class WaitSerializer(serializers.Serializer[dict[str, Any]]):

@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from apps.core.choices import RunState
+
 
 class SchedulerLock(models.Model):
     """A single row locked (SELECT ... FOR UPDATE) by every transaction that admits work.
@@ -38,11 +40,7 @@ class Hold(models.Model):
         return f"hold for job {self.job_id} until {self.expires_at:%H:%M:%S}"
 
 
-class WhatIfState(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+WhatIfState = RunState
 
 
 class WhatIfRun(models.Model):

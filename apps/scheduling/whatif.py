@@ -37,7 +37,7 @@ from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_cl
 from apps.scheduling.snapshot import core_node, core_quotas, pool_key, replica_groups, topology
 
 logger = logging.getLogger(__name__)
-POLICIES = ("ours", "volcano", "best-fit", "fifo-spread")
+POLICIES = pol.NAMES
 
 
 @dataclass(frozen=True)
@@ -118,13 +118,8 @@ def history_workload(start: datetime, end: datetime) -> History:
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy '{name}' (choose from {', '.join(POLICIES)})")
-    if name == "ours":
-        devices = sum(n.accelerator_count for n in workload.nodes)
-        return pol.ours(quotas=bool(workload.quotas), devices=devices)
-    baselines = {"volcano": pol.volcano, "best-fit": pol.best_fit, "fifo-spread": pol.fifo_spread}
-    return baselines[name]()
+    devices = sum(n.accelerator_count for n in workload.nodes)
+    return pol.spec_for(name, quotas=bool(workload.quotas), devices=devices)
 
 
 def replay(

@@ -4,13 +4,11 @@ must be about the token's own node."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from apps.core.viewsets import request_user
+from apps.core.permissions import IsPlatformAdmin as PlatformAdminOnly
 from apps.health import services
 from apps.health.models import NodeToken
 
@@ -47,12 +45,7 @@ class IsNodeAgent(permissions.BasePermission):
         return isinstance(request.auth, NodeToken)
 
 
-class IsPlatformAdmin(permissions.BasePermission):
+class IsPlatformAdmin(PlatformAdminOnly):
     """Node internals are for operators: tenants see nothing here, not even reads."""
 
     message = "Only platform admins can see node health."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user and request.user.is_authenticated) and bool(
-            request_user(request).is_platform_admin
-        )

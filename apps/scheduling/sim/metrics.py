@@ -279,6 +279,7 @@ class Recorder:
         self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
         self.expectation: dict[str, float] = {}
         self.large: dict[str, LargeWait] = {}
+        self._large_waiting: set[str] = set()  # large jobs not started yet
         self._large_codes: dict[str, str] = {}  # large job -> its code in the last cycle
         self._last_cycle: float | None = None
 
@@ -350,6 +351,7 @@ class Recorder:
                 over_limit=over,
                 own_turnover=self.tenant_turnover.get(job.tenant, 0.0),
             )
+            self._large_waiting.add(job.job_id)
             self.large[job.job_id] = LargeWait(
                 job_id=job.job_id,
                 tenant=job.tenant,
@@ -381,6 +383,7 @@ class Recorder:
                 self.tenant_turnover[job.tenant] += rate
 
     def started(self, run: JobRun, now: float, sim: Simulator) -> None:
+        self._large_waiting.discard(run.job.job_id)
         self._leave_queue(run)
         self._turn(run, 1.0)
 
@@ -402,19 +405,21 @@ class Recorder:
 
     def dropped(self, run: JobRun, now: float) -> None:
         self.dropped_jobs += 1
+        self._large_waiting.discard(run.job.job_id)
         self._leave_queue(run)
 
     def cycled(self, now: float, sim: Simulator, decisions: Decisions) -> None:
-        if self.large:
-            for jid, code in self._large_codes.items():
-                attribute_pending(self.large[jid].pending, code, self._last_cycle, now)
-            codes: dict[str, str] = {}
+        # Only while a large job waits for its first start: most cycles have none.
+        for jid, code in self._large_codes.items():
+            attribute_pending(self.large[jid].pending, code, self._last_cycle, now)
+        codes: dict[str, str] = {}
+        if self._large_waiting:
             for reason in decisions.pending:
                 jid = reason.job_id.split("~", 1)[0]
-                if jid in self.large and sim.by_id[jid].first_start is None:
+                if jid in self._large_waiting:
                     codes[jid] = str(reason.code)
-            self._large_codes = codes
-            self._last_cycle = now
+        self._large_codes = codes
+        self._last_cycle = now
         cap = self.capacity or 1
         self.curve.append((100.0 * self.arrived_milli / cap, 100.0 * self.allocated / cap))
 

@@ -103,4 +103,15 @@ def standard(*, quotas: bool = True) -> list[PolicySpec]:
     return [fifo_spread(), best_fit(), volcano(), ours(quotas=quotas)]
 
 
-BY_NAME = {"fifo-spread": fifo_spread, "best-fit": best_fit, "volcano": volcano, "ours": ours}
+NAMES = ("ours", "volcano", "best-fit", "fifo-spread")
+
+
+def spec_for(name: str, *, quotas: bool, devices: int | None = None) -> PolicySpec:
+    """The policy called ``name`` (one of ``NAMES``). ``quotas`` and ``devices`` only matter
+    to ours (the baselines never borrow; ``devices`` sizes its holds)."""
+    if name == "ours":
+        return ours(quotas=quotas, devices=devices)
+    baselines = {"volcano": volcano, "best-fit": best_fit, "fifo-spread": fifo_spread}
+    if name not in baselines:
+        raise ValueError(f"unknown policy '{name}' (choose from {', '.join(NAMES)})")
+    return baselines[name]()

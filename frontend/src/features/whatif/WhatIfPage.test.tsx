@@ -72,20 +72,20 @@ describe('what-if', () => {
     expect([...(row('GPU allocation (mean)') ?? [])].map((c) => c.textContent)).toEqual([
       'GPU allocation (mean)',
       '91.3%',
-      '85.0%',
+      '85%',
       '—',
     ]);
     expect([...(row('Multi-node jobs in one leaf') ?? [])].map((c) => c.textContent)).toEqual([
       'Multi-node jobs in one leaf',
-      '95.0% (19/20)',
-      '50.0% (10/20)',
+      '95% (19/20)',
+      '50% (10/20)',
       '—',
     ]);
     expect([...(row('Wait, 2-8 GPUs (mean / p95)') ?? [])].map((c) => c.textContent)).toEqual([
       'Wait, 2-8 GPUs (mean / p95)',
-      '1.5 m / 2.0 m',
-      '30.0 m / 2.0 m',
-      '1.5 h / 2.0 h',
+      '1m 30s / 2m 0s',
+      '30m 0s / 2m 0s',
+      '1h 30m / 2h 0m',
     ]);
     expect(within(result).getByText('42')).toBeTruthy();
   });

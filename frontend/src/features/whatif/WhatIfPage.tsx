@@ -211,7 +211,7 @@ function RunResult({ run }: { run: WhatIfRun }) {
       </Card>
     );
   }
-  const rows = resultRows(t, result);
+  const rows = resultRows(t, result, currentLanguage());
   return (
     <Card title={title} data-testid="whatif-result">
       <Descriptions size="small" column={4} style={{ marginBottom: 16 }}>

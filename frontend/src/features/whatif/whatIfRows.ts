@@ -1,5 +1,7 @@
 import type { TFunction } from 'i18next';
 import type { WhatIfResult } from '../../lib/apiTypes';
+import { formatDuration, formatShare } from '../../lib/format';
+import type { Language } from '../../lib/i18n';
 
 export interface ResultRow {
   key: string;
@@ -22,29 +24,22 @@ export function policyLabel(t: TFunction, policy: string): string {
     : policy;
 }
 
-/** "12.5 m" or "3.2 h": the unit the benchmarks print. */
-export function duration(seconds: number): string {
-  return seconds < 3600 ? `${(seconds / 60).toFixed(1)} m` : `${(seconds / 3600).toFixed(1)} h`;
-}
-
-function share([inside, all]: number[]): string {
-  return all ? `${((100 * (inside ?? 0)) / all).toFixed(1)}% (${inside}/${all})` : '—';
-}
-
 function wait(w: Wait | undefined): string {
-  return w ? `${duration(w.mean_s)} / ${duration(w.p95_s)}` : '—';
+  return w ? `${formatDuration(w.mean_s)} / ${formatDuration(w.p95_s)}` : '—';
 }
 
 const SIZE_ORDER = ['cpu', '<1', '1', '2-8', '9-64', '65-255', '>=256'];
 
 /** The measures of a replay as table rows, policies side by side. */
-export function resultRows(t: TFunction, result: WhatIfResult): ResultRow[] {
+export function resultRows(t: TFunction, result: WhatIfResult, language: Language): ResultRow[] {
   const ps = result.policies;
+  const share = ([inside = 0, all = 0]: number[]) =>
+    all ? `${formatShare(inside, all, language)} (${inside}/${all})` : '—';
   const rows: ResultRow[] = [
     {
       key: 'allocation',
       measure: t('whatif.m.allocation'),
-      cells: ps.map((p) => `${(100 * p.allocation).toFixed(1)}%`),
+      cells: ps.map((p) => formatShare(p.allocation, 1, language)),
     },
     {
       key: 'fragmented',
