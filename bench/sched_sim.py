@@ -5,6 +5,7 @@ Run from the repository root (``--workers`` runs independent simulations in para
     .venv/bin/python bench/sched_sim.py openb            # openb trace, 130% demand, seeds 42-51
     .venv/bin/python bench/sched_sim.py llm              # 100,000 LLM-era jobs on 10,000 GPUs
     .venv/bin/python bench/sched_sim.py sweep            # allocation vs arriving load
+    .venv/bin/python bench/sched_sim.py seeds            # the LLM bar on seeds 42-51 (20,000 jobs)
     .venv/bin/python bench/sched_sim.py speed            # the 8,152-task openb trace, each policy
 
 Tables go to stdout (Markdown); charts (PNG, matplotlib if installed) to docs/benchmarks/.
@@ -299,6 +300,38 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         print(f"chart: {path.relative_to(ROOT)}")
 
 
+def cmd_seeds(args: argparse.Namespace) -> None:
+    """The LLM bar on several seeds: one row per policy and seed, and the totals."""
+    names = args.policies.split(",")
+    seeds = _seeds(args.seeds)
+    tasks = [(n, s, args.jobs, args.gpus, args.load, args.cycle) for n in names for s in seeds]
+    flat = _map(_llm_run, tasks, args.workers)
+    print(
+        f"## LLM bar by seed: {args.jobs} jobs, {args.gpus} GPUs, offered load {args.load:g}, "
+        f"seeds {args.seeds}"
+    )
+    print()
+    print("| policy | seed | allocation | in one leaf | >=256-GPU jobs over 2x | worst |")
+    print("|---|---|---|---|---|---|")
+    totals: dict[str, list[int]] = {}
+    for (name, seed, *_), r in zip(tasks, flat, strict=True):
+        s = r.summary
+        inside, total = s["one_leaf"]
+        over, checked = s["large_over_2x_expectation"], s["large_checked"]
+        t = totals.setdefault(name, [0, 0, 0, 0])
+        t[0] += over
+        t[1] += checked
+        t[2] += inside
+        t[3] += total
+        print(
+            f"| {name} | {seed} | {100 * s['alloc_window']:.1f}% | "
+            f"{100 * inside / max(total, 1):.1f}% | {over}/{checked} | "
+            f"{s['large_worst_wait_over_expectation']:.1f}x |"
+        )
+    for name, (over, checked, inside, total) in totals.items():
+        print(f"| {name} | all | | {100 * inside / max(total, 1):.1f}% | {over}/{checked} | |")
+
+
 def cmd_speed(args: argparse.Namespace) -> None:
     print("## Speed: the 8,152-task openb trace (no inflation), one seed, each policy")
     print()
@@ -322,9 +355,12 @@ def main() -> None:
     o.add_argument("--tune", type=float, default=1.3)
     o.add_argument("--policies", default=",".join(POLICIES))
     o.add_argument("--workers", type=int, default=2)
-    for name in ("llm", "sweep"):
+    for name in ("llm", "sweep", "seeds"):
         p = sub.add_parser(name)
-        p.add_argument("--seed", type=int, default=42)
+        if name == "seeds":
+            p.add_argument("--seeds", default="42-51")
+        else:
+            p.add_argument("--seed", type=int, default=42)
         p.add_argument("--jobs", type=int, default=100_000 if name == "llm" else 20_000)
         p.add_argument("--gpus", type=int, default=10_000)
         p.add_argument("--cycle", type=float, default=60.0, help="seconds between cycles")
@@ -332,6 +368,8 @@ def main() -> None:
         p.add_argument("--workers", type=int, default=2)
         if name == "llm":
             p.add_argument("--load", type=float, default=1.0)
+        elif name == "seeds":
+            p.add_argument("--load", type=float, default=0.95)
         else:
             p.add_argument("--loads", default="0.6,0.8,1.0,1.2,1.4")
     sub.add_parser("speed")
@@ -340,7 +378,14 @@ def main() -> None:
         f"(Python {platform.python_version()}, {platform.machine()}, {time.strftime('%Y-%m-%d')})"
     )
     print()
-    {"openb": cmd_openb, "llm": cmd_llm, "sweep": cmd_sweep, "speed": cmd_speed}[args.cmd](args)
+    commands = {
+        "openb": cmd_openb,
+        "llm": cmd_llm,
+        "sweep": cmd_sweep,
+        "seeds": cmd_seeds,
+        "speed": cmd_speed,
+    }
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":

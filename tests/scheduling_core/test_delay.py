@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from apps.scheduling.core import PendingCode, Reservation, TopologyMode
+from apps.scheduling.core import PendingCode, PreemptionKind, Reservation, TopologyMode
 
 from .helpers import (
     NOW,
@@ -15,6 +15,7 @@ from .helpers import (
     run,
     running,
     snap,
+    victims,
     where,
     whole,
 )
@@ -213,3 +214,116 @@ def test_without_drain_wait_or_when_the_leaf_drains_late_the_gang_starts_across_
     ):
         d = _leaf_drain(wait, end)
         assert sorted(n for n, _ in where(placed(d)["big"])) == ["n00001", "n00002"]
+
+
+def test_a_gang_that_could_start_now_waits_for_its_draining_leaf_only_briefly():
+    # n0 drains in 40 minutes: within the hour of drain_wait, so the gang waits for its
+    # leaf; with a 20-minute limit while it could start across leaves now, it starts now.
+    d = _leaf_drain(timedelta(hours=1), timedelta(minutes=40))
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    from dataclasses import replace
+
+    jobs = [
+        replace(running("a", {"n00000": range(4)}), expected_end=NOW + timedelta(minutes=40)),
+        replace(running("b", {"n00003": range(8)}), expected_end=NOW + timedelta(hours=10)),
+    ]
+    prior = Reservation("big", 4, ("n00000", "n00001"), NOW + timedelta(hours=1))
+    gang = _big(waited=60, topology=TopologyMode.SOFT)
+    settings = dict(
+        topology_patience=timedelta(minutes=10),
+        drain_wait=timedelta(hours=1),
+        placeable_drain_wait=timedelta(minutes=20),
+    )
+    d = run(snap(nodes(4), jobs, reservations=(prior,)), [gang], **settings)
+    assert sorted(n for n, _ in where(placed(d)["big"])) == ["n00001", "n00002"]
+    # Within the short limit it still waits for the leaf.
+    jobs[0] = replace(jobs[0], expected_end=NOW + timedelta(minutes=15))
+    d = run(snap(nodes(4), jobs, reservations=(prior,)), [gang], **settings)
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    # When it could not start elsewhere (n2 busy too), the full drain_wait applies again.
+    jobs[0] = replace(jobs[0], expected_end=NOW + timedelta(minutes=40))
+    jobs.append(replace(running("c", {"n00002": range(2)}), expected_end=NOW + timedelta(hours=9)))
+    d = run(snap(nodes(4), jobs, reservations=(prior,)), [gang], **settings)
+    assert pending(d)["big"].code == PendingCode.RESERVED
+
+
+def _room_cluster():
+    # t1 may hold 24 devices (16 + 8 borrowed) and runs 16: a P2 3 x 8 gang would need 40.
+    return snap(
+        nodes(6),
+        [
+            running("mine", {"n00000": range(8)}, priority=3),
+            running("cheap", {"n00001": range(8)}, priority=5),
+        ],
+        quotas=[quota("t1", 16, 8), quota("t2", 16, 8)],
+    )
+
+
+def test_the_room_kept_for_a_very_large_gang_is_lent_only_to_work_it_can_preempt():
+    queue = [
+        job("big", whole(3, 8), priority=2, waited=60),
+        job("p5", whole(1, 1), priority=5, waited=1),  # preemptible: may borrow the room
+        job("p3", whole(1, 1), priority=3, waited=1),  # not preemptible: kept out
+        job("p2", whole(1, 1), priority=2, waited=1),  # same priority: kept out
+        job("p1", whole(1, 1), priority=1, waited=1),  # higher priority: never kept out
+    ]
+    settings = dict(lend_quota_room_to_preemptible=True, large_patience_devices=16)
+    d = run(_room_cluster(), queue, **settings)
+    assert pending(d)["big"].code == PendingCode.QUOTA
+    assert {"p5", "p1"} <= set(placed(d))
+    assert pending(d)["p3"].code == PendingCode.QUOTA
+    assert "keeps its quota room" in pending(d)["p2"].message
+    # Without the switch, small jobs are not held back at all.
+    d = run(_room_cluster(), queue, large_patience_devices=16)
+    assert {"p5", "p3", "p2", "p1"} <= set(placed(d))
+
+
+def test_a_very_large_gang_keeps_its_quota_room_after_its_hold_window():
+    # Waited past the 30-minute threshold and the 2-hour window: no longer starving.
+    queue = [
+        job("big", whole(3, 8), priority=2, waited=200),
+        job("gang", whole(2, 8), priority=2, waited=1),
+    ]
+    d = run(_room_cluster(), queue, large_patience_devices=16)
+    assert "gang" in placed(d)
+    d = run(_room_cluster(), queue, large_patience_devices=16, quota_hold_until_start=True)
+    assert "keeps its quota room" in pending(d)["gang"].message
+    # A gang larger than its tenant's limit could never use the room: nothing is kept.
+    queue[0] = job("big", whole(4, 8), priority=2, waited=200)
+    d = run(_room_cluster(), queue, large_patience_devices=16, quota_hold_until_start=True)
+    assert "gang" in placed(d)
+
+
+def test_a_quota_blocked_gang_holds_nodes_when_its_own_p4_p5_work_covers_the_room():
+    # t1 runs P3 "mine" (n0) and P5 "cheap" (half of n1 and n2); t2 runs "theirs" on the
+    # other half of n1 and n2 and on n3, n4. The P2 2 x 8 gang lacks 8 devices of room
+    # (16 + 16 > 24), which "cheap" covers, and only n5 is whole and free.
+    half = range(4, 8)
+    cluster = snap(
+        nodes(6),
+        [
+            running("mine", {"n00000": range(8)}, priority=3),
+            running("cheap", {"n00001": half, "n00002": half}, priority=5),
+            running("theirs", {f"n0000{i}": range(4) for i in range(1, 5)}, tenant="t2"),
+        ],
+        quotas=[quota("t1", 16, 8), quota("t2", 16, 8)],
+    )
+    big = job("big", whole(2, 8), priority=2, waited=60)
+    d = run(cluster, [big])
+    assert pending(d)["big"].code == PendingCode.QUOTA
+    assert d.reservations == ()
+    d = run(cluster, [big], hold_while_quota_blocked=True)
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    held = d.reservations[0].node_ids
+    assert len(held) == 2
+    # Once its held nodes are free, it preempts its own P5 work for the room.
+    rest = [j for j in cluster.running if j.job_id != "theirs"]
+    later = snap(nodes(6), rest, quotas=cluster.quotas, reservations=d.reservations)
+    d = run(later, [big], hold_while_quota_blocked=True)
+    assert "big" in placed(d)
+    assert victims(d) == ["cheap"]
+    assert d.preemptions[0].kind == PreemptionKind.PRIORITY
+    # A P3 gang may not preempt, so holding nodes for it would only idle them.
+    p3 = job("big", whole(2, 8), priority=3, waited=60)
+    d = run(cluster, [p3], hold_while_quota_blocked=True)
+    assert d.reservations == ()

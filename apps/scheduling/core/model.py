@@ -297,6 +297,23 @@ class Policy:
     # free within this long (zero: off). It then starts in one domain when they drain,
     # instead of on scattered free nodes at once.
     drain_wait: timedelta = timedelta(0)
+    # With ``drain_wait``: a gang that could start now on looser-tier nodes waits for its
+    # draining held nodes only this long (None: ``drain_wait`` in every case). The tight
+    # placement is worth a long wait only when the alternative is waiting anyway.
+    placeable_drain_wait: timedelta | None = None
+    # A starving P0-P2 job that its own tenant's borrowing limit blocks still holds nodes
+    # when the tenant's own lower-priority P4/P5 work covers the room it lacks: once the
+    # nodes drain it preempts that work for the room. Off: it waits for the room first and
+    # only then starts draining nodes, two waits one after the other.
+    hold_while_quota_blocked: bool = False
+    # Gangs of ``large_patience_devices`` or more keep their tenant's quota room from their
+    # starvation threshold until they start, not only during their hold window: after the
+    # window, later jobs of the same priority would otherwise take every room that frees.
+    quota_hold_until_start: bool = False
+    # The quota room kept for such a gang is lent only to work it may preempt back (P4/P5
+    # under a P0-P2 gang), whatever its size. Off: only the tenant's other gangs of
+    # ``large_job_devices`` or more are kept out of it.
+    lend_quota_room_to_preemptible: bool = False
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True

@@ -20,7 +20,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from .delay import choose_hold, drains_within, hold_expiry, is_starving, topology_patience_for
+from .delay import (
+    choose_hold,
+    drains_within,
+    hold_expiry,
+    is_starving,
+    starvation_threshold_for,
+    topology_patience_for,
+)
 from .fragmentation import fragmentation_of
 from .index import ClassIndex, ClassKey, ClusterState
 from .model import (
@@ -38,7 +45,13 @@ from .model import (
     TopologyMode,
 )
 from .placement import Placed, place_cpu_only, place_in_class, place_partial
-from .preemption import apply_victims, find_victims, may_preempt
+from .preemption import (
+    HIGHEST_PREEMPTOR,
+    LOWEST_VICTIM,
+    apply_victims,
+    find_victims,
+    may_preempt,
+)
 from .quota import fmt_devices
 from .reasons import capacity, fmt_duration, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
@@ -120,13 +133,16 @@ class Scheduler:
         self._nofit: set[tuple[object, ...]] = set()
         self._novictims: set[tuple[object, ...]] = set()
         self._holders: set[str] = set()
-        # (tenant, pool) -> (job, priority): a starving job that only its own tenant's quota
-        # blocks; that tenant's other large jobs (``large_job_devices``) of its priority or
-        # lower wait too, so the room its finishing jobs free goes to the starving job.
-        # Smaller jobs are not held back: they are many and short, and holding them back
-        # for hours cost far more waiting than it gave the large job.
-        self._quota_holds: dict[tuple[str, str], tuple[str, int]] = {}
+        # (tenant, pool) -> (job, priority, whole devices): a starving job that only its own
+        # tenant's quota blocks; that tenant's other large jobs (``large_job_devices``) of
+        # its priority or lower wait too, so the room its finishing jobs free goes to the
+        # starving job. Smaller jobs are not held back: they are many and short, and holding
+        # them back for hours cost far more waiting than it gave the large job. (With
+        # ``Policy.lend_quota_room_to_preemptible`` the room of a very large gang goes only
+        # to work it can take back by preemption, see ``_quota_held_from``.)
+        self._quota_holds: dict[tuple[str, str], tuple[str, int, int]] = {}
         self._placed_ids: set[str] = set()
+        self._own_victims: dict[tuple[str, str, str, int], int] | None = None
         self._quiet = False
         self._tight = False  # the job in hand only takes its tightest tier (patience)
         # quiet cycles: (shape, tenant, patient) -> code of a job that failed since the last
@@ -226,7 +242,7 @@ class Scheduler:
             quota_hold is not None
             and quota_hold[0] != job.job_id
             and job.priority >= quota_hold[1]
-            and req.total_whole >= policy.large_job_devices
+            and self._quota_held_from(req, quota_hold)
         ):
             self._pend(
                 job,
@@ -336,10 +352,23 @@ class Scheduler:
                         f"placed; the rest: {why}",
                     )
                     return
-        if is_starving(req, policy, self.now) and code == PendingCode.QUOTA and policy.quotas:
-            self._quota_holds.setdefault((job.tenant, job.pool), (job.job_id, job.priority))
-        if is_starving(req, policy, self.now) and code != PendingCode.QUOTA:
-            held = self._hold(req, classes, quota_fail)
+        starving = is_starving(req, policy, self.now)
+        if (
+            code == PendingCode.QUOTA
+            and policy.quotas
+            and (starving or self._keeps_quota_room(req, classes))
+        ):
+            self._quota_holds.setdefault(
+                (job.tenant, job.pool), (job.job_id, job.priority, req.total_whole)
+            )
+        hold_anyway = (
+            starving
+            and code == PendingCode.QUOTA
+            and policy.hold_while_quota_blocked
+            and self._own_room_covers(req, classes)
+        )
+        if (starving and code != PendingCode.QUOTA) or hold_anyway:
+            held = self._hold(req, classes, {} if hold_anyway else quota_fail)
             if held is not None:
                 code = PendingCode.RESERVED
                 why += (
@@ -429,11 +458,70 @@ class Scheduler:
         self._commit(req, cls.model, placed)
         return True
 
+    def _quota_held_from(self, req: Request, hold: tuple[str, int, int]) -> bool:
+        """Whether a job of the holder's tenant, priority or lower, stays out of the quota
+        room kept for the holder (``hold``: job, priority, whole devices)."""
+        policy = self.policy
+        if policy.lend_quota_room_to_preemptible and hold[2] >= policy.large_patience_devices:
+            return not (req.job.priority >= LOWEST_VICTIM and hold[1] <= HIGHEST_PREEMPTOR)
+        return req.total_whole >= policy.large_job_devices
+
+    def _keeps_quota_room(self, req: Request, classes: list[ClassIndex]) -> bool:
+        """``Policy.quota_hold_until_start``: a large gang past its threshold keeps its
+        tenant's quota room after its hold window, while the room could ever be enough."""
+        policy, job = self.policy, req.job
+        if not policy.quota_hold_until_start or req.total_whole < policy.large_patience_devices:
+            return False
+        if self.now - job.submit_time < starvation_threshold_for(req.total_whole, policy):
+            return False
+        ledger = self.state.ledger
+        return any(
+            ledger.limit((job.tenant, job.pool, c.model)) >= req.accel_milli for c in classes
+        )
+
+    def _own_room_covers(self, req: Request, classes: list[ClassIndex]) -> bool:
+        """Whether the tenant's own lower-priority P4/P5 work could free the quota room the
+        job lacks (so holding nodes while quota-blocked is not waste: preemption frees the
+        room once the nodes drain)."""
+        job, st = req.job, self.state
+        if not may_preempt(job, self.policy):
+            return False
+        ledger = st.ledger
+        if self._own_victims is None:
+            # Once per cycle (a heuristic for where to hold: a little staleness is harmless):
+            # (tenant, pool, model, priority) -> milli of preemptible work at that priority.
+            self._own_victims = {}
+            for entry in st.running.values():
+                v = entry.job
+                if v.preemptible and v.priority >= LOWEST_VICTIM:
+                    for model, milli in entry.usage.items():
+                        k = (v.tenant, v.pool, model, v.priority)
+                        self._own_victims[k] = self._own_victims.get(k, 0) + milli
+        for cls in classes:
+            key = (job.tenant, job.pool, cls.model)
+            short = ledger.usage[key] + req.accel_milli - ledger.limit(key)
+            own = sum(
+                self._own_victims.get((*key, p), 0)
+                for p in range(max(LOWEST_VICTIM, job.priority + 1), 6)
+            )
+            if short <= own:
+                return True
+        return False
+
+    def _placeable_loosely(self, req: Request, cls: ClassIndex) -> bool:
+        """Whether the job fits in ``cls`` now at any tier (a trial, rolled back)."""
+        st = self.state
+        mark = st.mark()
+        res = place_in_class(st, cls, req, self.policy, tight=False)
+        st.rollback(mark)
+        return isinstance(res, Placed)
+
     def _waits_for_hold(self, req: Request) -> bool:
         """Past its topology patience, a gang still takes only its tightest tier while the
         nodes it held last cycle lie in that tier and are expected to be free within
         ``Policy.drain_wait`` (declared runtimes): it starts there when they drain rather
-        than on scattered free nodes now."""
+        than on scattered free nodes now. When it could start now elsewhere, only within
+        ``Policy.placeable_drain_wait``."""
         policy = self.policy
         prior = self._prior.get(req.job.job_id)
         if not policy.drain_wait or prior is None or not prior.node_ids:
@@ -449,7 +537,16 @@ class Scheduler:
             (t for t in (Tier.LEAF, Tier.SU, Tier.SPINE) if could_ever_fit(cls, t, req.whole_need)),
             Tier.ANY,
         )
-        return tier_of(nodes) <= tightest and drains_within(st, nodes, self.now, policy.drain_wait)
+        if tier_of(nodes) > tightest:
+            return False
+        limit = policy.drain_wait
+        if policy.placeable_drain_wait is not None and policy.placeable_drain_wait < limit:
+            if drains_within(st, nodes, self.now, policy.placeable_drain_wait):
+                return True
+            if not drains_within(st, nodes, self.now, limit):
+                return False
+            return not self._placeable_loosely(req, cls)
+        return drains_within(st, nodes, self.now, limit)
 
     def _hold(
         self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]

@@ -19,7 +19,14 @@
   remaining run time) holds go to the nodes that drain soonest. Gangs of 256 devices or
   more hold from their first cycle (``large_starvation_threshold`` 0: a whole leaf starts
   draining at once), and a gang whose held nodes lie in its tightest tier and are expected
-  to be free within an hour keeps waiting for them past its patience (``drain_wait``).
+  to be free within an hour keeps waiting for them past its patience (``drain_wait``), or
+  within 20 minutes when it could start elsewhere at once (``placeable_drain_wait``).
+  A starving gang that its own tenant's borrowing limit blocks holds nodes as well when its
+  tenant's own P4/P5 work covers the room it lacks (``hold_while_quota_blocked``); gangs of
+  256 devices or more keep their tenant's quota room until they start
+  (``quota_hold_until_start``) and lend it only to work they can preempt back
+  (``lend_quota_room_to_preemptible``). docs/benchmarks.md ("Sixth round") has the runs
+  that chose these.
 """
 
 from __future__ import annotations
@@ -90,6 +97,10 @@ def ours(*, quotas: bool = True, devices: int | None = None) -> PolicySpec:
             large_patience_devices=256,
             large_starvation_threshold=timedelta(0),
             drain_wait=timedelta(hours=1),
+            placeable_drain_wait=timedelta(minutes=20),
+            hold_while_quota_blocked=True,
+            quota_hold_until_start=True,
+            lend_quota_room_to_preemptible=True,
             max_holds=holds,
             max_hold=timedelta(hours=12),
         ),
