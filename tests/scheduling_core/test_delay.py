@@ -1,6 +1,7 @@
 """Delay scheduling: capacity is held for a starving large job, for a bounded time."""
 
 from datetime import timedelta
+from typing import Any
 
 from apps.scheduling.core import PendingCode, PreemptionKind, Reservation, TopologyMode
 
@@ -229,7 +230,7 @@ def test_a_gang_that_could_start_now_waits_for_its_draining_leaf_only_briefly():
     ]
     prior = Reservation("big", 4, ("n00000", "n00001"), NOW + timedelta(hours=1))
     gang = _big(waited=60, topology=TopologyMode.SOFT)
-    settings = dict(
+    settings: dict[str, Any] = dict(
         topology_patience=timedelta(minutes=10),
         drain_wait=timedelta(hours=1),
         placeable_drain_wait=timedelta(minutes=20),
@@ -267,7 +268,7 @@ def test_the_room_kept_for_a_very_large_gang_is_lent_only_to_work_it_can_preempt
         job("p2", whole(1, 1), priority=2, waited=1),  # same priority: kept out
         job("p1", whole(1, 1), priority=1, waited=1),  # higher priority: never kept out
     ]
-    settings = dict(lend_quota_room_to_preemptible=True, large_patience_devices=16)
+    settings: dict[str, Any] = dict(lend_quota_room_to_preemptible=True, large_patience_devices=16)
     d = run(_room_cluster(), queue, **settings)
     assert pending(d)["big"].code == PendingCode.QUOTA
     assert {"p5", "p1"} <= set(placed(d))
