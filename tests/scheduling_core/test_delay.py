@@ -248,6 +248,9 @@ def test_a_gang_that_could_start_now_waits_for_its_draining_leaf_only_briefly():
     assert pending(d)["big"].code == PendingCode.RESERVED
 
 
+HOUR = timedelta(hours=1)
+
+
 def _room_cluster():
     # t1 may hold 24 devices (16 + 8 borrowed) and runs 16: a P2 3 x 8 gang would need 40.
     return snap(
@@ -268,15 +271,21 @@ def test_the_room_kept_for_a_very_large_gang_is_lent_only_to_work_it_can_preempt
         job("p2", whole(1, 1), priority=2, waited=1),  # same priority: kept out
         job("p1", whole(1, 1), priority=1, waited=1),  # higher priority: never kept out
     ]
+    from dataclasses import replace
+
+    # declared to end within the hour: gives the room back soon, so it may borrow it too
+    queue.append(replace(job("quick", whole(1, 1), priority=3, waited=1), expected_runtime=HOUR))
+    queue.append(replace(job("slow", whole(1, 1), priority=3, waited=1), expected_runtime=2 * HOUR))
     settings: dict[str, Any] = dict(lend_quota_room_to_preemptible=True, large_patience_devices=16)
     d = run(_room_cluster(), queue, **settings)
     assert pending(d)["big"].code == PendingCode.QUOTA
-    assert {"p5", "p1"} <= set(placed(d))
+    assert {"p5", "p1", "quick"} <= set(placed(d))
     assert pending(d)["p3"].code == PendingCode.QUOTA
+    assert pending(d)["slow"].code == PendingCode.QUOTA
     assert "keeps its quota room" in pending(d)["p2"].message
     # Without the switch, small jobs are not held back at all.
     d = run(_room_cluster(), queue, large_patience_devices=16)
-    assert {"p5", "p3", "p2", "p1"} <= set(placed(d))
+    assert {"p5", "p3", "p2", "p1", "quick", "slow"} <= set(placed(d))
 
 
 def test_a_very_large_gang_keeps_its_quota_room_after_its_hold_window():

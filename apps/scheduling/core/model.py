@@ -311,9 +311,11 @@ class Policy:
     # window, later jobs of the same priority would otherwise take every room that frees.
     quota_hold_until_start: bool = False
     # The quota room kept for such a gang is lent only to work it may preempt back (P4/P5
-    # under a P0-P2 gang), whatever its size. Off: only the tenant's other gangs of
-    # ``large_job_devices`` or more are kept out of it.
+    # under a P0-P2 gang) or that is declared to end within ``quota_room_backfill`` (it
+    # gives the room back before long), whatever its size. Off: only the tenant's other
+    # gangs of ``large_job_devices`` or more are kept out of it.
     lend_quota_room_to_preemptible: bool = False
+    quota_room_backfill: timedelta = timedelta(hours=1)
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True

@@ -142,7 +142,6 @@ class Scheduler:
         # to work it can take back by preemption, see ``_quota_held_from``.)
         self._quota_holds: dict[tuple[str, str], tuple[str, int, int]] = {}
         self._placed_ids: set[str] = set()
-        self._own_victims: dict[tuple[str, str, str, int], int] | None = None
         self._quiet = False
         self._tight = False  # the job in hand only takes its tightest tier (patience)
         # quiet cycles: (shape, tenant, patient) -> code of a job that failed since the last
@@ -463,7 +462,13 @@ class Scheduler:
         room kept for the holder (``hold``: job, priority, whole devices)."""
         policy = self.policy
         if policy.lend_quota_room_to_preemptible and hold[2] >= policy.large_patience_devices:
-            return not (req.job.priority >= LOWEST_VICTIM and hold[1] <= HIGHEST_PREEMPTOR)
+            job = req.job
+            if job.priority >= LOWEST_VICTIM and hold[1] <= HIGHEST_PREEMPTOR:
+                return False  # it can be preempted back
+            short = job.expected_runtime is not None and (
+                job.expected_runtime <= policy.quota_room_backfill
+            )
+            return not short
         return req.total_whole >= policy.large_job_devices
 
     def _keeps_quota_room(self, req: Request, classes: list[ClassIndex]) -> bool:
@@ -487,25 +492,24 @@ class Scheduler:
         if not may_preempt(job, self.policy):
             return False
         ledger = st.ledger
-        if self._own_victims is None:
-            # Once per cycle (a heuristic for where to hold: a little staleness is harmless):
-            # (tenant, pool, model, priority) -> milli of preemptible work at that priority.
-            self._own_victims = {}
-            for entry in st.running.values():
-                v = entry.job
-                if v.preemptible and v.priority >= LOWEST_VICTIM:
-                    for model, milli in entry.usage.items():
-                        k = (v.tenant, v.pool, model, v.priority)
-                        self._own_victims[k] = self._own_victims.get(k, 0) + milli
         for cls in classes:
             key = (job.tenant, job.pool, cls.model)
             short = ledger.usage[key] + req.accel_milli - ledger.limit(key)
-            own = sum(
-                self._own_victims.get((*key, p), 0)
-                for p in range(max(LOWEST_VICTIM, job.priority + 1), 6)
-            )
-            if short <= own:
+            if short <= 0:
                 return True
+            own = 0
+            for entry in st.running.values():
+                v = entry.job
+                if (
+                    v.tenant == job.tenant
+                    and v.pool == job.pool
+                    and v.preemptible
+                    and v.priority >= LOWEST_VICTIM
+                    and v.priority > job.priority
+                ):
+                    own += entry.usage.get(cls.model, 0)
+                    if own >= short:
+                        return True
         return False
 
     def _placeable_loosely(self, req: Request, cls: ClassIndex) -> bool:

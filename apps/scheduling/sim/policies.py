@@ -24,9 +24,9 @@
   A starving gang that its own tenant's borrowing limit blocks holds nodes as well when its
   tenant's own P4/P5 work covers the room it lacks (``hold_while_quota_blocked``); gangs of
   256 devices or more keep their tenant's quota room until they start
-  (``quota_hold_until_start``) and lend it only to work they can preempt back
-  (``lend_quota_room_to_preemptible``). docs/benchmarks.md ("Sixth round") has the runs
-  that chose these.
+  (``quota_hold_until_start``) and lend it only to work they can preempt back or that is
+  declared to end within an hour (``lend_quota_room_to_preemptible``). docs/benchmarks.md
+  ("Sixth round") has the runs that chose these.
 """
 
 from __future__ import annotations
