@@ -182,12 +182,12 @@ def test_large_gangs_can_hold_from_their_first_cycle():
     assert pending(d)["big"].code == PendingCode.RESERVED
 
 
-def _leaf_drain(drain_wait: timedelta, end_of_n0: timedelta):
+def _leaf_drain(drain_wait: timedelta, end_of_n0: timedelta, **settings: Any):
     from dataclasses import replace
 
     # Two leaves (n0, n1) and (n2, n3). n1 and n2 are free: the 2 x 8 soft-topology gang,
-    # past its patience, fits across the leaves now. Its hold from the last cycle is the
-    # first leaf, where n0's work is expected to end in ``end_of_n0``.
+    # past its patience, fits across the leaves now. Its hold from the last cycle is
+    # the first leaf, where n0's work is expected to end in ``end_of_n0``.
     jobs = [
         replace(running("a", {"n00000": range(4)}), expected_end=NOW + end_of_n0),
         replace(running("b", {"n00003": range(8)}), expected_end=NOW + timedelta(hours=10)),
@@ -199,6 +199,7 @@ def _leaf_drain(drain_wait: timedelta, end_of_n0: timedelta):
         [gang],
         topology_patience=timedelta(minutes=10),
         drain_wait=drain_wait,
+        **settings,
     )
 
 
@@ -220,31 +221,13 @@ def test_without_drain_wait_or_when_the_leaf_drains_late_the_gang_starts_across_
 def test_a_gang_that_could_start_now_waits_for_its_draining_leaf_only_briefly():
     # n0 drains in 40 minutes: within the hour of drain_wait, so the gang waits for its
     # leaf; with a 20-minute limit while it could start across leaves now, it starts now.
-    d = _leaf_drain(timedelta(hours=1), timedelta(minutes=40))
-    assert pending(d)["big"].code == PendingCode.RESERVED
-    from dataclasses import replace
-
-    jobs = [
-        replace(running("a", {"n00000": range(4)}), expected_end=NOW + timedelta(minutes=40)),
-        replace(running("b", {"n00003": range(8)}), expected_end=NOW + timedelta(hours=10)),
-    ]
-    prior = Reservation("big", 4, ("n00000", "n00001"), NOW + timedelta(hours=1))
-    gang = _big(waited=60, topology=TopologyMode.SOFT)
-    settings: dict[str, Any] = dict(
-        topology_patience=timedelta(minutes=10),
-        drain_wait=timedelta(hours=1),
-        placeable_drain_wait=timedelta(minutes=20),
-    )
-    d = run(snap(nodes(4), jobs, reservations=(prior,)), [gang], **settings)
+    hour, forty = timedelta(hours=1), timedelta(minutes=40)
+    short = timedelta(minutes=20)
+    assert pending(_leaf_drain(hour, forty))["big"].code == PendingCode.RESERVED
+    d = _leaf_drain(hour, forty, placeable_drain_wait=short)
     assert sorted(n for n, _ in where(placed(d)["big"])) == ["n00001", "n00002"]
     # Within the short limit it still waits for the leaf.
-    jobs[0] = replace(jobs[0], expected_end=NOW + timedelta(minutes=15))
-    d = run(snap(nodes(4), jobs, reservations=(prior,)), [gang], **settings)
-    assert pending(d)["big"].code == PendingCode.RESERVED
-    # When it could not start elsewhere (n2 busy too), the full drain_wait applies again.
-    jobs[0] = replace(jobs[0], expected_end=NOW + timedelta(minutes=40))
-    jobs.append(replace(running("c", {"n00002": range(2)}), expected_end=NOW + timedelta(hours=9)))
-    d = run(snap(nodes(4), jobs, reservations=(prior,)), [gang], **settings)
+    d = _leaf_drain(hour, timedelta(minutes=15), placeable_drain_wait=short)
     assert pending(d)["big"].code == PendingCode.RESERVED
 
 

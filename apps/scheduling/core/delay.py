@@ -54,15 +54,12 @@ def is_starving(req: Request, policy: Policy, now: datetime) -> bool:
     )
 
 
-def drains_within(
-    state: ClusterState, nodes: list[NodeState], now: datetime, limit: timedelta
-) -> bool:
-    """Whether every one of ``nodes`` is expected to be free of other work within ``limit``
-    (declared runtimes only: without them, never)."""
+def drain_of(state: ClusterState, nodes: list[NodeState], now: datetime) -> float:
+    """Seconds until every one of ``nodes`` is expected to be free of other work; ``inf``
+    without declared runtimes (or without nodes)."""
     if not state.timed or not nodes:
-        return False
-    cap = limit.total_seconds()
-    return all(node_drain(state, ns, now) <= cap for ns in nodes)
+        return INF
+    return max(node_drain(state, ns, now) for ns in nodes)
 
 
 def _eligible(ns: NodeState, req: Request) -> bool:

@@ -19,10 +19,11 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from typing import NamedTuple
 
 from .delay import (
     choose_hold,
-    drains_within,
+    drain_of,
     hold_expiry,
     is_starving,
     starvation_threshold_for,
@@ -57,6 +58,14 @@ from .reasons import capacity, fmt_duration, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
 from .topology import could_ever_fit, tier_of
+
+
+class _QuotaHold(NamedTuple):
+    """A starving job that keeps its tenant's quota room in a pool (see ``Scheduler``)."""
+
+    job_id: str
+    priority: int
+    devices: int  # whole devices it needs
 
 
 @contextmanager
@@ -133,14 +142,14 @@ class Scheduler:
         self._nofit: set[tuple[object, ...]] = set()
         self._novictims: set[tuple[object, ...]] = set()
         self._holders: set[str] = set()
-        # (tenant, pool) -> (job, priority, whole devices): a starving job that only its own
-        # tenant's quota blocks; that tenant's other large jobs (``large_job_devices``) of
-        # its priority or lower wait too, so the room its finishing jobs free goes to the
-        # starving job. Smaller jobs are not held back: they are many and short, and holding
-        # them back for hours cost far more waiting than it gave the large job. (With
+        # (tenant, pool) -> a starving job that only its own tenant's quota blocks; that
+        # tenant's other large jobs (``large_job_devices``) of its priority or lower wait
+        # too, so the room its finishing jobs free goes to the starving job. Smaller jobs
+        # are not held back: they are many and short, and holding them back for hours cost
+        # far more waiting than it gave the large job. (With
         # ``Policy.lend_quota_room_to_preemptible`` the room of a very large gang goes only
-        # to work it can take back by preemption, see ``_quota_held_from``.)
-        self._quota_holds: dict[tuple[str, str], tuple[str, int, int]] = {}
+        # to work it can take back by preemption or that ends soon: ``_quota_held_from``.)
+        self._quota_holds: dict[tuple[str, str], _QuotaHold] = {}
         self._placed_ids: set[str] = set()
         self._quiet = False
         self._tight = False  # the job in hand only takes its tightest tier (patience)
@@ -237,17 +246,12 @@ class Scheduler:
             self._pend(job, PendingCode.SHARING_DISABLED, "GPU sharing is disabled by policy")
             return
         quota_hold = self._quota_holds.get((job.tenant, job.pool))
-        if (
-            quota_hold is not None
-            and quota_hold[0] != job.job_id
-            and job.priority >= quota_hold[1]
-            and self._quota_held_from(req, quota_hold)
-        ):
+        if quota_hold is not None and self._quota_held_from(req, quota_hold):
             self._pend(
                 job,
                 PendingCode.QUOTA,
                 f"tenant '{job.tenant}' keeps its quota room in pool '{job.pool}' for starving "
-                f"job {quota_hold[0]} (P{quota_hold[1]})",
+                f"job {quota_hold.job_id} (P{quota_hold.priority})",
             )
             return
         self._fast_key = None
@@ -358,7 +362,7 @@ class Scheduler:
             and (starving or self._keeps_quota_room(req, classes))
         ):
             self._quota_holds.setdefault(
-                (job.tenant, job.pool), (job.job_id, job.priority, req.total_whole)
+                (job.tenant, job.pool), _QuotaHold(job.job_id, job.priority, req.total_whole)
             )
         hold_anyway = (
             starving
@@ -457,13 +461,14 @@ class Scheduler:
         self._commit(req, cls.model, placed)
         return True
 
-    def _quota_held_from(self, req: Request, hold: tuple[str, int, int]) -> bool:
-        """Whether a job of the holder's tenant, priority or lower, stays out of the quota
-        room kept for the holder (``hold``: job, priority, whole devices)."""
-        policy = self.policy
-        if policy.lend_quota_room_to_preemptible and hold[2] >= policy.large_patience_devices:
-            job = req.job
-            if job.priority >= LOWEST_VICTIM and hold[1] <= HIGHEST_PREEMPTOR:
+    def _quota_held_from(self, req: Request, hold: _QuotaHold) -> bool:
+        """Whether a job of the holder's tenant and pool stays out of the quota room kept
+        for the holder: higher-priority work never does."""
+        policy, job = self.policy, req.job
+        if hold.job_id == job.job_id or job.priority < hold.priority:
+            return False
+        if policy.lend_quota_room_to_preemptible and hold.devices >= policy.large_patience_devices:
+            if job.priority >= LOWEST_VICTIM and hold.priority <= HIGHEST_PREEMPTOR:
                 return False  # it can be preempted back
             short = job.expected_runtime is not None and (
                 job.expected_runtime <= policy.quota_room_backfill
@@ -492,25 +497,26 @@ class Scheduler:
         if not may_preempt(job, self.policy):
             return False
         ledger = st.ledger
-        for cls in classes:
-            key = (job.tenant, job.pool, cls.model)
-            short = ledger.usage[key] + req.accel_milli - ledger.limit(key)
-            if short <= 0:
-                return True
-            own = 0
-            for entry in st.running.values():
-                v = entry.job
-                if (
-                    v.tenant == job.tenant
-                    and v.pool == job.pool
-                    and v.preemptible
-                    and v.priority >= LOWEST_VICTIM
-                    and v.priority > job.priority
-                ):
-                    own += entry.usage.get(cls.model, 0)
-                    if own >= short:
-                        return True
-        return False
+        shortfall = {
+            cls.model: ledger.usage[key] + req.accel_milli - ledger.limit(key)
+            for cls in classes
+            for key in [(job.tenant, job.pool, cls.model)]
+        }
+        if any(short <= 0 for short in shortfall.values()):
+            return True
+        own: dict[str, int] = {}  # model -> milli of the tenant's work it may preempt
+        for entry in st.running.values():
+            v = entry.job
+            if (
+                v.tenant == job.tenant
+                and v.pool == job.pool
+                and v.preemptible
+                and v.priority >= LOWEST_VICTIM
+                and v.priority > job.priority
+            ):
+                for model, milli in entry.usage.items():
+                    own[model] = own.get(model, 0) + milli
+        return any(short <= own.get(model, 0) for model, short in shortfall.items())
 
     def _placeable_loosely(self, req: Request, cls: ClassIndex) -> bool:
         """Whether the job fits in ``cls`` now at any tier (a trial, rolled back)."""
@@ -543,14 +549,13 @@ class Scheduler:
         )
         if tier_of(nodes) > tightest:
             return False
-        limit = policy.drain_wait
-        if policy.placeable_drain_wait is not None and policy.placeable_drain_wait < limit:
-            if drains_within(st, nodes, self.now, policy.placeable_drain_wait):
-                return True
-            if not drains_within(st, nodes, self.now, limit):
-                return False
-            return not self._placeable_loosely(req, cls)
-        return drains_within(st, nodes, self.now, limit)
+        drain = drain_of(st, nodes, self.now)
+        if drain > policy.drain_wait.total_seconds():
+            return False
+        short = policy.placeable_drain_wait
+        if short is None or drain <= short.total_seconds():
+            return True
+        return not self._placeable_loosely(req, cls)
 
     def _hold(
         self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
