@@ -320,3 +320,38 @@ def test_a_quota_blocked_gang_holds_nodes_when_its_own_p4_p5_work_covers_the_roo
     p3 = job("big", whole(2, 8), priority=3, waited=60)
     d = run(cluster, [p3], hold_while_quota_blocked=True)
     assert d.reservations == ()
+
+
+def test_node_drain_follows_the_work_that_ends_last_as_jobs_come_and_go():
+    from dataclasses import replace
+
+    from apps.scheduling.core.delay import node_drain
+    from apps.scheduling.core.live import LiveCluster
+
+    def at(minutes: float) -> Any:
+        return NOW + timedelta(minutes=minutes)
+
+    jobs = [
+        replace(running("short", {"n00000": range(2)}), expected_end=at(30)),
+        replace(running("long", {"n00000": range(2, 4)}), expected_end=at(90)),
+        running("service", {"n00000": range(4, 5)}),  # declares no end
+    ]
+    live = LiveCluster(snap(nodes(1), jobs))
+    state = live.state
+    ns = state.nodes["n00000"]
+    # Work of unknown length counts as never ending, until it leaves.
+    assert node_drain(state, ns, NOW) == float("inf")
+    live.release("service")
+    assert node_drain(state, ns, NOW) == 90 * 60
+    assert node_drain(state, ns, at(100)) == 0.0  # overran its declared end: not negative
+    # A victim released inside a cycle (not yet forgotten) no longer counts; undoing the
+    # trial brings it back.
+    mark = state.mark()
+    state.release_job("long")
+    assert node_drain(state, ns, NOW) == 30 * 60
+    state.rollback(mark)
+    assert node_drain(state, ns, NOW) == 90 * 60
+    live.release("long")
+    assert node_drain(state, ns, NOW) == 30 * 60
+    live.release("short")
+    assert node_drain(state, ns, NOW) == 0.0

@@ -59,7 +59,8 @@ def drain_of(state: ClusterState, nodes: list[NodeState], now: datetime) -> floa
     without declared runtimes (or without nodes)."""
     if not state.timed or not nodes:
         return INF
-    return max(node_drain(state, ns, now) for ns in nodes)
+    now_ts = now.timestamp()
+    return max(drain_at(state, ns, now_ts) for ns in nodes)
 
 
 def _eligible(ns: NodeState, req: Request) -> bool:
@@ -99,19 +100,37 @@ INF = float("inf")
 def node_drain(state: ClusterState, ns: NodeState, now: datetime) -> float:
     """Seconds from ``now`` until the last job on the node is expected to end: 0 when none
     runs there, ``inf`` when one declared no runtime (``RunningJob.expected_end``)."""
+    return drain_at(state, ns, now.timestamp())
+
+
+def drain_at(state: ClusterState, ns: NodeState, now: float) -> float:
+    """``node_drain`` with ``now`` as POSIX time (hot loops convert it once)."""
     ends = ns.ends
     if not ends:
         return 0.0
     running = state.running
-    stale = [jid for jid in ends if jid not in running]
-    for jid in stale:
-        del ends[jid]
-    worst = 0.0
-    for end in ends.values():
-        if end is None:
-            return INF
-        worst = max(worst, (end - now).total_seconds())
-    return worst
+    top = ns.top_end
+    if top is None:
+        top = ns.top_end = max(
+            ((jid, INF if end is None else end.timestamp()) for jid, end in ends.items()),
+            key=lambda entry: entry[1],
+        )
+    if top[0] in running:
+        return max(0.0, top[1] - now)
+    # The last to end was released in this cycle (a victim, or a trial): look at the rest.
+    at = max(
+        (INF if end is None else end.timestamp() for j, end in ends.items() if j in running),
+        default=0.0,
+    )
+    return max(0.0, at - now)
+
+
+def _drains_after(
+    state: ClusterState, nodes: list[NodeState], now: datetime, prior: Reservation
+) -> bool:
+    """Whether some of ``nodes`` is expected to be busy past the end of the hold."""
+    now_ts, left = now.timestamp(), (prior.expires_at - now).total_seconds()
+    return any(drain_at(state, ns, now_ts) > left for ns in nodes)
 
 
 def choose_hold(
@@ -140,14 +159,7 @@ def choose_hold(
             and _cover(again, req)
             # With runtimes, only while it can still drain before the hold ends: work that
             # started there since (a higher-priority job, an older starving one) may not.
-            and not (
-                timed
-                and now is not None
-                and any(
-                    node_drain(state, ns, now) > (prior.expires_at - now).total_seconds()
-                    for ns in again
-                )
-            )
+            and not (timed and now is not None and _drains_after(state, again, now, prior))
         ):
             return again
     topo = req.job.topology
@@ -191,15 +203,22 @@ def _soonest(
     best: tuple[float, int] | None = None
     chosen: list[NodeState] | None = None
     drain: dict[int, float] = {}
+    job_id, selector, now_ts = req.job.job_id, req.main.selector, now.timestamp()
     for key in sorted(sizes, key=str):
         if sizes[key] * cls.max_devices < req.total_whole:
             continue
-        nodes = [ns for ns in domain_members(cls, tier, key) if _eligible(ns, req)]
-        for ns in nodes:
-            if ns.idx not in drain:
-                drain[ns.idx] = node_drain(state, ns, now)
-        nodes.sort(key=lambda ns: (drain[ns.idx], -len(ns.free), ns.idx))
-        cover = _cover(nodes, req)
+        ranked = []  # (drain, -free devices, idx, node): the order nodes are taken in
+        for ns in domain_members(cls, tier, key):
+            if ns.held_by is not None and ns.held_by != job_id:
+                continue
+            if selector and not ns.matches(selector):
+                continue
+            d = drain.get(ns.idx)
+            if d is None:
+                d = drain[ns.idx] = drain_at(state, ns, now_ts)
+            ranked.append((d, -len(ns.free), ns.idx, ns))
+        ranked.sort()
+        cover = _cover([r[3] for r in ranked], req)
         if cover is None:
             continue
         rank = (drain[cover[-1].idx], -sum(len(ns.free) for ns in cover))

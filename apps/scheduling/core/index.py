@@ -18,6 +18,7 @@ per job, every change is logged and ``rollback(mark)`` undoes a failed trial exa
 
 from __future__ import annotations
 
+import math
 from bisect import insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class NodeState:
         "sig",
         "spine_key",
         "su_key",
+        "top_end",
     )
 
     def __init__(self, node: Node, idx: int) -> None:
@@ -83,9 +85,33 @@ class NodeState:
         self.held_by: str | None = None
         self.held_priority = 0
         self.sig: Sig | None = None  # see ClassIndex.groups
-        # job id -> expected end of jobs that ran here (``RunningJob.expected_end``); entries
-        # of jobs no longer in ``ClusterState.running`` are stale (see delay.node_drain)
+        # job id -> expected end of the jobs that run here (``RunningJob.expected_end``); a
+        # job released inside a cycle stays until ``forget`` (delay.node_drain skips it)
         self.ends: dict[str, datetime | None] = {}
+        # (job id, POSIX time) of the entry of ``ends`` that ends last (inf: it declared no
+        # end; None: not known yet), so delay.node_drain needs no scan while that job runs.
+        # Entries leave by ``drop_end`` (``ClusterState.forget``), never inside a cycle, so
+        # a trial that releases a job and rolls back finds them as they were.
+        self.top_end: tuple[str, float] | None = None
+
+    def note_end(self, job_id: str, end: datetime | None) -> None:
+        """Record where a job that runs here is expected to end (``ends``)."""
+        self.ends[job_id] = end
+        top = self.top_end
+        if top is None:
+            return
+        if top[0] == job_id:
+            self.top_end = None  # its end moved: found again by the next scan
+            return
+        at = math.inf if end is None else end.timestamp()
+        if at > top[1]:
+            self.top_end = (job_id, at)
+
+    def drop_end(self, job_id: str) -> None:
+        self.ends.pop(job_id, None)
+        top = self.top_end
+        if top is not None and top[0] == job_id:
+            self.top_end = None
 
     def usable_by(self, job_id: str, priority: int) -> bool:
         """Held nodes stay usable by the holder and by strictly higher priority work."""
@@ -342,7 +368,7 @@ class ClusterState:
                 shares.append((dev, share.milli))
             ns.cpu_free -= alloc.cpu_milli
             ns.mem_free -= alloc.memory_mib
-            ns.ends[job.job_id] = job.expected_end
+            ns.note_end(job.job_id, job.expected_end)
             self.timed = self.timed or job.expected_end is not None
             entry.allocations.append(
                 ResolvedAllocation(
@@ -520,7 +546,7 @@ class ClusterState:
         nodes = self.nodes
         for alloc in job.allocations:
             ns = nodes[alloc.node_id]
-            ns.ends[job.job_id] = job.expected_end
+            ns.note_end(job.job_id, job.expected_end)
             self.timed = self.timed or job.expected_end is not None
             shares = tuple((s.device, s.milli) for s in alloc.shares)
             entry.allocations.append(
@@ -547,7 +573,7 @@ class ClusterState:
         for alloc in allocations:
             ns = self.nodes.get(alloc.node_id)
             if ns is not None:
-                ns.ends.pop(job_id, None)
+                ns.drop_end(job_id)
 
     def request_for(self, job: T, build: Callable[[T], R]) -> R:
         """``build(job)``, remembered while the same job object is queued (kept states)."""
