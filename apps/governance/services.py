@@ -232,7 +232,11 @@ def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult
 def keep_running(*, flag: IdleFlag) -> IdleFlag:
     """One 'keep running' click: push the stop out by one extension, within the budget."""
     with transaction.atomic():
-        flag = IdleFlag.objects.select_for_update().select_related("job", "tenant").get(pk=flag.pk)
+        flag = (
+            IdleFlag.objects.select_for_update(of=("self", "job"))
+            .select_related("job", "tenant")
+            .get(pk=flag.pk)
+        )
         if flag.state not in ACTIVE_FLAG_STATES:
             raise FlagActionError(f"The flag is {flag.state}: there is no pending stop to defer.")
         policy = effective_policy(flag.tenant)

@@ -253,7 +253,9 @@ def drain_node(*, node: Node, incident: Incident) -> list[IncidentJob]:
         )
     )
     hit = []
-    for job in Job.objects.select_for_update().select_related("tenant").filter(pk__in=job_ids):
+    for job in (
+        Job.objects.select_for_update(of=("self",)).select_related("tenant").filter(pk__in=job_ids)
+    ):
         if job.state in HOLDING:
             hit.append(heal_job(job=job, incident=incident))
     _note(incident, f"drained: {len(hit)} job(s) restarted as whole gangs")

@@ -71,7 +71,13 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
         )
         if entry is None:
             return False
-        job = Job.objects.select_for_update().select_related("tenant", "pool").get(pk=entry.job_id)
+        # Lock the job row only: locking its tenant and pool rows too (the default with
+        # select_related) deadlocked against a cancel whose foreign-key checks share them.
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("tenant", "pool")
+            .get(pk=entry.job_id)
+        )
         entry.tries += 1
         try:
             if entry.action == OutboxAction.SCALE:
@@ -172,7 +178,9 @@ def reconcile(backend: ClusterBackend | None = None, grace_s: float = 30.0) -> i
     for job in Job.objects.filter(state__in=ON_CLUSTER).select_related("tenant"):
         status = by_job.get(job.pk)
         with transaction.atomic():
-            locked = Job.objects.select_for_update().select_related("tenant").get(pk=job.pk)
+            locked = (
+                Job.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=job.pk)
+            )
             if locked.state not in ON_CLUSTER:
                 continue
             try:

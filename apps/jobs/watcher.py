@@ -50,7 +50,7 @@ def watch_once(backend: ClusterBackend | None = None, timeout_s: float = 25.0) -
                     continue  # the reconciler decides what a vanished workload means
                 with transaction.atomic():
                     job = (
-                        Job.objects.select_for_update()
+                        Job.objects.select_for_update(of=("self",))
                         .select_related("tenant")
                         .filter(pk=event.status.job_id, state__in=ON_CLUSTER)
                         .first()
