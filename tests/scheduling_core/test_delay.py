@@ -1,6 +1,6 @@
 """Delay scheduling: capacity is held for a starving large job, for a bounded time."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from apps.scheduling.core import PendingCode, PreemptionKind, Reservation, TopologyMode
@@ -328,7 +328,7 @@ def test_node_drain_follows_the_work_that_ends_last_as_jobs_come_and_go():
     from apps.scheduling.core.delay import node_drain
     from apps.scheduling.core.live import LiveCluster
 
-    def at(minutes: float) -> Any:
+    def at(minutes: float) -> datetime:
         return NOW + timedelta(minutes=minutes)
 
     jobs = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from .index import ClassIndex, ClusterState, NodeState
+from .index import ClassIndex, ClusterState, NodeState, end_at
 from .model import PendingJob, Policy, Reservation, Tier, TopologyMode
 from .request import Request
 from .topology import DomainKey, could_ever_fit, domain_caps, domain_members, domain_sizes
@@ -112,16 +112,12 @@ def drain_at(state: ClusterState, ns: NodeState, now: float) -> float:
     top = ns.top_end
     if top is None:
         top = ns.top_end = max(
-            ((jid, INF if end is None else end.timestamp()) for jid, end in ends.items()),
-            key=lambda entry: entry[1],
+            ((jid, end_at(end)) for jid, end in ends.items()), key=lambda entry: entry[1]
         )
     if top[0] in running:
         return max(0.0, top[1] - now)
     # The last to end was released in this cycle (a victim, or a trial): look at the rest.
-    at = max(
-        (INF if end is None else end.timestamp() for j, end in ends.items() if j in running),
-        default=0.0,
-    )
+    at = max((end_at(end) for j, end in ends.items() if j in running), default=0.0)
     return max(0.0, at - now)
 
 
@@ -203,15 +199,13 @@ def _soonest(
     best: tuple[float, int] | None = None
     chosen: list[NodeState] | None = None
     drain: dict[int, float] = {}
-    job_id, selector, now_ts = req.job.job_id, req.main.selector, now.timestamp()
+    now_ts = now.timestamp()
     for key in sorted(sizes, key=str):
         if sizes[key] * cls.max_devices < req.total_whole:
             continue
         ranked = []  # (drain, -free devices, idx, node): the order nodes are taken in
         for ns in domain_members(cls, tier, key):
-            if ns.held_by is not None and ns.held_by != job_id:
-                continue
-            if selector and not ns.matches(selector):
+            if not _eligible(ns, req):
                 continue
             d = drain.get(ns.idx)
             if d is None:

@@ -46,6 +46,11 @@ def sig_of(ns: NodeState) -> Sig:
     return (ns.cpu_free, len(ns.free), rems)
 
 
+def end_at(end: datetime | None) -> float:
+    """An expected end as POSIX time; ``inf`` for work that declared none."""
+    return math.inf if end is None else end.timestamp()
+
+
 class NodeState:
     """Mutable free capacity of one node plus its place in the index."""
 
@@ -103,7 +108,7 @@ class NodeState:
         if top[0] == job_id:
             self.top_end = None  # its end moved: found again by the next scan
             return
-        at = math.inf if end is None else end.timestamp()
+        at = end_at(end)
         if at > top[1]:
             self.top_end = (job_id, at)
 
