@@ -56,8 +56,10 @@ schema: $(VENV_STAMP) ## regenerate the committed OpenAPI schema and the fronten
 bench: $(VENV_STAMP) ## scheduling-core benchmark (prints a table)
 	$(PY) bench/sched_core.py
 
-bench-sched: $(VENV_STAMP) ## trace-driven simulator: policies side by side, charts in docs/benchmarks/
-	$(PY) bench/sched_sim.py
+bench-sched: $(VENV_STAMP) ## trace-driven simulator: policies side by side, charts in docs/benchmarks/ (core compiled with mypyc)
+	$(PY) bench/sched_sim.py --compiled openb
+	$(PY) bench/sched_sim.py --compiled speed
+	$(PY) bench/sched_sim.py --compiled llm --jobs 20000 --load 0.95 --policies ours,volcano,best-fit,fifo-spread
 
 bench-governance: $(VENV_STAMP) ## idle-GPU reclamation on the openb trace (issue 11), tables to stdout
 	$(PY) bench/governance_sim.py

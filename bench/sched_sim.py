@@ -7,6 +7,7 @@ Run from the repository root (``--workers`` runs independent simulations in para
     .venv/bin/python bench/sched_sim.py sweep            # allocation vs arriving load
     .venv/bin/python bench/sched_sim.py seeds            # the LLM bar on seeds 42-51 (20,000 jobs)
     .venv/bin/python bench/sched_sim.py speed            # the 8,152-task openb trace, each policy
+    .venv/bin/python bench/sched_sim.py --compiled llm   # any of them on the mypyc-compiled core
 
 Tables go to stdout (Markdown); charts (PNG, matplotlib if installed) to docs/benchmarks/.
 Times are CPU time of the process that ran the simulation (``time.process_time``).
@@ -25,6 +26,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from apps.scheduling import compiled  # noqa: E402
+
+# ``--compiled`` must act before the core is imported (just below), so it is read here;
+# argparse declares it too, for --help.
+if "--compiled" in sys.argv[1:]:
+    compiled.enable()
 
 from apps.scheduling.sim import SimResult, Simulator  # noqa: E402
 from apps.scheduling.sim import policies as pol  # noqa: E402
@@ -348,6 +356,12 @@ def cmd_speed(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="run the core and the engine compiled with mypyc (apps/scheduling/compiled.py; "
+        "builds on first use, about two minutes)",
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     o = sub.add_parser("openb")
     o.add_argument("--seeds", default="42-51")
@@ -374,8 +388,10 @@ def main() -> None:
             p.add_argument("--loads", default="0.6,0.8,1.0,1.2,1.4")
     sub.add_parser("speed")
     args = parser.parse_args()
+    core = "compiled with mypyc" if compiled.active() else "interpreted"
     print(
-        f"(Python {platform.python_version()}, {platform.machine()}, {time.strftime('%Y-%m-%d')})"
+        f"(Python {platform.python_version()}, {platform.machine()}, core {core}, "
+        f"{time.strftime('%Y-%m-%d')})"
     )
     print()
     commands = {

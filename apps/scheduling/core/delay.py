@@ -195,22 +195,37 @@ def _soonest(
     req: Request,
     now: datetime,
 ) -> list[NodeState] | None:
-    """The cover that drains soonest over the domains of one tier (see ``choose_hold``)."""
+    """The cover that drains soonest over the domains of one tier (see ``choose_hold``).
+
+    A cover takes a domain's nodes in drain order and needs at least ``fewest`` of them, so
+    once some domain's cover drains by ``best``, a domain with fewer than ``fewest`` eligible
+    nodes drained by then cannot do better: it is left as soon as that is certain.
+    """
     best: tuple[float, int] | None = None
     chosen: list[NodeState] | None = None
     drain: dict[int, float] = {}
     now_ts = now.timestamp()
+    fewest = -(-req.total_whole // max(cls.max_devices, 1))
     for key in sorted(sizes, key=str):
-        if sizes[key] * cls.max_devices < req.total_whole:
+        size = sizes[key]
+        if size * cls.max_devices < req.total_whole:
             continue
         ranked = []  # (drain, -free devices, idx, node): the order nodes are taken in
+        spare = size - fewest  # nodes that may still be left out (ineligible or too late)
         for ns in domain_members(cls, tier, key):
             if not _eligible(ns, req):
-                continue
-            d = drain.get(ns.idx)
-            if d is None:
-                d = drain[ns.idx] = drain_at(state, ns, now_ts)
-            ranked.append((d, -len(ns.free), ns.idx, ns))
+                spare -= 1
+            else:
+                d = drain.get(ns.idx)
+                if d is None:
+                    d = drain[ns.idx] = drain_at(state, ns, now_ts)
+                if best is not None and d > best[0]:
+                    spare -= 1
+                ranked.append((d, -len(ns.free), ns.idx, ns))
+            if spare < 0:
+                break
+        if spare < 0:
+            continue
         ranked.sort()
         cover = _cover([r[3] for r in ranked], req)
         if cover is None:

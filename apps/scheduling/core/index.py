@@ -19,14 +19,21 @@ per job, every change is logged and ``rollback(mark)`` undoes a failed trial exa
 from __future__ import annotations
 
 import math
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import TypeVar
 
-from .model import FULL_DEVICE_MILLI, ClusterSnapshot, Node, NodeAllocation, RunningJob
+from .model import (
+    FULL_DEVICE_MILLI,
+    LOWEST_VICTIM,
+    ClusterSnapshot,
+    Node,
+    NodeAllocation,
+    RunningJob,
+)
 from .quota import QuotaKey, QuotaLedger
 
 LeafKey = tuple[str, str, str]  # spine, scalable unit, leaf switch
@@ -275,6 +282,42 @@ class RunningEntry:
     whole_by_class: dict[ClassKey, int] = field(default_factory=dict)
 
 
+VictimKey = tuple[int, float, str]
+
+
+def victim_key(job: RunningJob) -> VictimKey:
+    """Preference among preemption victims: lowest priority, then the most recently started
+    (least work lost), then the id (so the order is total)."""
+    return (-job.priority, -job.started_at.timestamp(), job.job_id)
+
+
+class VictimOrder:
+    """A class's possible preemption victims (preemptible P4/P5 jobs with whole devices
+    there), kept in preference order as jobs are registered and forgotten, so a cycle does
+    not sort them again. Jobs released inside a cycle stay listed: readers check
+    ``ClusterState.running``."""
+
+    __slots__ = ("entries", "keys")
+
+    def __init__(self) -> None:
+        self.keys: list[VictimKey] = []
+        self.entries: list[RunningEntry] = []
+
+    def add(self, key: VictimKey, entry: RunningEntry) -> None:
+        i = bisect_left(self.keys, key)
+        if i < len(self.keys) and self.keys[i] == key:
+            self.entries[i] = entry
+            return
+        self.keys.insert(i, key)
+        self.entries.insert(i, entry)
+
+    def remove(self, key: VictimKey) -> None:
+        i = bisect_left(self.keys, key)
+        if i < len(self.keys) and self.keys[i] == key:
+            del self.keys[i]
+            del self.entries[i]
+
+
 class ClusterState:
     """Index + quota ledger + running jobs, changed only through logged operations."""
 
@@ -304,12 +347,11 @@ class ClusterState:
         self.pool_classes: dict[str, list[ClassIndex]] = {}
         self.pool_nodes: dict[str, list[NodeState]] = {}
         self._init_index()
-        # Running jobs per class (an ordered set), for choosing preemption victims.
-        self.class_jobs: dict[ClassKey, dict[str, None]] = {}
-        self.victim_order: dict[ClassKey, list[RunningEntry]] = {}  # cache of preemption.py
-        for job_id, entry in self.running.items():
-            for key in entry.whole_by_class:
-                self.class_jobs.setdefault(key, {})[job_id] = None
+        # Possible preemption victims per class, in preference order (preemption.py).
+        self.victims: dict[ClassKey, VictimOrder] = {}
+        self._victim_keys: dict[str, VictimKey] = {}
+        for entry in self.running.values():
+            self._add_victim(entry)
 
     # ------------------------------------------------------------------ building
 
@@ -566,15 +608,29 @@ class ClusterState:
                 whole = entry.whole_by_class
                 whole[cls.key] = whole.get(cls.key, 0) + len(alloc.devices)
         self.running[job.job_id] = entry
-        for key in entry.whole_by_class:
-            self.class_jobs.setdefault(key, {})[job.job_id] = None
+        self._add_victim(entry)
         return entry
+
+    def _add_victim(self, entry: RunningEntry) -> None:
+        job = entry.job
+        if not job.preemptible or job.priority < LOWEST_VICTIM or not entry.whole_by_class:
+            return
+        if job.job_id in self._victim_keys:  # registered again without being forgotten
+            self.forget(job.job_id)
+        key = self._victim_keys[job.job_id] = victim_key(job)
+        for cls_key in entry.whole_by_class:
+            order = self.victims.get(cls_key)
+            if order is None:
+                order = self.victims[cls_key] = VictimOrder()
+            order.add(key, entry)
 
     def forget(self, job_id: str, allocations: Iterable[NodeAllocation] = ()) -> None:
         """Drop a job that is no longer running from the per-class victim candidates (and
         from the expected ends of the nodes it ran on)."""
-        for jobs in self.class_jobs.values():
-            jobs.pop(job_id, None)
+        key = self._victim_keys.pop(job_id, None)
+        if key is not None:
+            for order in self.victims.values():
+                order.remove(key)
         for alloc in allocations:
             ns = self.nodes.get(alloc.node_id)
             if ns is not None:
@@ -596,7 +652,6 @@ class ClusterState:
         self.held.clear()
         self.log.clear()
         self.freed_by.clear()
-        self.victim_order.clear()
         self.warnings.clear()
         if len(self.requests) > 4 * (len(self.running) + 1024):
             self.requests.clear()

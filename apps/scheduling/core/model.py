@@ -22,6 +22,12 @@ FULL_DEVICE_MILLI = 1000
 PRIORITIES = range(6)
 """P0 (highest) .. P5 (lowest)."""
 
+HIGHEST_PREEMPTOR = 2
+"""Only P0-P2 preempt (``preemption.py`` has the product's rules)."""
+
+LOWEST_VICTIM = 4
+"""Only P4/P5 work is ever preempted."""
+
 
 class Tier(IntEnum):
     """Network topology tiers, from the tightest (one server) to no constraint at all.

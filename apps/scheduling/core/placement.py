@@ -210,6 +210,19 @@ def _node_candidates(
     return out
 
 
+def placement_tiers(cls: ClassIndex, req: Request, policy: Policy, *, tight: bool) -> list[Tier]:
+    """The topology tiers ``place_in_class`` tries, tightest first."""
+    tiers = tiers_for(req.job.topology, req.total_replicas, topology_policy=policy.topology)
+    if tight:
+        # Patience (Policy.topology_patience): only the tightest tier that could host it.
+        best = next(
+            (t for t in tiers if t == Tier.ANY or could_ever_fit(cls, t, req.whole_need)),
+            Tier.ANY,
+        )
+        tiers = [t for t in tiers if t <= best]
+    return tiers
+
+
 def place_in_class(
     state: ClusterState, cls: ClassIndex, req: Request, policy: Policy, *, tight: bool = False
 ) -> Placed | str | None:
@@ -232,14 +245,7 @@ def place_in_class(
     flat_ok = job.topology.mode == TopologyMode.NONE or (
         job.topology.mode == TopologyMode.SOFT and not policy.topology
     )
-    tiers = tiers_for(job.topology, req.total_replicas, topology_policy=policy.topology)
-    if tight:
-        # Patience (Policy.topology_patience): only the tightest tier that could host it.
-        best = next(
-            (t for t in tiers if t == Tier.ANY or could_ever_fit(cls, t, req.whole_need)),
-            Tier.ANY,
-        )
-        tiers = [t for t in tiers if t <= best]
+    tiers = placement_tiers(cls, req, policy, tight=tight)
     for tier in tiers:
         keys: list[DomainKey]
         if tier != Tier.ANY and not could_ever_fit(cls, tier, req.whole_need):

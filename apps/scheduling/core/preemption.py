@@ -17,13 +17,19 @@ until the job fits and then every victim that turns out unnecessary is dropped a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from .index import ClassIndex, ClusterState, RunningEntry
-from .model import PendingJob, Policy, PreemptionKind, RunningJob
-
-HIGHEST_PREEMPTOR = 2
-LOWEST_VICTIM = 4
+from .index import ClassIndex, ClusterState, NodeState, RunningEntry
+from .model import (
+    HIGHEST_PREEMPTOR,
+    LOWEST_VICTIM,
+    PendingJob,
+    Policy,
+    PreemptionKind,
+    RunningJob,
+    Tier,
+)
+from .topology import domain_caps
 
 
 def may_preempt(job: PendingJob, policy: Policy) -> bool:
@@ -84,20 +90,10 @@ def _release(
 
 
 def _preference_order(state: ClusterState, cls: ClassIndex) -> list[RunningEntry]:
-    """Possible victims on a class, best first; sorted once per cycle and cached."""
-    order = state.victim_order.get(cls.key)
-    if order is None:
-        running = state.running
-        order = [
-            running[jid]
-            for jid in state.class_jobs.get(cls.key, ())
-            if jid in running
-            and running[jid].job.preemptible
-            and running[jid].job.priority >= LOWEST_VICTIM
-        ]
-        order.sort(key=lambda e: (-e.job.priority, -e.job.started_at.timestamp(), e.job.job_id))
-        state.victim_order[cls.key] = order
-    return order
+    """Possible victims on a class, best first (``index.victim_key``); the state keeps the
+    order as jobs come and go. It may list jobs released in this cycle: check ``running``."""
+    order = state.victims.get(cls.key)
+    return order.entries if order is not None else []
 
 
 def _could_host(
@@ -122,6 +118,76 @@ def _could_host(
     return True
 
 
+def _room_anywhere(
+    state: ClusterState,
+    cls: ClassIndex,
+    job: PendingJob,
+    need_milli: int,
+    whole_need: Sequence[tuple[int, int]],
+    candidates: Sequence[RunningEntry],
+    loosest: Tier,
+) -> bool:
+    """Whether some victim set could make room, by what is certain before any trial: with
+    every candidate the rules could ever allow gone, the job's tenant must fit under its
+    limit, and some domain of tier ``loosest`` (a placement in a tighter tier lies inside
+    one of them) must have enough free devices on nodes the job may use. Necessary, not
+    sufficient: CPU, memory, selectors and the order of release are left to the trials."""
+    if loosest == Tier.NODE:
+        return True  # (one-node gangs: not worth a per-node count)
+    ledger, model = state.ledger, cls.model
+    allowed: Sequence[RunningEntry] = candidates
+    if ledger.enabled:
+        key = (job.tenant, job.pool, model)
+        own = [e for e in candidates if e.job.tenant == job.tenant]
+        low = ledger.usage[key] - sum(e.usage.get(model, 0) for e in own)
+        if need_milli and low + need_milli > ledger.limit(key):
+            return False
+        if low + need_milli > ledger.guarantee(key):
+            allowed = own  # over its guarantee, it never reclaims from other tenants
+    freed: dict[int, int] = {}  # node idx -> devices its candidates hold (shares: one each)
+    nodes: dict[int, NodeState] = {}
+    for entry in allowed:
+        for alloc in entry.allocations:
+            ns = alloc.ns
+            if ns.cls is cls:
+                freed[ns.idx] = freed.get(ns.idx, 0) + len(alloc.devices) + len(alloc.shares)
+                nodes[ns.idx] = ns
+    gain: dict[object, dict[int, int]] = {}  # domain -> k -> change of its capacity count
+    job_id, priority = job.job_id, job.priority
+    for idx, more in freed.items():
+        ns = nodes[idx]
+        if not ns.usable_by(job_id, priority):
+            continue
+        now = len(ns.free)
+        after = min(now + more, ns.node.accelerator_count)
+        per_k = gain.setdefault(_domain_key(ns, loosest), {})
+        for k, _ in whole_need:
+            per_k[k] = per_k.get(k, 0) + after // k - now // k
+    for ns in set(state.held):  # held for another job: what they count now is not for it
+        if ns.cls is cls and not ns.usable_by(job_id, priority):
+            per_k = gain.setdefault(_domain_key(ns, loosest), {})
+            for k, _ in whole_need:
+                per_k[k] = per_k.get(k, 0) - len(ns.free) // k
+    caps: Iterable[tuple[object, list[int]]] = (
+        [(None, cls.cap)] if loosest == Tier.ANY else domain_caps(cls, loosest).items()
+    )
+    for domain, cap in caps:
+        more_k = gain.get(domain, {})
+        if all(cap[k] + more_k.get(k, 0) >= r for k, r in whole_need):
+            return True
+    return False
+
+
+def _domain_key(ns: NodeState, tier: Tier) -> object:
+    if tier == Tier.LEAF:
+        return ns.leaf_key
+    if tier == Tier.SU:
+        return ns.su_key
+    if tier == Tier.SPINE:
+        return ns.spine_key
+    return None
+
+
 def find_victims(
     state: ClusterState,
     cls: ClassIndex,
@@ -131,13 +197,15 @@ def find_victims(
     fits: Callable[[], bool],
     policy: Policy,
     whole_need: Sequence[tuple[int, int]] = (),
+    loosest: Tier | None = None,
 ) -> list[RunningEntry] | None:
     """Victims that let ``job`` fit in ``cls``, or ``None``. Leaves the state unchanged.
 
     ``fits`` tries the placement and rolls it back. Trials are bounded by
     ``policy.max_preemption_trials`` so one hopeless job cannot stall the cycle.
     ``whole_need`` (``[(devices per replica, replicas)]``) lets hopeless trials be skipped
-    without trying them: a victim set must at least free room for that many replicas.
+    without trying them: a victim set must at least free room for that many replicas, and
+    with ``loosest`` (the loosest topology tier the placement may use) in one domain of it.
     """
     model = cls.model
     ledger = state.ledger
@@ -171,6 +239,15 @@ def find_victims(
         for e in candidates
     )
     if cls.cap[1] + freeable < total_whole:
+        return None
+    # Nor when even then no domain the placement may use would have the room: a gang kept to
+    # one leaf or unit by its topology patience fails here most often, and the trials cost
+    # most of the search.
+    if (
+        whole_need
+        and loosest is not None
+        and not _room_anywhere(state, cls, job, need_milli, whole_need, candidates, loosest)
+    ):
         return None
     budget = policy.max_preemption_trials
     base = state.mark()

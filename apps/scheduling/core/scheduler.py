@@ -32,6 +32,8 @@ from .delay import (
 from .fragmentation import fragmentation_of
 from .index import ClassIndex, ClassKey, ClusterState
 from .model import (
+    HIGHEST_PREEMPTOR,
+    LOWEST_VICTIM,
     ClusterSnapshot,
     Decisions,
     PendingCode,
@@ -45,14 +47,8 @@ from .model import (
     Tier,
     TopologyMode,
 )
-from .placement import Placed, place_cpu_only, place_in_class, place_partial
-from .preemption import (
-    HIGHEST_PREEMPTOR,
-    LOWEST_VICTIM,
-    apply_victims,
-    find_victims,
-    may_preempt,
-)
+from .placement import Placed, place_cpu_only, place_in_class, place_partial, placement_tiers
+from .preemption import apply_victims, find_victims, may_preempt
 from .quota import fmt_devices
 from .reasons import capacity, fmt_duration, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
@@ -88,14 +84,31 @@ def _gc_paused(pause: bool) -> Iterator[None]:
 
 
 class Scheduler:
-    """One cycle. Building it indexes the snapshot; ``run`` decides. Use each instance once."""
+    """One cycle. Building it indexes the snapshot; ``run`` decides. Use each instance once.
+
+    ``source`` is a snapshot, or a state kept across cycles (``on_state``, which also passes
+    the previous cycle's ``reservations``: a snapshot carries its own).
+    """
 
     def __init__(
-        self, snapshot: ClusterSnapshot, policy: Policy, now: datetime, *, pause_gc: bool = True
+        self,
+        source: ClusterSnapshot | ClusterState,
+        policy: Policy,
+        now: datetime,
+        *,
+        pause_gc: bool = True,
+        reservations: Sequence[Reservation] = (),
+        quiet: bool = False,
     ) -> None:
-        with _gc_paused(pause_gc):
-            state = ClusterState(snapshot, quotas_enabled=policy.quotas)
-        self._setup(state, policy, now, snapshot.reservations, pause_gc)
+        if isinstance(source, ClusterState):
+            state = source
+            state.begin_cycle()
+        else:
+            with _gc_paused(pause_gc):
+                state = ClusterState(source, quotas_enabled=policy.quotas)
+            reservations = source.reservations
+        self._setup(state, policy, now, reservations, pause_gc)
+        self._quiet = quiet
 
     @classmethod
     def on_state(
@@ -113,11 +126,7 @@ class Scheduler:
         ``quiet``: pending reasons carry their code but no message (a simulator decides
         millions of pending jobs and reads none of them); decisions are the same.
         """
-        self = cls.__new__(cls)
-        state.begin_cycle()
-        self._setup(state, policy, now, reservations, pause_gc)
-        self._quiet = quiet
-        return self
+        return cls(state, policy, now, pause_gc=pause_gc, reservations=reservations, quiet=quiet)
 
     def _setup(
         self,
@@ -151,7 +160,6 @@ class Scheduler:
         # to work it can take back by preemption or that ends soon: ``_quota_held_from``.)
         self._quota_holds: dict[tuple[str, str], _QuotaHold] = {}
         self._placed_ids: set[str] = set()
-        self._quiet = False
         self._tight = False  # the job in hand only takes its tightest tier (patience)
         # quiet cycles: (shape, tenant, patient) -> code of a job that failed since the last
         # change of the state; the job in hand's key
@@ -426,8 +434,9 @@ class Scheduler:
         def fits() -> bool:
             return isinstance(place_in_class(st, cls, req, policy, tight=self._tight), Placed)
 
+        loosest = max(placement_tiers(cls, req, policy, tight=self._tight), default=None)
         victims = find_victims(
-            st, cls, job, req.total_whole, req.accel_milli, fits, policy, req.whole_need
+            st, cls, job, req.total_whole, req.accel_milli, fits, policy, req.whole_need, loosest
         )
         if not victims:
             return False

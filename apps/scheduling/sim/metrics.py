@@ -66,8 +66,11 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WaitStats:
+    """(Not frozen: compiled with mypyc, a frozen dataclass does not unpickle, and results
+    cross process pools.)"""
+
     count: int
     mean: float
     p95: float
