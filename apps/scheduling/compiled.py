@@ -3,7 +3,7 @@
 The core (``apps/scheduling/core``) and the simulator's hot modules are plain, fully typed
 Python, which is what mypyc (mypy's compiler, the one mypy and black ship with) turns
 into C extension modules: the same source, type-checked, with the same behaviour, about
-1.5-2x faster on the simulator's runs. The product imports the Python modules as usual;
+1.7x faster on the simulator's runs. The product imports the Python modules as usual;
 only a process that calls ``enable()`` before it imports the core runs the compiled one
 (``bench/sched_sim.py --compiled``). A test runs the same workloads both ways and
 compares every decision.
