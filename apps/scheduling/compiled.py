@@ -119,7 +119,7 @@ def build(*, quiet: bool = True) -> Path:
     if out.returncode != 0:
         tail = (out.stdout or "")[-2000:] + (out.stderr or "")[-2000:]
         raise RuntimeError(f"mypyc build failed (in {stage}):\n{tail}")
-    _collect(stage, sources)
+    _collect(stage, sources, target.name)
     try:
         stage.rename(target)
     except OSError:  # another process finished the same build first
@@ -132,7 +132,7 @@ def build(*, quiet: bool = True) -> Path:
     return target
 
 
-def _collect(stage: Path, sources: Sequence[Path]) -> None:
+def _collect(stage: Path, sources: Sequence[Path], key: str) -> None:
     """Moves each module's extension to ``mods/<dotted name>.so`` and the shared library
     the group's modules call into to ``lib/`` (imported by name, so it goes on sys.path)."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -150,7 +150,7 @@ def _collect(stage: Path, sources: Sequence[Path]) -> None:
                 shutil.rmtree(leftover)
             else:
                 leftover.unlink()
-    (stage / "done").write_text(build_key())
+    (stage / "done").write_text(key)
 
 
 class _Finder(importlib.abc.MetaPathFinder):

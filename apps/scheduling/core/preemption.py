@@ -29,7 +29,7 @@ from .model import (
     RunningJob,
     Tier,
 )
-from .topology import domain_caps
+from .topology import domain_caps, domain_key_of
 
 
 def may_preempt(job: PendingJob, policy: Policy) -> bool:
@@ -160,12 +160,12 @@ def _room_anywhere(
             continue
         now = len(ns.free)
         after = min(now + more, ns.node.accelerator_count)
-        per_k = gain.setdefault(_domain_key(ns, loosest), {})
+        per_k = gain.setdefault(domain_key_of(ns, loosest), {})
         for k, _ in whole_need:
             per_k[k] = per_k.get(k, 0) + after // k - now // k
     for ns in set(state.held):  # held for another job: what they count now is not for it
         if ns.cls is cls and not ns.usable_by(job_id, priority):
-            per_k = gain.setdefault(_domain_key(ns, loosest), {})
+            per_k = gain.setdefault(domain_key_of(ns, loosest), {})
             for k, _ in whole_need:
                 per_k[k] = per_k.get(k, 0) - len(ns.free) // k
     caps: Iterable[tuple[object, list[int]]] = (
@@ -176,16 +176,6 @@ def _room_anywhere(
         if all(cap[k] + more_k.get(k, 0) >= r for k, r in whole_need):
             return True
     return False
-
-
-def _domain_key(ns: NodeState, tier: Tier) -> object:
-    if tier == Tier.LEAF:
-        return ns.leaf_key
-    if tier == Tier.SU:
-        return ns.su_key
-    if tier == Tier.SPINE:
-        return ns.spine_key
-    return None
 
 
 def find_victims(

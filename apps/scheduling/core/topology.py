@@ -63,6 +63,18 @@ def domain_caps(
     return cls.spine_cap
 
 
+def domain_key_of(ns: NodeState, tier: Tier) -> object:
+    """The key of the leaf, unit or spine domain a node lies in (``None`` for ``ANY``; a
+    ``NODE`` domain is the node itself, see ``in_domain``)."""
+    if tier == Tier.LEAF:
+        return ns.leaf_key
+    if tier == Tier.SU:
+        return ns.su_key
+    if tier == Tier.SPINE:
+        return ns.spine_key
+    return None
+
+
 def in_domain(ns: NodeState, tier: Tier, key: DomainKey) -> bool:
     if tier == Tier.ANY:
         return True
