@@ -55,6 +55,7 @@ class Client:
     connects: int = 0
     snapshot_after: int = -1  # jobs in the newest REST snapshot taken after Redis returned
     events_after: int = 0
+    resyncs: int = 0  # REST snapshots fetched (connects and sequence gaps), for post-mortems
 
 
 async def test_redis_restarted_empty_under_load(
@@ -79,6 +80,7 @@ async def test_redis_restarted_empty_under_load(
 
     async def follow(http: aiohttp.ClientSession, me: Client) -> None:
         async def resync() -> None:
+            me.resyncs += 1
             status, body = await api(http, "GET", f"{jobs_url}?page_size=500", token)
             if status >= 500:
                 server_errors.append(("GET jobs", status))
@@ -182,4 +184,5 @@ async def test_redis_restarted_empty_under_load(
     assert not server_errors, server_errors
     print(f"\ndispatched {JOBS} jobs {dispatched_in:.1f} s after Redis returned; "
           f"reconnects per client: {sorted(c.connects for c in clients)[::25]}; "
+          f"snapshots per client: {sorted(c.resyncs for c in clients)[::25]}; "
           f"process restarts: {stack.restarts or 'none'}")  # fmt: skip

@@ -49,6 +49,20 @@ describe('EventStream', () => {
     expect(events.map((e) => e.seq)).toEqual([4, 5, 8]);
   });
 
+  it('asks for a resync when the sequence restarts or repeats on an open socket', () => {
+    const { events, resyncs } = setup();
+    const socket = FakeWebSocket.latest();
+    socket.open();
+    socket.receive({ type: 'job.updated', topic: 'tenant:vision', seq: 41, data: {} });
+    socket.receive({ type: 'job.updated', topic: 'tenant:vision', seq: 1, data: {} }); // Redis restarted
+    expect(resyncs).toEqual(['tenant:vision']);
+    socket.receive({ type: 'job.updated', topic: 'tenant:vision', seq: 2, data: {} });
+    expect(resyncs).toHaveLength(1); // the new sequence is followed from there
+    socket.receive({ type: 'job.updated', topic: 'tenant:vision', seq: 2, data: {} });
+    expect(resyncs).toHaveLength(2);
+    expect(events.map((e) => e.seq)).toEqual([41, 1, 2, 2]);
+  });
+
   it('reconnects with backoff, resubscribes and resyncs after the socket drops', () => {
     const { states, resyncs, stream } = setup();
     const first = FakeWebSocket.latest();

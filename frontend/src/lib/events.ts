@@ -1,8 +1,8 @@
 /**
  * The one websocket client of the console (`/ws/v1/events/`, see docs/websockets.md).
  *
- * Channel layers deliver at most once, so the stream tracks each topic's `seq`: a gap, or a
- * reconnect after the socket was lost, means events were missed and the caller must refetch
+ * Channel layers deliver at most once, so the stream tracks each topic's `seq`: any number but
+ * the next one, or a reconnect after the socket was lost, means events were missed and the caller must refetch
  * over REST (`onResync`). Reconnects back off exponentially with jitter so a restarting
  * server is not hammered by every open tab at once.
  */
@@ -152,7 +152,10 @@ export class EventStream {
     ) {
       const last = this.lastSeq.get(topic);
       this.lastSeq.set(topic, seq);
-      if (last !== undefined && seq > last + 1) {
+      // Anything but the next number means events were missed: a jump is a gap, and a number
+      // at or below the last one is a counter that restarted (Redis came back empty while
+      // this socket stayed open) or a late event. Either way the REST snapshot is the truth.
+      if (last !== undefined && seq !== last + 1) {
         this.options.onResync(topic);
       }
     }
