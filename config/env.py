@@ -32,6 +32,9 @@ DOCUMENTED: dict[str, str] = {
     "ZS_EMBEDDED_WORKER": "run a Celery worker thread inside `manage.py serve` (default true "
     "when REDIS_URL is unset)",
     "ZS_CLUSTER_BACKEND": "cluster interface: simulated | kubernetes (default simulated)",
+    "ZS_SCHEDULER_POLICY": "scheduling policy of the admission loop: standard (the core's "
+    "defaults) | tuned (the settings benchmarked as ours in docs/benchmarks.md; default "
+    "standard)",
     "ZS_LOG_LEVEL": "root log level (default INFO)",
     "ZS_TOKEN_TTL_DAYS": "default lifetime of a new API token in days (default 90)",
     "ZS_THROTTLE_LOGIN": "login attempts allowed per client address (default 20/min)",
@@ -84,6 +87,16 @@ def get_bool(name: str, default: bool) -> bool:
     if value in {"0", "false", "no", "off"}:
         return False
     raise ConfigError(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def get_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    _check(name)
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return raw
 
 
 def get_int(name: str, default: int) -> int:

@@ -6,15 +6,22 @@ import logging
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils import timezone
 
 from apps.scheduling import core, snapshot
 from apps.scheduling.apply import Applied, apply
+from apps.scheduling.core.presets import preset
 from apps.scheduling.models import SchedulerLock
 
 log = logging.getLogger("zhisuan.scheduler")
 
-POLICY = core.Policy()
+
+def live_policy(cluster: core.ClusterSnapshot) -> core.Policy:
+    """The policy ``ZS_SCHEDULER_POLICY`` names, sized to the cluster in ``cluster`` (the
+    tuned preset keeps one delay-scheduling hold per 2,500 devices)."""
+    devices = sum(node.accelerator_count for node in cluster.nodes)
+    return preset(settings.SCHEDULER_POLICY, devices=devices)
 
 
 @dataclass(frozen=True)
@@ -28,12 +35,14 @@ class CycleReport:
     fragmentation: core.Fragmentation
 
 
-def run_cycle(policy: core.Policy = POLICY) -> CycleReport:
+def run_cycle(policy: core.Policy | None = None) -> CycleReport:
+    """``policy``: None for ``live_policy``."""
     started = time.perf_counter()
     now = timezone.now()
     inputs = snapshot.build(now)
     core_started = time.perf_counter()
-    decisions = core.schedule(inputs.snapshot, inputs.queue, policy, now)
+    chosen = policy if policy is not None else live_policy(inputs.snapshot)
+    decisions = core.schedule(inputs.snapshot, inputs.queue, chosen, now)
     core_ms = (time.perf_counter() - core_started) * 1000
     applied: Applied = (
         apply(decisions, inputs.pool_ids, now)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from .index import ClassIndex, ClusterState
-from .model import PendingCode, PendingJob, Policy, Tier
+from .model import PendingCode, PendingJob, Policy, Tier, TopologyMode
+from .placement import placement_tiers
 from .quota import fmt_devices
 from .request import Request, describe_constraints
-from .topology import TIER_NAMES, largest_block, tiers_for
+from .topology import TIER_NAMES, largest_block
 
 
 def fmt_duration(delta: timedelta) -> str:
@@ -52,9 +53,11 @@ def _held_free(state: ClusterState, cls: ClassIndex, job: PendingJob, k: int) ->
 
 
 def capacity(
-    state: ClusterState, cls: ClassIndex, req: Request, policy: Policy
+    state: ClusterState, cls: ClassIndex, req: Request, policy: Policy, *, tight: bool = False
 ) -> tuple[PendingCode, str]:
-    """Why ``req`` does not fit in ``cls`` right now."""
+    """Why ``req`` does not fit in ``cls`` right now. ``tight``: the job takes only its
+    tightest tier this cycle (soft topology within its patience, or waiting for held nodes
+    to drain), as ``place_in_class`` was told."""
     job = req.job
     d = req.main
     model = cls.model
@@ -80,14 +83,20 @@ def capacity(
         if len(req.whole_need) == 1
         else (f"{need} {model}")
     )
-    limit = tiers_for(job.topology, req.total_replicas, topology_policy=policy.topology)[-1]
+    limit = placement_tiers(cls, req, policy, tight=tight)[-1]
     held, holders = _held_free(state, cls, job, d.k)
     if limit != Tier.ANY:
         where = TIER_NAMES[limit]
         block = largest_block(cls, limit, d.k)
         if block < need:
+            wait = (
+                "; soft topology: it waits for that within its topology patience (or while "
+                "nodes held for it drain), then takes any placement"
+                if tight and job.topology.mode == TopologyMode.SOFT
+                else ""
+            )
             return PendingCode.TOPOLOGY, (
-                f"needs {shape} under {where}; largest free block under {where} is {block}"
+                f"needs {shape} under {where}; largest free block under {where} is {block}{wait}"
             )
     else:
         usable = cls.cap[d.k] * d.k

@@ -426,7 +426,7 @@ class Scheduler:
             return PendingCode.CAPACITY, ""
         k = max(req.main.k, 1)
         best = max(open_classes, key=lambda c: (k <= c.max_devices, c.cap[min(k, c.max_devices)]))
-        return capacity(self.state, best, req, self.policy)
+        return capacity(self.state, best, req, self.policy, tight=self._tight)
 
     def _preempt(self, req: Request, cls: ClassIndex) -> bool:
         st, policy, job = self.state, self.policy, req.job

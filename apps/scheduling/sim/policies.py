@@ -10,12 +10,14 @@
 * ``ours``: everything the product defines (C3, C4): gang, topology-aware placement, delay
   scheduling, quota guarantees with borrowing and reclaim, dominant-share fair share,
   priority preemption, and fragmentation-aware packing that learns the mix of task shapes
-  from the arrivals it has seen. Its non-default settings: soft-topology gangs wait up to
-  5 hours for their tightest tier (``topology_patience``; 2 hours until the eighth round of
-  docs/benchmarks.md: 5 hours puts 96.5% of leaf-sized gangs in one leaf instead of 95.3%,
-  at the cost of longer waits for 9-32-node gangs), gangs of 256 devices or more only
-  10 minutes (``large_topology_patience``: a gang that needs a whole leaf rarely finds one
-  empty, and its own wait is what fairness is judged on); starving jobs may hold nodes for
+  from the arrivals it has seen. Its non-default settings (``core.presets.tuned``, which
+  the product's scheduling loop runs with ``ZS_SCHEDULER_POLICY=tuned``): soft-topology
+  gangs wait up to 5 hours for their tightest tier (``topology_patience``; 2 hours until
+  the eighth round of docs/benchmarks.md: 5 hours puts 96.5% of leaf-sized gangs in one
+  leaf instead of 95.3%, at the cost of longer waits for 9-32-node gangs), gangs of 256
+  devices or more only 10 minutes (``large_topology_patience``: a gang that needs a whole
+  leaf rarely finds one empty, and its own wait is what fairness is judged on); starving
+  jobs may hold nodes for
   up to 12 hours each, one hold per 2,500 devices of the cluster, at least two
   (``max_holds``, ``max_hold``); with declared runtimes (the simulator passes each job's
   remaining run time) holds go to the nodes that drain soonest. Gangs of 256 devices or
@@ -28,15 +30,15 @@
   256 devices or more keep their tenant's quota room until they start
   (``quota_hold_until_start``) and lend it only to work they can preempt back or that is
   declared to end within an hour (``lend_quota_room_to_preemptible``). docs/benchmarks.md
-  ("Sixth round") has the runs that chose these.
+  (the "Sixth round" and "Eighth round") has the runs that chose these.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 from apps.scheduling.core import Packing, Policy
+from apps.scheduling.core.presets import tuned
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,33 +81,14 @@ def volcano(*, quotas: bool = False) -> PolicySpec:
     return PolicySpec("volcano", "Volcano-like (gang + binpack + priority)", policy)
 
 
-HOLD_PER_DEVICES = 2500
-"""One delay-scheduling hold per this many devices (four at 10,000 GPUs): holds on more
-nodes at once compete for the same draining capacity (8 holds did worse than 4 on the
-10,000-GPU workload, docs/benchmarks.md)."""
-
-
 def ours(*, quotas: bool = True, devices: int | None = None) -> PolicySpec:
-    """``devices``: the cluster's size, which scales the number of holds (None: two)."""
-    holds = 2 if devices is None else max(2, devices // HOLD_PER_DEVICES)
+    """``devices``: the cluster's size, which scales the number of holds (None: two). The
+    settings are ``core.presets.tuned``, which the product runs with
+    ``ZS_SCHEDULER_POLICY=tuned``."""
     return PolicySpec(
         "ours",
         "Ours (all switches + fragmentation-aware)",
-        Policy(
-            packing=Packing.FRAGMENTATION,
-            quotas=quotas,
-            topology_patience=timedelta(hours=5),
-            large_topology_patience=timedelta(minutes=10),
-            large_patience_devices=256,
-            large_starvation_threshold=timedelta(0),
-            drain_wait=timedelta(hours=1),
-            placeable_drain_wait=timedelta(minutes=20),
-            hold_while_quota_blocked=True,
-            quota_hold_until_start=True,
-            lend_quota_room_to_preemptible=True,
-            max_holds=holds,
-            max_hold=timedelta(hours=12),
-        ),
+        tuned(devices=devices, quotas=quotas),
         learn_profile=True,
     )
 
