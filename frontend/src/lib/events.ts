@@ -2,9 +2,9 @@
  * The one websocket client of the console (`/ws/v1/events/`, see docs/websockets.md).
  *
  * Channel layers deliver at most once, so the stream tracks each topic's `seq`: any number but
- * the next one, or a reconnect after the socket was lost, means events were missed and the caller must refetch
- * over REST (`onResync`). Reconnects back off exponentially with jitter so a restarting
- * server is not hammered by every open tab at once.
+ * the next one, or a reconnect after the socket was lost, means events were missed and the
+ * caller must refetch over REST (`onResync`). Reconnects back off exponentially with jitter
+ * so a restarting server is not hammered by every open tab at once.
  */
 
 export type ConnectionState = 'idle' | 'connecting' | 'open' | 'reconnecting';
