@@ -6,6 +6,7 @@ else a counter in this process (the embedded default is one process).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -30,12 +31,19 @@ _lock = threading.Lock()
 _publish_lock = threading.Lock()
 
 
+@functools.cache
+def _redis(url: str) -> Any:
+    """One client (and connection pool) per URL for the process: the sequence number is
+    taken under ``_publish_lock``, so a new connection per event would serialise a connect
+    per event across the worker's threads. redis-py clients are thread-safe."""
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
 def next_seq(topic: str) -> int:
     if settings.REDIS_URL:
-        import redis
-
-        client = redis.Redis.from_url(settings.REDIS_URL)
-        return int(client.incr(f"zs:seq:{topic}"))
+        return int(_redis(settings.REDIS_URL).incr(f"zs:seq:{topic}"))
     with _lock:
         return next(_local_seq[topic])
 

@@ -8,6 +8,7 @@ from typing import Any
 import dj_database_url
 import django_stubs_ext
 
+from apps.scheduling.core.presets import PRESETS
 from config import env
 
 # Lets ModelAdmin[Model], QuerySet[Model] etc. be subscripted at runtime for precise types.
@@ -208,8 +209,8 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
 
 TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)
 CLUSTER_BACKEND = env.get_str("ZS_CLUSTER_BACKEND", "simulated")
-# The admission loop's policy (apps.scheduling.core.presets).
-SCHEDULER_POLICY = env.get_choice("ZS_SCHEDULER_POLICY", "standard", ("standard", "tuned"))
+# The admission loop's policy: one of the core's presets (pure Python, no Django import).
+SCHEDULER_POLICY = env.get_choice("ZS_SCHEDULER_POLICY", "standard", PRESETS)
 TELEMETRY_SOURCE = env.get_str("ZS_TELEMETRY_SOURCE", "simulated")
 PROMETHEUS_URL = env.get_str("ZS_PROMETHEUS_URL", "http://127.0.0.1:9090").rstrip("/")
 TELEMETRY_SEED = env.get_int("ZS_TELEMETRY_SEED", 0)

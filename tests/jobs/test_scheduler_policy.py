@@ -16,7 +16,7 @@ from django.utils import timezone
 from apps.clusters.models import Node
 from apps.jobs.models import Job, JobState
 from apps.scheduling import core
-from apps.scheduling.core.presets import preset, tuned
+from apps.scheduling.core.presets import PRESETS, preset, tuned
 from apps.scheduling.loop import live_policy, run_cycle
 from apps.scheduling.snapshot import build
 from apps.tenancy.models import Role
@@ -85,4 +85,4 @@ def test_an_unknown_preset_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         preset("fastest")
     monkeypatch.setenv("ZS_SCHEDULER_POLICY", "fastest")
     with pytest.raises(ConfigError, match="ZS_SCHEDULER_POLICY must be one of standard, tuned"):
-        get_choice("ZS_SCHEDULER_POLICY", "standard", ("standard", "tuned"))
+        get_choice("ZS_SCHEDULER_POLICY", "standard", PRESETS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from .index import ClassIndex, ClusterState
-from .model import PendingCode, PendingJob, Policy, Tier, TopologyMode
+from .model import PendingCode, PendingJob, Policy, Tier
 from .placement import placement_tiers
 from .quota import fmt_devices
 from .request import Request, describe_constraints
@@ -89,10 +89,11 @@ def capacity(
         where = TIER_NAMES[limit]
         block = largest_block(cls, limit, d.k)
         if block < need:
+            # Only a soft-topology job is ever tight: a hard one never takes a looser tier.
             wait = (
                 "; soft topology: it waits for that within its topology patience (or while "
                 "nodes held for it drain), then takes any placement"
-                if tight and job.topology.mode == TopologyMode.SOFT
+                if tight
                 else ""
             )
             return PendingCode.TOPOLOGY, (

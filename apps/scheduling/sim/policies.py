@@ -17,8 +17,8 @@
   leaf instead of 95.3%, at the cost of longer waits for 9-32-node gangs), gangs of 256
   devices or more only 10 minutes (``large_topology_patience``: a gang that needs a whole
   leaf rarely finds one empty, and its own wait is what fairness is judged on); starving
-  jobs may hold nodes for
-  up to 12 hours each, one hold per 2,500 devices of the cluster, at least two
+  jobs may hold nodes for up to 12 hours each, one hold per 2,500 devices of the cluster,
+  at least two
   (``max_holds``, ``max_hold``); with declared runtimes (the simulator passes each job's
   remaining run time) holds go to the nodes that drain soonest. Gangs of 256 devices or
   more hold from their first cycle (``large_starvation_threshold`` 0: a whole leaf starts
