@@ -110,3 +110,18 @@ def test_priority_comes_before_fair_share():
         ],
     )
     assert list(placed(d)) == ["high"]
+
+
+def test_a_job_over_its_own_limit_preempts_as_many_of_its_tenants_p5_jobs_as_it_needs():
+    # t1 (limit 24) runs twelve 2-device P5 jobs on n00000-n00002; a P2 job of 8 devices
+    # finds n00003 free but needs 8 of quota room: four of its tenant's P5 jobs must go.
+    # No single victim is ever enough, so trying each alone must not use up the trial
+    # budget (six here) before the search adds victims together.
+    work = [
+        running(f"p{i}", {f"n0000{i // 4}": (2 * (i % 4), 2 * (i % 4) + 1)}, priority=5)
+        for i in range(12)
+    ]
+    cluster = snap(nodes(4), work, quotas=[quota("t1", 8, 16)])
+    d = run(cluster, [job("big", whole(1, 8), priority=2)], max_preemption_trials=6)
+    assert len(victims(d)) == 4
+    assert placed(d)["big"].replicas[0].node_id == "n00003"

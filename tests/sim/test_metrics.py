@@ -15,6 +15,7 @@ from apps.scheduling.sim.metrics import (
     fair_share_expectation,
     percentile,
     reclaimable_devices,
+    room_freed_after,
     topology_share,
     wait_stats,
 )
@@ -67,6 +68,23 @@ def test_fair_share_expectation():
         FAIR_SHARE_FLOOR
     )
     assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000, over_limit=1.0) == math.inf
+    # The room appears only when the tenant's own work ends: 20,000 s, later than its rate
+    # says (10,000 s): the later of the two.
+    bound = {**limit, "limit_bound": 20000.0}
+    assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000, **bound) == 20000.0
+    early = {**limit, "limit_bound": 500.0}
+    assert math.isclose(fair_share_expectation(256, 0, 300, 1.0, 250, 1000, **early), 10000.0)
+
+
+def test_room_freed_after_takes_work_in_the_order_it_ends():
+    ends = [(300.0, 8.0), (100.0, 8.0), (math.inf, 64.0), (-5.0, 4.0)]
+    assert room_freed_after(ends, 0) == 0.0
+    assert room_freed_after(ends, 4) == 0.0  # an end already due counts as now
+    assert room_freed_after(ends, 12) == 100.0
+    assert room_freed_after(ends, 13) == 300.0
+    assert room_freed_after(ends, 20) == 300.0
+    assert room_freed_after(ends, 21) == math.inf  # only a service would be left to end
+    assert room_freed_after(ends[:2], 17) == math.inf
 
 
 def test_size_classes():
@@ -188,3 +206,42 @@ def test_a_large_job_records_the_cluster_at_arrival_and_where_its_wait_went():
     # Expectation: 64 GPUs short, the cluster frees 128/1000 GPU/s, t1's half is 0.064.
     assert math.isclose(big.expectation, 1000.0)
     assert result.summary["large_over"] == []
+
+
+def test_the_limit_term_waits_for_the_tenants_own_work_to_end_not_for_its_average_rate():
+    from apps.scheduling.core import Quota
+
+    # 100 nodes. t1 (limit 256 + 448 = 704) runs 64 one-node P3 jobs (512 GPUs) from t=0 to
+    # t=20,000. Its 256-GPU P2 job arrives at t=10 with 288 GPUs idle: 64 over its limit.
+    # Its own jobs free 512/20,000 GPU/s, so the rate says 2,500 s; but none of them ends
+    # before t=20,000, and the product may not preempt P3 work, so no scheduler can start
+    # the job before then: the expectation is 19,990 s and the wait (19,990 s) is 1x of it.
+    jobs = [job(f"s{i}", 0, 8, duration=20000, tenant="t1", priority=3) for i in range(64)]
+    jobs.append(job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2))
+    quotas = (Quota("t1", "train", "A800", 256, 448), Quota("t2", "train", "A800", 256, 256))
+    sim = Simulator(workload(jobs, 100, quotas=quotas), pol.ours())
+    result = sim.run()
+    big = sim.recorder.large["big"]
+    assert big.idle == 288.0
+    assert math.isclose(sim.recorder.expectation_rate["big"], 2500.0)
+    assert math.isclose(big.expectation, 19990.0)
+    assert big.wait is not None and big.wait >= 19990.0
+    assert big.ratio < 1.01
+    assert result.summary["large_over_2x_rate"] == 1
+    assert result.summary["large_over_2x_expectation"] == 0
+
+
+def test_work_the_job_may_preempt_does_not_bound_its_expectation():
+    from apps.scheduling.core import Quota
+
+    # As above, but t1's 512 GPUs are P5 work, which its P2 job may preempt for the room:
+    # nothing has to end first, so only the rate term (2,500 s) remains, and the job starts
+    # long before t1's work would end.
+    jobs = [job(f"s{i}", 0, 8, duration=20000, tenant="t1", priority=5) for i in range(64)]
+    jobs.append(job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2))
+    quotas = (Quota("t1", "train", "A800", 256, 448), Quota("t2", "train", "A800", 256, 256))
+    sim = Simulator(workload(jobs, 100, quotas=quotas), pol.ours())
+    sim.run()
+    big = sim.recorder.large["big"]
+    assert math.isclose(big.expectation, 2500.0)
+    assert big.wait is not None and big.wait < 2500.0

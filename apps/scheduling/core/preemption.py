@@ -241,6 +241,13 @@ def find_victims(
         return None
     budget = policy.max_preemption_trials
     base = state.mark()
+    key = (job.tenant, job.pool, model)
+
+    def over_limit(own_freed: int = 0) -> bool:
+        # The job's tenant would still be over its limit: the placement fails for sure, so
+        # a trial would be spent for nothing. Only its own victims lower its usage; without
+        # this, a job that needs several of them used the whole budget on single ones.
+        return ledger.enabled and ledger.usage[key] - own_freed + need_milli > ledger.limit(key)
 
     def trial(victims: list[RunningEntry]) -> bool:
         nonlocal budget
@@ -259,6 +266,8 @@ def find_victims(
             continue
         if whole_need and not _could_host(cls, whole_need, entry):
             continue
+        if over_limit(entry.usage.get(model, 0) if entry.job.tenant == job.tenant else 0):
+            continue
         # The state is at ``base`` here, so a victim the quotas forbid now fails its trial
         # for sure: skip it without spending a trial (most candidates, under quotas).
         if victim_kind(state, entry.job, job, model, need_milli, policy) is None:
@@ -275,6 +284,8 @@ def find_victims(
         state.release_job(entry.job.job_id)
         chosen.append(entry)
         if cls.cap[1] < total_whole or any(cls.cap[k] < r for k, r in whole_need):
+            continue
+        if over_limit():
             continue
         if budget <= 0:
             break

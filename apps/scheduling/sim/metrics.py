@@ -23,8 +23,16 @@ Definitions (the same for every policy):
   tenant a borrowing limit ``L`` (guarantee + borrow) and the job would take it over that
   limit (``U + A + G > L``, ``U`` its usage at arrival), at least the time the tenant's own
   running work takes to make that room, ``(U + A + G - L) / rho_t`` (``rho_t``: the rate at
-  which the tenant's own running jobs free devices): no fair scheduler may start it sooner.
-  The summary also gives the count without that term ("plain"), the definition used before.
+  which the tenant's own running jobs free devices). That rate is an average: when the
+  tenant's work that may not be preempted for the job (its P0-P3 work, and P4/P5 work of
+  the same or higher priority than the job) happens to end later than the average says,
+  the room appears later. So the expectation is also at least the time until that work,
+  ending when it will (the simulator knows every end), frees the room the job itself needs
+  (``U_fixed + G - L``, without the work ahead): no scheduler that respects the limit and
+  the preemption rules can start the job sooner. (When only a service's end would make
+  that room, there is no such bound and the rate term stands.) The summary also
+  gives the count with the rate term alone ("rate", the definition until 2026-11-30) and
+  without any limit term ("plain").
 * *where a large job's wait went* (``LargeWait``, for every job of >= ``LARGE_JOB`` devices):
   the time it spent pending under each of the core's pending codes (quota: its tenant's
   borrowing limit; reserved: holding nodes that drain for it; capacity: no room and no
@@ -42,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
 from apps.scheduling.core.fragmentation import fragmentation_of
+from apps.scheduling.core.model import HIGHEST_PREEMPTOR
 
 from .workload import SIZE_CLASSES, Workload, size_class
 
@@ -133,20 +142,36 @@ def fair_share_expectation(
     *,
     over_limit: float = 0.0,
     own_turnover: float = 0.0,
+    limit_bound: float = 0.0,
 ) -> float:
     """See the module docstring; ``math.inf`` when the tenant has no guarantee or nothing
     turns over. ``over_limit``: devices by which the job (and what is ahead of it) would
     take its tenant over its borrowing limit; ``own_turnover``: the rate at which the
-    tenant's own running jobs free devices."""
-    limit_wait = 0.0
+    tenant's own running jobs free devices; ``limit_bound``: seconds until the tenant's
+    work that may not be preempted for the job frees that room (``room_freed_after``)."""
+    limit_wait = limit_bound
     if over_limit > 0:
-        limit_wait = over_limit / own_turnover if own_turnover > 0 else math.inf
+        limit_wait = max(limit_wait, over_limit / own_turnover if own_turnover > 0 else math.inf)
     need = max(0.0, gpus + ahead - usable_now)
     if need == 0:
         return max(floor, limit_wait)
     if guarantee <= 0 or total_guarantee <= 0 or turnover <= 0:
         return math.inf
     return max(floor, need / (turnover * guarantee / total_guarantee), limit_wait)
+
+
+def room_freed_after(ends: Iterable[tuple[float, float]], need: float) -> float:
+    """Seconds until work that ends on its own frees ``need`` devices: ``ends`` is
+    ``[(seconds until it ends, devices it holds)]`` (``inf``: it does not end by itself).
+    0 when nothing is needed; ``inf`` when all of it is not enough."""
+    if need <= 0:
+        return 0.0
+    freed = 0.0
+    for until, devices in sorted(ends):
+        freed += devices
+        if freed >= need:
+            return max(0.0, until)
+    return math.inf
 
 
 def held_milli(job: RunningJob) -> int:
@@ -273,6 +298,7 @@ class Recorder:
         self.limit = limits
         self.tenant_turnover: dict[str, float] = {t: 0.0 for t in guarantees}
         self.expectation_plain: dict[str, float] = {}
+        self.expectation_rate: dict[str, float] = {}
         self.guarantee = guarantees
         self.total_guarantee = sum(guarantees.values())
         self.tenant_alloc: dict[str, int] = {t: 0 for t in guarantees}
@@ -349,10 +375,21 @@ class Recorder:
             self.expectation_plain[job.job_id] = fair_share_expectation(*args)
             limit = self.limit.get(job.tenant)
             over = 0.0 if limit is None else used + ahead + job.gpus - limit
+            own_turnover = self.tenant_turnover.get(job.tenant, 0.0)
+            self.expectation_rate[job.job_id] = fair_share_expectation(
+                *args, over_limit=over, own_turnover=own_turnover
+            )
+            bound = 0.0
+            if limit is not None:
+                # The job alone, without the work ahead of it (which may have come and gone
+                # by then): a bound, not an estimate. Unbounded (the room waits on a
+                # service): no bound, the rate term stands.
+                fixed = self._fixed_work(run, now, sim)
+                bound = room_freed_after(fixed, sum(d for _, d in fixed) + job.gpus - limit)
+                if not math.isfinite(bound):
+                    bound = 0.0
             self.expectation[job.job_id] = fair_share_expectation(
-                *args,
-                over_limit=over,
-                own_turnover=self.tenant_turnover.get(job.tenant, 0.0),
+                *args, over_limit=over, own_turnover=own_turnover, limit_bound=bound
             )
             self._large_waiting.add(job.job_id)
             self.large[job.job_id] = LargeWait(
@@ -372,6 +409,27 @@ class Recorder:
                 ),
                 expectation=self.expectation[job.job_id],
             )
+
+    def _fixed_work(self, run: JobRun, now: float, sim: Simulator) -> list[tuple[float, float]]:
+        """``[(seconds until it ends, devices)]`` of the running work of ``run``'s tenant that
+        the product may not preempt for it: all of it unless the job is P0-P2 and the work
+        P4/P5 of lower priority. By the workload's priorities, so every policy is judged
+        alike (FIFO runs everything at one priority)."""
+        job = run.job
+        fixed: list[tuple[float, float]] = []
+        for part in sim.live.running.values():
+            owner = sim.owner.get(part.job_id)
+            if owner is None or owner.job.tenant != job.tenant:
+                continue
+            p = owner.job.priority
+            if job.priority <= HIGHEST_PREEMPTOR and p >= RECLAIMABLE_PRIORITY and p > job.priority:
+                continue
+            if owner.status == "running" and owner.remaining is not None:
+                until = owner.start + owner.penalty + owner.remaining - now
+            else:
+                until = math.inf  # a service, or a part of a gang that has not started
+            fixed.append((until, held_milli(part) / FULL_DEVICE_MILLI))
+        return fixed
 
     def _leave_queue(self, run: JobRun) -> None:
         if run.job.tenant in self.tenant_waiting:
@@ -455,6 +513,7 @@ class Recorder:
         large_longest = 0.0
         over_expect = 0
         over_plain = 0
+        over_rate = 0
         expect_checked = 0
         worst_ratio = 0.0
         topo: list[tuple[int, Tier | None]] = []
@@ -485,6 +544,9 @@ class Recorder:
                 plain = self.expectation_plain.get(job.job_id, math.inf)
                 if math.isfinite(plain) and wait > 2 * plain:
                     over_plain += 1
+                rate = self.expectation_rate.get(job.job_id, math.inf)
+                if math.isfinite(rate) and wait > 2 * rate:
+                    over_rate += 1
             if r.first_start is not None and job.replicas > 1:
                 per_node = max((g.accelerators for g in job.groups if g.accelerators), default=0)
                 if per_node:
@@ -519,6 +581,7 @@ class Recorder:
             "large_longest_wait": large_longest,
             "large_over_2x_expectation": over_expect,
             "large_over_2x_plain": over_plain,
+            "large_over_2x_rate": over_rate,
             "large_checked": expect_checked,
             "large_worst_wait_over_expectation": worst_ratio,
             "large_over": sorted(

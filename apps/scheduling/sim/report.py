@@ -126,7 +126,11 @@ def llm_tables(results: Sequence[SimResult]) -> str:
             ),
         ),
         row(
-            "same, without the borrowing-limit term (old definition)",
+            "same, borrowing-limit term from the turnover rate only (definition until 2026-11-30)",
+            lambda r: f"{r.summary.get('large_over_2x_rate', '-')}/{r.summary['large_checked']}",
+        ),
+        row(
+            "same, without the borrowing-limit term (first definition)",
             lambda r: f"{r.summary.get('large_over_2x_plain', '-')}/{r.summary['large_checked']}",
         ),
         row(
