@@ -247,7 +247,8 @@ def find_victims(
         # The job's tenant would still be over its limit: the placement fails for sure, so
         # a trial would be spent for nothing. Only its own victims lower its usage; without
         # this, a job that needs several of them used the whole budget on single ones.
-        return ledger.enabled and ledger.usage[key] - own_freed + need_milli > ledger.limit(key)
+        used = ledger.usage.get(key, 0)  # (a lookup must not add the key to the ledger)
+        return ledger.enabled and used - own_freed + need_milli > ledger.limit(key)
 
     def trial(victims: list[RunningEntry]) -> bool:
         nonlocal budget
