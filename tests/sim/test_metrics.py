@@ -19,7 +19,7 @@ from apps.scheduling.sim.metrics import (
     topology_share,
     wait_stats,
 )
-from apps.scheduling.sim.workload import size_class
+from apps.scheduling.sim.workload import SimJob, size_class
 
 from .helpers import job, workload
 
@@ -188,16 +188,24 @@ def test_large_wait_ratio_and_table():
     assert "1.0 h / 30.0 m / 20.0 m / 10.0 m |" in text
 
 
-def test_a_large_job_records_the_cluster_at_arrival_and_where_its_wait_went():
+def _big_job_after(
+    background: list[SimJob], nodes: int, t1: tuple[int, int], t2: tuple[int, int]
+) -> tuple[Simulator, SimResult]:
+    """Runs ``background`` from t=0 and t1's 256-GPU P2 job "big" (32 x 8 GPUs) from t=10
+    under ours; ``t1``/``t2``: each tenant's (guarantee, borrowing limit)."""
     from apps.scheduling.core import Quota
 
+    jobs = [*background, job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2)]
+    quotas = (Quota("t1", "train", "A800", *t1), Quota("t2", "train", "A800", *t2))
+    sim = Simulator(workload(jobs, nodes, quotas=quotas), pol.ours())
+    return sim, sim.run()
+
+
+def test_a_large_job_records_the_cluster_at_arrival_and_where_its_wait_went():
     # 40 nodes (320 GPUs). t2 runs 16 nodes (128 GPUs, P3, within its guarantee of 160)
     # until t=1000; t1's 256-GPU job arrives at t=10 and finds 24 whole nodes (192 GPUs).
     jobs = [job(f"s{i}", 0, 8, duration=1000, tenant="t2", priority=3) for i in range(16)]
-    jobs.append(job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2))
-    quotas = (Quota("t1", "train", "A800", 160, 160), Quota("t2", "train", "A800", 160, 160))
-    sim = Simulator(workload(jobs, 40, quotas=quotas), pol.ours())
-    result = sim.run()
+    sim, result = _big_job_after(jobs, 40, (160, 160), (160, 160))
     big = sim.recorder.large["big"]
     assert (big.idle, big.unused_guarantee, big.reclaimable) == (192.0, 160.0, 0.0)
     # Cycles at 10 (arrival) and 1000 (t2's jobs end): it waited 990 s holding nodes.
@@ -209,18 +217,13 @@ def test_a_large_job_records_the_cluster_at_arrival_and_where_its_wait_went():
 
 
 def test_the_limit_term_waits_for_the_tenants_own_work_to_end_not_for_its_average_rate():
-    from apps.scheduling.core import Quota
-
     # 100 nodes. t1 (limit 256 + 448 = 704) runs 64 one-node P3 jobs (512 GPUs) from t=0 to
     # t=20,000. Its 256-GPU P2 job arrives at t=10 with 288 GPUs idle: 64 over its limit.
     # Its own jobs free 512/20,000 GPU/s, so the rate says 2,500 s; but none of them ends
     # before t=20,000, and the product may not preempt P3 work, so no scheduler can start
     # the job before then: the expectation is 19,990 s and the wait (19,990 s) is 1x of it.
     jobs = [job(f"s{i}", 0, 8, duration=20000, tenant="t1", priority=3) for i in range(64)]
-    jobs.append(job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2))
-    quotas = (Quota("t1", "train", "A800", 256, 448), Quota("t2", "train", "A800", 256, 256))
-    sim = Simulator(workload(jobs, 100, quotas=quotas), pol.ours())
-    result = sim.run()
+    sim, result = _big_job_after(jobs, 100, (256, 448), (256, 256))
     big = sim.recorder.large["big"]
     assert big.idle == 288.0
     assert math.isclose(sim.recorder.expectation_rate["big"], 2500.0)
@@ -232,16 +235,11 @@ def test_the_limit_term_waits_for_the_tenants_own_work_to_end_not_for_its_averag
 
 
 def test_work_the_job_may_preempt_does_not_bound_its_expectation():
-    from apps.scheduling.core import Quota
-
     # As above, but t1's 512 GPUs are P5 work, which its P2 job may preempt for the room:
     # nothing has to end first, so only the rate term (2,500 s) remains, and the job starts
     # long before t1's work would end.
     jobs = [job(f"s{i}", 0, 8, duration=20000, tenant="t1", priority=5) for i in range(64)]
-    jobs.append(job("big", 10, 8, replicas=32, duration=100, tenant="t1", priority=2))
-    quotas = (Quota("t1", "train", "A800", 256, 448), Quota("t2", "train", "A800", 256, 256))
-    sim = Simulator(workload(jobs, 100, quotas=quotas), pol.ours())
-    sim.run()
+    sim, _ = _big_job_after(jobs, 100, (256, 448), (256, 256))
     big = sim.recorder.large["big"]
     assert math.isclose(big.expectation, 2500.0)
     assert big.wait is not None and big.wait < 2500.0

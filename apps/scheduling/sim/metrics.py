@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
 from apps.scheduling.core.fragmentation import fragmentation_of
-from apps.scheduling.core.model import HIGHEST_PREEMPTOR
+from apps.scheduling.core.model import HIGHEST_PREEMPTOR, LOWEST_VICTIM
 
 from .workload import SIZE_CLASSES, Workload, size_class
 
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 FAIR_SHARE_FLOOR = 15 * 60.0
 LARGE_JOB = 256.0
-RECLAIMABLE_PRIORITY = 4  # only P4/P5 work is ever preempted (core/preemption.py)
+RECLAIMABLE_PRIORITY = LOWEST_VICTIM  # only P4/P5 work is ever preempted (core/preemption.py)
 
 
 # ------------------------------------------------------------------ pure summaries
@@ -174,6 +174,12 @@ def room_freed_after(ends: Iterable[tuple[float, float]], need: float) -> float:
     return math.inf
 
 
+def yields_to(victim: int, preemptor: int) -> bool:
+    """Whether work of priority ``victim`` may be preempted for a job of priority
+    ``preemptor`` by the product's rule: P4/P5 work, of strictly lower priority."""
+    return victim >= RECLAIMABLE_PRIORITY and victim > preemptor
+
+
 def held_milli(job: RunningJob) -> int:
     """Milli-devices a running job holds (whole devices plus its shares of devices)."""
     return sum(
@@ -193,12 +199,7 @@ def reclaimable_devices(
     from tenants above their guarantee, and from each at most its excess over it."""
     by_tenant: dict[str, float] = {}
     for job in running:
-        if (
-            job.tenant != tenant
-            and job.preemptible
-            and job.priority >= RECLAIMABLE_PRIORITY
-            and job.priority > priority
-        ):
+        if job.tenant != tenant and job.preemptible and yields_to(job.priority, priority):
             by_tenant[job.tenant] = (
                 by_tenant.get(job.tenant, 0.0) + held_milli(job) / FULL_DEVICE_MILLI
             )
@@ -421,8 +422,7 @@ class Recorder:
             owner = sim.owner.get(part.job_id)
             if owner is None or owner.job.tenant != job.tenant:
                 continue
-            p = owner.job.priority
-            if job.priority <= HIGHEST_PREEMPTOR and p >= RECLAIMABLE_PRIORITY and p > job.priority:
+            if job.priority <= HIGHEST_PREEMPTOR and yields_to(owner.job.priority, job.priority):
                 continue
             if owner.status == "running" and owner.remaining is not None:
                 until = owner.start + owner.penalty + owner.remaining - now
