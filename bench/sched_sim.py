@@ -8,6 +8,7 @@ Run from the repository root (``--workers`` runs independent simulations in para
     .venv/bin/python bench/sched_sim.py seeds            # the LLM bar on seeds 42-51 (20,000 jobs)
     .venv/bin/python bench/sched_sim.py speed            # the 8,152-task openb trace, each policy
     .venv/bin/python bench/sched_sim.py --compiled llm   # any of them on the mypyc-compiled core
+    .venv/bin/python bench/sched_sim.py seeds --runtimes declared  # told limits, not run times
 
 Tables go to stdout (Markdown); charts (PNG, matplotlib if installed) to docs/benchmarks/.
 Times are CPU time of the process that ran the simulation (``time.process_time``).
@@ -36,7 +37,7 @@ if "--compiled" in sys.argv[1:]:
 
 from apps.scheduling.sim import SimResult, Simulator  # noqa: E402
 from apps.scheduling.sim import policies as pol  # noqa: E402
-from apps.scheduling.sim.llm import llm_workload  # noqa: E402
+from apps.scheduling.sim.llm import RUNTIMES, llm_workload  # noqa: E402
 from apps.scheduling.sim.loaders import openb_workload  # noqa: E402
 from apps.scheduling.sim.report import (  # noqa: E402
     FGD_PUBLISHED,
@@ -48,6 +49,10 @@ from apps.scheduling.sim.report import (  # noqa: E402
 
 CHARTS = ROOT / "docs" / "benchmarks"
 TOML = ROOT / "bench" / "llm_workload.toml"
+RUNTIMES_SAID = {
+    "exact": "the scheduler is told each job's real run time",
+    "declared": "the scheduler is told only each job's declared runtime limit",
+}
 POLICIES = ["fifo-spread", "best-fit", "volcano", "ours"]
 
 
@@ -64,9 +69,9 @@ def _openb_run(args: tuple[str, int, str, float, int | None]) -> SimResult:
     return result
 
 
-def _llm_run(args: tuple[str, int, int, int, float, float]) -> SimResult:
-    name, seed, jobs, gpus, load, cycle = args
-    workload = llm_workload(TOML, seed, jobs=jobs, gpus=gpus, load=load)
+def _llm_run(args: tuple[str, int, int, int, float, float, str]) -> SimResult:
+    name, seed, jobs, gpus, load, cycle, runtimes = args
+    workload = llm_workload(TOML, seed, jobs=jobs, gpus=gpus, load=load, runtimes=runtimes)
     spec = pol.spec_for(name, quotas=True, devices=gpus)
     started = time.process_time()
     result = Simulator(
@@ -255,14 +260,17 @@ def cmd_openb(args: argparse.Namespace) -> None:
 
 def cmd_llm(args: argparse.Namespace) -> None:
     names = args.policies.split(",")
-    tasks = [(n, args.seed, args.jobs, args.gpus, args.load, args.cycle) for n in names]
+    tasks = [
+        (n, args.seed, args.jobs, args.gpus, args.load, args.cycle, args.runtimes) for n in names
+    ]
     started = time.perf_counter()
     results = _map(_llm_run, tasks, args.workers)
     w = llm_workload(TOML, args.seed, jobs=args.jobs, gpus=args.gpus, load=args.load)
     print(
         f"## LLM workload: {args.jobs} jobs, {args.gpus} GPUs, offered load {args.load:g}, "
         f"seed {args.seed}, cycle every {args.cycle:g} s; arrivals over "
-        f"{w.meta['window_h']:.0f} h, {len(w.failures)} node failures"
+        f"{w.meta['window_h']:.0f} h, {len(w.failures)} node failures; "
+        f"{RUNTIMES_SAID[args.runtimes]}"
     )
     print()
     print(llm_tables(results))
@@ -281,14 +289,21 @@ def cmd_llm(args: argparse.Namespace) -> None:
 def cmd_sweep(args: argparse.Namespace) -> None:
     names = args.policies.split(",")
     loads = [float(x) for x in args.loads.split(",")]
-    tasks = [(n, args.seed, args.jobs, args.gpus, ld, args.cycle) for n in names for ld in loads]
+    tasks = [
+        (n, args.seed, args.jobs, args.gpus, ld, args.cycle, args.runtimes)
+        for n in names
+        for ld in loads
+    ]
     flat = _map(_llm_run, tasks, args.workers)
     rows: dict[str, list[tuple[float, float]]] = {}
     table_rows = []
-    for (name, _, _, _, ld, _), r in zip(tasks, flat, strict=True):
+    for (name, _, _, _, ld, _, _), r in zip(tasks, flat, strict=True):
         rows.setdefault(r.label, []).append((ld, r.summary["alloc_window"]))
         table_rows.append((name, ld, r))
-    print(f"## Allocation vs arriving load: {args.jobs} jobs, {args.gpus} GPUs, seed {args.seed}")
+    print(
+        f"## Allocation vs arriving load: {args.jobs} jobs, {args.gpus} GPUs, seed {args.seed}; "
+        f"{RUNTIMES_SAID[args.runtimes]}"
+    )
     print()
     print("| load | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
@@ -312,11 +327,15 @@ def cmd_seeds(args: argparse.Namespace) -> None:
     """The LLM bar on several seeds: one row per policy and seed, and the totals."""
     names = args.policies.split(",")
     seeds = _seeds(args.seeds)
-    tasks = [(n, s, args.jobs, args.gpus, args.load, args.cycle) for n in names for s in seeds]
+    tasks = [
+        (n, s, args.jobs, args.gpus, args.load, args.cycle, args.runtimes)
+        for n in names
+        for s in seeds
+    ]
     flat = _map(_llm_run, tasks, args.workers)
     print(
         f"## LLM bar by seed: {args.jobs} jobs, {args.gpus} GPUs, offered load {args.load:g}, "
-        f"seeds {args.seeds}"
+        f"seeds {args.seeds}; {RUNTIMES_SAID[args.runtimes]}"
     )
     print()
     print(
@@ -388,6 +407,13 @@ def main() -> None:
         p.add_argument("--cycle", type=float, default=60.0, help="seconds between cycles")
         p.add_argument("--policies", default=",".join(POLICIES))
         p.add_argument("--workers", type=int, default=2)
+        p.add_argument(
+            "--runtimes",
+            choices=RUNTIMES,
+            default="exact",
+            help="what the scheduler is told of run times: each job's real one (exact), or "
+            "only the limit its owner would declare ([runtime_estimates] in the workload file)",
+        )
         if name == "llm":
             p.add_argument("--load", type=float, default=1.0)
         elif name == "seeds":

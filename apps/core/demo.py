@@ -191,12 +191,14 @@ def _jobs(cluster: Cluster) -> None:
     if Job.objects.exists():
         return
     pool = ResourcePool.objects.get(cluster=cluster, name="a800-train")
+    # The last field: the runtime limit each declares, in hours (above its run time, as users
+    # declare them; the scheduler plans holds with it).
     demo = [
-        ("nlp", "dave", "llama-7b-pretrain", JobKind.TRAINING, 3, _training(4, 8, 8, "soft")),
-        ("vision", "bob", "vit-l-imagenet", JobKind.TRAINING, 4, _training(2, 8, 3)),
-        ("vision", "bob", "detr-finetune", JobKind.TRAINING, 4, _training(1, 4, 1.5)),
+        ("nlp", "dave", "llama-7b-pretrain", JobKind.TRAINING, 3, _training(4, 8, 8, "soft"), 12),
+        ("vision", "bob", "vit-l-imagenet", JobKind.TRAINING, 4, _training(2, 8, 3), 4),
+        ("vision", "bob", "detr-finetune", JobKind.TRAINING, 4, _training(1, 4, 1.5), 2),
     ]
-    for slug, username, name, kind, priority, spec in demo:
+    for slug, username, name, kind, priority, spec, limit_h in demo:
         submit_job(
             tenant=Tenant.objects.get(slug=slug),
             owner=User.objects.get(username=username),
@@ -205,6 +207,7 @@ def _jobs(cluster: Cluster) -> None:
             pool=pool,
             priority=priority,
             spec=spec,
+            max_runtime_s=limit_h * 3600,
         )
 
 

@@ -121,6 +121,7 @@ class NoticeKind(models.TextChoices):
     IDLE_STOPPED = "idle_stopped", "Stopped for idle GPUs"
     QUEUE_EXPIRED = "queue_expired", "Expired in queue"
     QUEUE_ESCALATED = "queue_escalated", "Waiting past its limit"
+    RUNTIME_LIMIT = "runtime_limit", "Stopped at its runtime limit"
 
 
 class Notification(models.Model):

@@ -1,5 +1,5 @@
-"""The write path of governance: policies, the periodic sweep (idle GPUs, queue time limits),
-and the owner's answers to a warning (keep running, exempt).
+"""The write path of governance: policies, the periodic sweep (idle GPUs, queue time limits,
+runtime limits), and the owner's answers to a warning (keep running, exempt).
 
 The sweep is level-triggered and idempotent: each pass reads the jobs as they are and moves
 every flag at most one step, so running it every few seconds or every few minutes (beat, the
@@ -35,7 +35,7 @@ from apps.governance.policy import Policy, default_policy, effective_policy, loo
 from apps.governance.utilization import UtilizationProvider, get_provider
 from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import services as jobs
-from apps.jobs.models import Allocation, Job, JobKind, JobState, OutboxAction
+from apps.jobs.models import HOLDING, Allocation, Job, JobKind, JobState, OutboxAction
 from apps.tenancy.models import Membership, Role, Tenant
 
 GOVERNED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
@@ -61,6 +61,7 @@ class SweepResult:
     stopped: int = 0
     expired: int = 0
     escalated: int = 0
+    timed_out: int = 0
 
     @property
     def total(self) -> int:
@@ -149,7 +150,7 @@ def _checkpoint_note(job: Job) -> str:
     """No checkpoint-request API exists yet (C8 registry only records checkpoints the SDK
     saved), so nothing is asked of the job; the note says where a clone would resume."""
     if job.kind != JobKind.TRAINING:
-        return "notebook: no checkpoint applies"
+        return f"{job.kind}: no checkpoint applies"
     ref = latest_checkpoint(job)
     where = (
         f"newest complete checkpoint: step {ref.step} at {ref.location}"
@@ -340,6 +341,49 @@ def _queue_pass(now: datetime, result: SweepResult) -> None:
                 result.escalated += 1
 
 
+# --- runtime limits -------------------------------------------------------------------------
+
+
+def _runtime_pass(now: datetime, result: SweepResult) -> None:
+    """Stops every job that has held its accelerators for its ``max_runtime_s`` since its
+    admission. The scheduler planned with that end (which nodes drain for a waiting large
+    job, which work may use a gathering gang's quota room), so it is kept, like a batch
+    system's time limit; retries do not apply, the owner clones the job to go on."""
+    limited = Job.objects.filter(
+        state__in=HOLDING, max_runtime_s__isnull=False, admitted_at__isnull=False
+    ).only("pk", "admitted_at", "max_runtime_s")
+    for candidate in limited:
+        assert candidate.admitted_at is not None and candidate.max_runtime_s is not None
+        held = (now - candidate.admitted_at).total_seconds()
+        if held < candidate.max_runtime_s:
+            continue
+        with transaction.atomic():
+            job = (
+                Job.objects.select_for_update(of=("self",))
+                .select_related("tenant", "owner")
+                .get(pk=candidate.pk)
+            )
+            # Requeued and admitted again since the read: a new run, with a new limit.
+            if job.state not in HOLDING or job.admitted_at != candidate.admitted_at:
+                continue
+            on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
+            summary = f"held its accelerators {_fmt(held)}, limit {_fmt(candidate.max_runtime_s)}"
+            note = _checkpoint_note(job)
+            jobs.transition(
+                job, JobState.FAILED, reason="RuntimeLimit",
+                message=f"stopped at its runtime limit ({summary})",
+            )  # fmt: skip
+            if on_cluster:
+                jobs.enqueue_outbox(job, OutboxAction.DELETE)
+            _tell_owner(
+                job,
+                NoticeKind.RUNTIME_LIMIT,
+                f"{job.name}: stopped at its runtime limit",
+                f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {note}.",
+            )
+            result.timed_out += 1
+
+
 _last_sweep = [float("-inf")]
 
 
@@ -354,9 +398,10 @@ def sweep_if_due(interval_s: float = 30.0) -> SweepResult | None:
 
 
 def sweep(*, provider: UtilizationProvider | None = None) -> SweepResult:
-    """One governance pass over every tenant (idle GPUs, then queue time limits)."""
+    """One governance pass over every tenant (idle GPUs, queue time limits, runtime limits)."""
     now = timezone.now()
     result = SweepResult()
     _idle_pass(provider or get_provider(), now, result)
     _queue_pass(now, result)
+    _runtime_pass(now, result)
     return result

@@ -82,6 +82,12 @@ class Job(models.Model):
     pending_message = models.CharField(max_length=500, blank=True)
     queue_position = models.PositiveIntegerField(null=True, blank=True)
     max_wait_s = models.PositiveIntegerField(null=True, blank=True)
+    max_runtime_s = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Longest the job may hold its accelerators per run, from its admission; "
+        "it is stopped after that. The scheduler plans with it (when nodes drain).",
+    )
     max_retries = models.PositiveSmallIntegerField(default=3)
     attempt = models.PositiveSmallIntegerField(
         default=0, help_text="Dispatch generation: +1 each time the job leaves the cluster."

@@ -106,6 +106,7 @@ def submit_job(
     spec: dict[str, Any],
     project: Project | None = None,
     max_wait_s: int | None = None,
+    max_runtime_s: int | None = None,
     max_retries: int = 3,
 ) -> Job:
     """Record a validated job as queued. Nothing else happens in the request: the scheduler
@@ -125,6 +126,7 @@ def submit_job(
         requested_devices=devices,
         requested_milli=milli,
         max_wait_s=max_wait_s,
+        max_runtime_s=max_runtime_s,
         max_retries=max_retries,
         state=JobState.SUBMITTED,
     )
@@ -206,5 +208,6 @@ def clone_job(*, job: Job, actor: User) -> Job:
         spec=job.spec,
         project=job.project,
         max_wait_s=job.max_wait_s,
+        max_runtime_s=job.max_runtime_s,
         max_retries=job.max_retries,
     )

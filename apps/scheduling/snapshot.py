@@ -69,6 +69,30 @@ def pending_job(job: Job, tenant: str, pool: str) -> core.PendingJob:
         submit_time=job.submitted_at,
         topology=topology(job.spec),
         max_wait=timedelta(seconds=job.max_wait_s) if job.max_wait_s else None,
+        expected_runtime=runtime_limit(job),
+    )
+
+
+def runtime_limit(job: Job) -> timedelta | None:
+    """The job's declared runtime limit, which the scheduler plans with (None: undeclared)."""
+    return timedelta(seconds=job.max_runtime_s) if job.max_runtime_s else None
+
+
+def running_job(
+    job: Job, pool: str, allocations: tuple[core.NodeAllocation, ...]
+) -> core.RunningJob:
+    """A job that holds accelerators; with a runtime limit it is expected to end by its
+    admission plus that limit (governance stops it then)."""
+    started = job.admitted_at or job.submitted_at
+    limit = runtime_limit(job)
+    return core.RunningJob(
+        job_id=str(job.pk),
+        tenant=job.tenant.slug,
+        pool=pool,
+        priority=job.priority,
+        started_at=started,
+        allocations=allocations,
+        expected_end=None if limit is None else started + limit,
     )
 
 
@@ -131,15 +155,7 @@ def build(now: datetime) -> Inputs:
         )
     holding = Job.objects.filter(state__in=HOLDING).select_related("tenant")
     running = tuple(
-        core.RunningJob(
-            job_id=str(j.pk),
-            tenant=j.tenant.slug,
-            pool=pool_keys[j.pool_id],
-            priority=j.priority,
-            started_at=j.admitted_at or j.submitted_at,
-            allocations=tuple(allocations.get(j.pk, ())),
-        )
-        for j in holding
+        running_job(j, pool_keys[j.pool_id], tuple(allocations.get(j.pk, ()))) for j in holding
     )
     quotas = core_quotas(pool_keys)
     holds = tuple(

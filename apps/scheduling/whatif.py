@@ -8,9 +8,9 @@ jobs still running at the end of the window, notebooks and services included, ru
 the window ends. Jobs that never started (cancelled or still queued) are left out, since
 their run time is unknown, and counted. The same core, policies and measures as the
 benchmarks (``bench/sched_sim.py``) are used, so "ours" here is the product's scheduler with
-the simulator's settings; like the benchmarks, it is told each job's real run time as its
-declared runtime (delay scheduling uses it), which the product's own loop does not get yet,
-so its numbers are what declared runtimes would buy.
+the simulator's settings. Unlike the benchmarks' default, it is told only what the product's
+loop knows of run times: each job's declared runtime limit (``max_runtime_s``), none for
+jobs that declared none.
 """
 
 from __future__ import annotations
@@ -49,6 +49,17 @@ class History:
     end: datetime
     never_started: int  # submitted in the window, never admitted: not replayed
     actual_waits: dict[str, WaitStats]  # size class -> submission to admission, as it happened
+
+
+def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
+    """What is left of the job's runtime limit when its replay starts at ``began`` (work
+    running when the window opened has used some), never less than the run it bounds (the
+    governance sweep stops a job up to one pass after its limit)."""
+    if not job.max_runtime_s or job.admitted_at is None:
+        return None
+    left = (job.admitted_at - began).total_seconds() + job.max_runtime_s
+    ran = 0.0 if ran_until is None else (ran_until - began).total_seconds()
+    return max(left, ran, 1.0)
 
 
 def history_workload(start: datetime, end: datetime) -> History:
@@ -98,6 +109,7 @@ def history_workload(start: datetime, end: datetime) -> History:
             topology=topology(job.spec),
             kind=job.kind,
             max_wait=float(job.max_wait_s) if job.max_wait_s else None,
+            runtime_limit=_limit_left(job, began, ran_until),
         )
         jobs.append(sim_job)
         if job.submitted_at >= start:
@@ -111,6 +123,7 @@ def history_workload(start: datetime, end: datetime) -> History:
         pools=tuple(core.Pool(pool_id=k) for k in pool_keys.values()),
         horizon=horizon,
         measure_until=horizon,
+        exact_runtimes=False,
         meta={"window_h": horizon / 3600},
     )
     actual = {label: wait_stats(values) for label, values in waits.items()}

@@ -21,7 +21,7 @@ H = 3600.0
 
 
 def _job(tenant, pool, name, *, gpus=8, replicas=1, kind=JobKind.TRAINING, submitted,
-         admitted=None, finished=None) -> Job:  # fmt: skip
+         admitted=None, finished=None, limit_h=None) -> Job:  # fmt: skip
     at = T0 + timedelta(hours=submitted)
     return Job.objects.create(
         tenant=tenant,
@@ -37,6 +37,7 @@ def _job(tenant, pool, name, *, gpus=8, replicas=1, kind=JobKind.TRAINING, submi
         submitted_at=at,
         admitted_at=None if admitted is None else T0 + timedelta(hours=admitted),
         finished_at=None if finished is None else T0 + timedelta(hours=finished),
+        max_runtime_s=None if limit_h is None else int(limit_h * H),
     )
 
 
@@ -49,9 +50,9 @@ def history_db():
     Quota.objects.create(
         tenant=tenant, pool=pool, accelerator_model="A800", guarantee=16, borrow_limit=16
     )
-    _job(tenant, pool, "before", submitted=-2, admitted=-2, finished=1)  # running at T0
+    _job(tenant, pool, "before", submitted=-2, admitted=-2, finished=1, limit_h=4)  # at T0
     _job(tenant, pool, "old", submitted=-5, admitted=-5, finished=-1)  # over before T0
-    _job(tenant, pool, "pair", replicas=2, submitted=1, admitted=1.5, finished=3.5)
+    _job(tenant, pool, "pair", replicas=2, submitted=1, admitted=1.5, finished=3.5, limit_h=8)
     _job(tenant, pool, "nb", gpus=1, kind=JobKind.NOTEBOOK, submitted=2, admitted=2)
     Job.objects.create(
         tenant=tenant, name="never", kind=JobKind.TRAINING, pool=pool, spec={},
@@ -72,6 +73,11 @@ def test_history_becomes_a_workload_of_what_ran(history_db):
     assert by_name["pair"].gpus == 16
     assert by_name["nb"].duration is None  # still running: until the window ends
     assert by_name["late"].duration is None  # finished after the window
+    # The replay's scheduler knows what the product's did: the declared limits, what is left
+    # of them for work running at T0 (admitted 2 h before, 4 h limit), and no more.
+    assert not w.exact_runtimes
+    assert (by_name["before"].runtime_limit, by_name["pair"].runtime_limit) == (2 * H, 8 * H)
+    assert by_name["nb"].runtime_limit is None and by_name["late"].runtime_limit is None
     assert history.never_started == 1
     assert w.horizon == w.measure_until == 10 * H
     # Today's cordon says nothing about the past: every node is schedulable.

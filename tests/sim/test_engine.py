@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from apps.scheduling.sim import Simulator
@@ -108,3 +109,26 @@ def test_the_simulator_imports_no_framework():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_a_run_ends_at_its_runtime_limit():
+    limited = replace(job("a", 0, 8, duration=1000, restart=10), runtime_limit=300)
+    after = job("b", 5, 8, duration=50)
+    sim, result = run(workload([limited, after], 1), pol.best_fit())
+    assert sim.by_id["a"].end == 300  # stopped there, as the product stops it
+    assert (sim.by_id["b"].first_start, sim.by_id["b"].end) == (300, 350)
+    assert result.summary["completed"] == 2
+
+
+def test_the_core_is_told_real_run_times_or_only_the_declared_limits():
+    # "big" needs three nodes of two: it waits to the end, and its pending job is what the
+    # core was told.
+    big = replace(job("big", 0, 8, replicas=3, duration=500, restart=20), runtime_limit=7200)
+    open_ended = job("svc", 0, 8, replicas=3, duration=None)
+    for exact, told in ((True, 500.0), (False, 7200.0)):  # a first run has no restart
+        w = replace(workload([big, open_ended], 2), exact_runtimes=exact)
+        sim, _ = run(w, pol.ours(quotas=False))
+        pending = sim.by_id["big"].pending
+        assert pending is not None and pending.expected_runtime is not None
+        assert pending.expected_runtime.total_seconds() == told
+        assert sim.by_id["svc"].pending.expected_runtime is None

@@ -1,9 +1,12 @@
 """Loaders against a few rows copied from the real traces (tests/sim/fixtures)."""
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
-from apps.scheduling.sim.llm import llm_workload
+import pytest
+
+from apps.scheduling.sim.llm import declared_limit, llm_workload
 from apps.scheduling.sim.loaders import (
     inflate,
     openb_nodes,
@@ -106,3 +109,35 @@ def test_llm_generator_follows_its_file():
     window = w.jobs[-1].submit
     offered = sum(j.gpus * j.duration for j in w.jobs if j.duration)
     assert 0.9 < offered / (window * 1024) < 1.1
+
+
+def test_declared_limits_are_round_values_above_the_run_time():
+    hour = 3600.0
+    rounds = (1.0, 2.0, 4.0, 24.0)
+    assert declared_limit(1800, 1.5, rounds) == hour  # 45 min -> 1 h
+    assert declared_limit(3 * hour, 1.0, rounds) == 4 * hour
+    assert declared_limit(3 * hour, 2.0, rounds) == 24 * hour  # 6 h -> the next round value
+    assert declared_limit(30 * hour, 1.0, rounds) == 48 * hour  # past the last: whole days
+
+
+def test_llm_generator_with_declared_limits_draws_the_same_jobs():
+    path = ROOT / "bench" / "llm_workload.toml"
+    exact = llm_workload(path, 3, jobs=3000, gpus=1024)
+    declared = llm_workload(path, 3, jobs=3000, gpus=1024, runtimes="declared")
+    assert exact.exact_runtimes and not declared.exact_runtimes
+    assert all(j.runtime_limit is None for j in exact.jobs)
+    assert [replace(j, runtime_limit=None) for j in declared.jobs] == list(exact.jobs)
+    rounds = {h * 3600.0 for h in (1, 2, 4, 8, 12, 24, 48, 72, 168)}
+    ratios = []
+    for j in declared.jobs:
+        if j.duration is None:  # services and notebooks declare no limit
+            assert j.runtime_limit is None
+            continue
+        assert j.runtime_limit is not None
+        assert j.runtime_limit >= j.duration + j.restart_cost
+        assert j.runtime_limit in rounds or j.runtime_limit % 86400 == 0
+        ratios.append(j.runtime_limit / j.duration)
+    ratios.sort()
+    assert 2.0 < ratios[len(ratios) // 2] < 5.0  # users overestimate several times
+    with pytest.raises(ValueError, match="runtimes must be one of exact, declared"):
+        llm_workload(path, 3, jobs=10, gpus=1024, runtimes="oracle")

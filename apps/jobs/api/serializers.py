@@ -19,6 +19,7 @@ IMAGE_REF = re.compile(
     r"(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 )
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+MAX_RUNTIME_S = 90 * 86400  # the longest runtime limit a job may declare
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit them
 
@@ -122,6 +123,15 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
     max_wait_s = serializers.IntegerField(
         min_value=60, max_value=30 * 86400, required=False, allow_null=True
     )
+    max_runtime_s = serializers.IntegerField(
+        min_value=60,
+        max_value=MAX_RUNTIME_S,
+        required=False,
+        allow_null=True,
+        help_text="Longest the job may hold its accelerators per run (seconds, from its "
+        "admission); it is stopped after that. The scheduler plans with it: declared runtimes "
+        "tell it when busy nodes will drain for a waiting large job.",
+    )
     max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
     owner = serializers.CharField(
         source="owner.username", read_only=True, default=None, allow_null=True
@@ -138,7 +148,8 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
         fields = [
             "id", "name", "kind", "pool", "project", "priority", "owner",
             "image", "command", "args", "env", "replica_groups", "accelerator_model", "topology",
-            "volumes", "notebook", "inference", "max_wait_s", "max_retries", "spec",
+            "volumes", "notebook", "inference", "max_wait_s", "max_runtime_s", "max_retries",
+            "spec",
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
             "pending_code", "pending_message", "queue_position", "attempt", "failures",
             "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
@@ -258,6 +269,7 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
             spec=spec,
             project=validated_data.get("project"),
             max_wait_s=validated_data.get("max_wait_s"),
+            max_runtime_s=validated_data.get("max_runtime_s"),
             max_retries=validated_data["max_retries"],
         )
 

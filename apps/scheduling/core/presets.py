@@ -4,8 +4,9 @@
 (every switch of the core, chosen round by round there). The product's loop runs the
 preset that ``ZS_SCHEDULER_POLICY`` names; the simulator's ``ours`` is ``tuned`` too, so the
 two cannot drift apart. Some of its switches act only on declared runtimes
-(``drain_wait``), which the simulator passes and the product's jobs do not declare yet:
-there they simply never trigger.
+(``drain_wait``, the drain order of holds): in the product those are the jobs' runtime
+limits (``max_runtime_s``, which governance enforces), and they do not trigger for work
+that declared none.
 """
 
 from __future__ import annotations

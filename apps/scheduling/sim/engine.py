@@ -202,15 +202,19 @@ class Simulator:
             submit_time=EPOCH + timedelta(seconds=job.submit),
             topology=job.topology,
             max_wait=None if job.max_wait is None else timedelta(seconds=job.max_wait),
-            # the runtime a user would declare: what is left of the job plus its restart
-            # (exact here; long-runners declare none)
-            expected_runtime=(
-                None
-                if run.remaining is None
-                else timedelta(seconds=run.remaining + run.next_penalty)
-            ),
+            expected_runtime=self._declared(run),
         )
         self.owner[job_id] = run
+
+    def _declared(self, run: JobRun) -> timedelta | None:
+        """The runtime the core is told: with ``exact_runtimes`` what is left of the job plus
+        its restart (long-runners declare none), else the job's own limit."""
+        if not self.workload.exact_runtimes:
+            limit = run.job.runtime_limit
+            return None if limit is None else timedelta(seconds=limit)
+        if run.remaining is None:
+            return None
+        return timedelta(seconds=run.remaining + run.next_penalty)
 
     def _arrive(self, run: JobRun, now: float) -> None:
         job = run.job
@@ -391,8 +395,11 @@ class Simulator:
             run.first_start = now
             run.tier = _tier(run.nodes, self.topo)
         self.recorder.started(run, now, self)
-        if run.remaining is not None:
-            end = now + run.penalty + run.remaining
+        end = None if run.remaining is None else now + run.penalty + run.remaining
+        limit = run.job.runtime_limit
+        if limit is not None and (end is None or end > now + limit):
+            end = now + limit  # stopped at its runtime limit, as the product does
+        if end is not None:
             self.events.push(end, Kind.COMPLETE, (run, run.generation))
 
     # ------------------------------------------------------------------ views

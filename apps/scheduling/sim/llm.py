@@ -27,7 +27,9 @@ from apps.scheduling.core.synthetic import reference_nodes
 from .workload import NodeFailure, SimJob, Workload
 
 HOUR = 3600.0
-WEEK = 7 * 24 * HOUR
+DAY = 24 * HOUR
+WEEK = 7 * DAY
+RUNTIMES = ("exact", "declared")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,33 @@ def _job(
     )
 
 
+def declared_limit(needed: float, factor: float, round_hours: tuple[float, ...]) -> float:
+    """The runtime limit a user declares for a run that needs ``needed`` seconds: ``factor``
+    times that, rounded up to the first of ``round_hours`` (then to whole days)."""
+    want = needed * factor
+    for hours in sorted(round_hours):
+        if hours * HOUR >= want:
+            return hours * HOUR
+    return math.ceil(want / DAY) * DAY
+
+
+def with_declared_limits(jobs: list[SimJob], config: dict[str, Any], seed: int) -> list[SimJob]:
+    """Each finite job with the limit its owner would declare (``[runtime_estimates]``); a
+    generator of its own, so the jobs drawn are the same whatever the runtimes."""
+    cfg = config.get("runtime_estimates", {})
+    low, high = (float(x) for x in cfg.get("overestimate", [1.0, 4.0]))
+    rounds = tuple(float(h) for h in cfg.get("round_hours", [1, 2, 4, 8, 12, 24, 48, 72, 168]))
+    rng = random.Random(f"runtime-estimates-{seed}")
+    out = []
+    for job in jobs:
+        factor = math.exp(rng.uniform(math.log(low), math.log(high)))
+        if job.duration is not None:
+            limit = declared_limit(job.duration + job.restart_cost, factor, rounds)
+            job = replace(job, runtime_limit=limit)
+        out.append(job)
+    return out
+
+
 def llm_workload(
     path: Path,
     seed: int = 42,
@@ -135,8 +164,13 @@ def llm_workload(
     gpus: int | None = None,
     load: float | None = None,
     failures: bool = True,
+    runtimes: str = "exact",
 ) -> Workload:
-    """Draw a workload from the TOML file at ``path``; keyword arguments override it."""
+    """Draw a workload from the TOML file at ``path``; keyword arguments override it.
+    ``runtimes``: "exact" tells the scheduler each job's real run time; "declared" gives
+    each job the limit its owner would declare and tells the scheduler only that."""
+    if runtimes not in RUNTIMES:
+        raise ValueError(f"runtimes must be one of {', '.join(RUNTIMES)}, not {runtimes!r}")
     config = load_config(path)
     cl = config["cluster"]
     wl = config["workload"]
@@ -174,6 +208,8 @@ def llm_workload(
     for j in drawn:
         t += rng.expovariate(rate)
         timed.append(_with_submit(j, t))
+    if runtimes == "declared":
+        timed = with_declared_limits(timed, config, seed)
     horizon = t * (1 + float(wl.get("drain_fraction", 0.25)))
     tenants = config.get("tenants", [])
     quotas = tuple(
@@ -206,8 +242,10 @@ def llm_workload(
         failures=tuple(fail),
         horizon=horizon,
         warmup=t * float(wl.get("warmup_fraction", 0.1)),
+        exact_runtimes=runtimes == "exact",
         meta={
             "seed": seed,
+            "runtimes": runtimes,
             "load": target,
             "nodes_per_leaf": int(cl.get("nodes_per_leaf", 32)),
             "nodes_per_su": int(cl.get("nodes_per_leaf", 32)) * int(cl.get("leaves_per_su", 4)),

@@ -23,7 +23,9 @@ class SimJob:
     ``duration`` is the work the job needs once running (``None``: it runs until the end of
     the run, like a notebook or an inference service). After a preemption or a node failure
     the job resumes from its last checkpoint (every ``checkpoint_interval`` seconds of work;
-    ``None``: from scratch) after ``restart_cost`` seconds of start-up.
+    ``None``: from scratch) after ``restart_cost`` seconds of start-up. ``runtime_limit``:
+    the most a run of the job may last, start-up included, as its owner declared it (the
+    product's ``max_runtime_s``); a run ends there at the latest. ``None``: undeclared.
     """
 
     job_id: str
@@ -38,6 +40,7 @@ class SimJob:
     max_wait: float | None = None
     checkpoint_interval: float | None = None
     restart_cost: float = 0.0
+    runtime_limit: float | None = None
 
     @property
     def milli(self) -> int:
@@ -74,6 +77,9 @@ class Workload:
     experiments (tasks never leave; the cluster fills until it saturates).
     ``horizon``: stop at this time (``None``: when no event is left).
     ``measure_until``: the end of the measurement window (``None``: the last arrival).
+    ``exact_runtimes``: the scheduler is told each job's real remaining run time as its
+    declared runtime (what perfect estimates would give); otherwise only the jobs'
+    ``runtime_limit`` (what the product's scheduler knows).
     """
 
     name: str
@@ -86,6 +92,7 @@ class Workload:
     horizon: float | None = None
     warmup: float = 0.0
     measure_until: float | None = None
+    exact_runtimes: bool = True
     meta: dict[str, object] = field(default_factory=dict)
 
     @property

@@ -2076,6 +2076,8 @@ export interface components {
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
             max_retries: number;
+            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. */
+            max_runtime_s?: number | null;
             max_wait_s?: number | null;
             name: string;
             /** @description Where a running notebook opens, relative to the platform's address (/notebooks/<id>/, through the platform's proxy), for its owner and tenant admins; null otherwise. */
@@ -2150,6 +2152,8 @@ export interface components {
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
             max_retries: number;
+            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. */
+            max_runtime_s?: number | null;
             max_wait_s?: number | null;
             name: string;
             notebook?: components["schemas"]["NotebookOptionsRequest"];
@@ -2334,9 +2338,10 @@ export interface components {
          *     * `idle_stopped` - Stopped for idle GPUs
          *     * `queue_expired` - Expired in queue
          *     * `queue_escalated` - Waiting past its limit
+         *     * `runtime_limit` - Stopped at its runtime limit
          * @enum {string}
          */
-        NotificationKindEnum: "idle_warning" | "idle_stopped" | "queue_expired" | "queue_escalated";
+        NotificationKindEnum: "idle_warning" | "idle_stopped" | "queue_expired" | "queue_escalated" | "runtime_limit";
         Overview: {
             clusters: number;
             gpus: number;

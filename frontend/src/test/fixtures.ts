@@ -42,6 +42,7 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     owner: 'bob',
     accelerator_model: 'A800',
     max_wait_s: undefined,
+    max_runtime_s: undefined,
     max_retries: 3,
     spec: {},
     requested_devices: 16,

@@ -21,7 +21,7 @@ import { ACTIVE_STATES } from '../../lib/jobStates';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import type { Allocation, Job, JobEvent } from '../../lib/apiTypes';
-import { formatDateTime } from '../../lib/format';
+import { formatDateTime, formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { devicesLabel } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
@@ -163,6 +163,9 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
               <Descriptions.Item label={t('jobDetail.attempt')}>{data.attempt}</Descriptions.Item>
               <Descriptions.Item label={t('jobDetail.failures')}>
                 {data.failures} / {data.max_retries}
+              </Descriptions.Item>
+              <Descriptions.Item label={t('jobDetail.runtimeLimit')}>
+                {data.max_runtime_s ? formatDuration(data.max_runtime_s) : '—'}
               </Descriptions.Item>
               <Descriptions.Item label={t('jobs.submitted')}>
                 {formatDateTime(data.submitted_at, language)}

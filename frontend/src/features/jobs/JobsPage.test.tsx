@@ -183,6 +183,7 @@ describe('submit wizard', () => {
     await fillToReview(user);
     fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Priority' }));
     fireEvent.click(await screen.findByTitle('P1 – high (preempts P4/P5)'));
+    await user.type(screen.getByLabelText('Max runtime (s)'), '86400');
     await user.click(screen.getByRole('button', { name: 'Next' }));
     await user.click(await screen.findByRole('button', { name: 'Submit job' }));
 
@@ -198,6 +199,7 @@ describe('submit wizard', () => {
       accelerator_model: 'A800',
       priority: 1,
       max_retries: 3,
+      max_runtime_s: 86400,
       topology: { mode: 'soft', highest_tier: 'spine' },
       replica_groups: [
         {
@@ -314,6 +316,7 @@ describe('job detail', () => {
         status: 200,
         body: makeJob({
           state: 'running',
+          max_runtime_s: 86400,
           allocations: [
             {
               replica_group: 'worker',
@@ -342,5 +345,8 @@ describe('job detail', () => {
       ['worker-1', 'a800-train-001', '4, 5, 6, 7'],
     ]);
     expect(screen.queryByTestId('pending-reason')).toBeNull();
+    const summary = screen.getByTestId('job-summary');
+    expect(within(summary).getByText('Runtime limit')).toBeTruthy();
+    expect(within(summary).getByText('1d 0h')).toBeTruthy();
   });
 });

@@ -41,6 +41,7 @@ interface WizardValues {
   topology_tier: 'leaf' | 'su' | 'spine';
   max_retries: number;
   max_wait_s?: number | null;
+  max_runtime_s?: number | null;
 }
 
 type Name = (string | number)[];
@@ -48,7 +49,14 @@ type Name = (string | number)[];
 const STEP_FIELDS: Name[][] = [
   [['name'], ['image'], ['command']],
   [['pool'], ['accelerator_model'], ['replica_groups']],
-  [['priority'], ['topology_mode'], ['topology_tier'], ['max_retries'], ['max_wait_s']],
+  [
+    ['priority'],
+    ['topology_mode'],
+    ['topology_tier'],
+    ['max_retries'],
+    ['max_wait_s'],
+    ['max_runtime_s'],
+  ],
 ];
 
 /** Server field names -> the wizard's field names. */
@@ -69,6 +77,7 @@ function toSubmit(values: WizardValues): JobSubmit {
     priority: values.priority,
     max_retries: values.max_retries,
     ...(values.max_wait_s ? { max_wait_s: values.max_wait_s } : {}),
+    ...(values.max_runtime_s ? { max_runtime_s: values.max_runtime_s } : {}),
     topology: { mode: values.topology_mode, highest_tier: values.topology_tier },
     replica_groups: values.replica_groups.map((g) => ({
       name: g.name.trim(),
@@ -434,6 +443,13 @@ export function SubmitJobPage({
                 extra={t('submit.maxWaitHint')}
               >
                 <InputNumber min={60} step={60} style={{ width: 160 }} />
+              </Form.Item>
+              <Form.Item
+                name="max_runtime_s"
+                label={t('submit.maxRuntime')}
+                extra={t('submit.maxRuntimeHint')}
+              >
+                <InputNumber min={60} step={600} style={{ width: 160 }} />
               </Form.Item>
             </Space>
           </div>

@@ -202,6 +202,9 @@ export const en = {
     retriesRange: '0 to 20 retries.',
     maxWait: 'Max queue wait (s)',
     maxWaitHint: 'Optional: report the job when it waits longer.',
+    maxRuntime: 'Max runtime (s)',
+    maxRuntimeHint:
+      'Optional: stop the job after it has run this long; the scheduler plans with it.',
     failed: 'The job was not submitted',
     back: 'Back',
     next: 'Next',
@@ -223,6 +226,7 @@ export const en = {
     summary: 'Summary',
     attempt: 'Attempt',
     failures: 'Failures / retries',
+    runtimeLimit: 'Runtime limit',
     started: 'Started',
     finished: 'Finished',
     reason: 'Reason',
