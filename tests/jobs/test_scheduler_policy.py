@@ -86,3 +86,32 @@ def test_an_unknown_preset_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZS_SCHEDULER_POLICY", "fastest")
     with pytest.raises(ConfigError, match="ZS_SCHEDULER_POLICY must be one of standard, tuned"):
         get_choice("ZS_SCHEDULER_POLICY", "standard", PRESETS)
+
+
+def test_a_held_gang_is_told_when_its_nodes_drain_by_declared_limits(
+    world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = timezone.now().replace(microsecond=0)
+    monkeypatch.setattr(timezone, "now", lambda: now)
+    client = client_for(world.user("b", Role.MEMBER))
+    for name, limit_h in (("n0", 3), ("n1", 1), ("n2", None)):
+        body = training_body(
+            cluster.pool, name=f"fill-{name}", max_runtime_s=limit_h and limit_h * 3600,
+            replica_groups=[{"name": "worker", "replicas": 1, "accelerators": 8}],
+        )  # fmt: skip
+        response = client.post("/api/v1/tenants/tenant-b/jobs/", body, format="json")
+        assert response.status_code == 201, response.json()
+        make_running(Job.objects.get(pk=response.json()["id"]), Node.objects.get(name=name))
+    gang = _gang(world, cluster, client_for)
+    three = {"name": "worker", "replicas": 3, "accelerators": 8}
+    Job.objects.filter(pk=gang.pk).update(
+        spec={**gang.spec, "replica_groups": [three]}, submitted_at=now - timedelta(hours=1)
+    )
+    with override_settings(SCHEDULER_POLICY="tuned"):
+        run_cycle()
+    gang.refresh_from_db()
+    assert gang.pending_code == "reserved", gang.pending_message
+    # n3 is free, n1's work ends within 1 h and n0's within 3 h; n2's declared no limit.
+    assert gang.pending_message.endswith(
+        "; the runtime limits of the work on them free them within 3h00m"
+    )

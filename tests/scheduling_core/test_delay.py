@@ -1,5 +1,6 @@
 """Delay scheduling: capacity is held for a starving large job, for a bounded time."""
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -355,3 +356,34 @@ def test_node_drain_follows_the_work_that_ends_last_as_jobs_come_and_go():
     assert node_drain(state, ns, NOW) == 30 * 60
     live.release("short")
     assert node_drain(state, ns, NOW) == 0.0
+
+
+def test_the_hold_says_when_its_nodes_drain_by_the_runtime_limits_of_their_work():
+    def ends(job_id, where, hours):
+        return replace(running(job_id, where), expected_end=NOW + timedelta(hours=hours))
+
+    soon = snap(
+        nodes(3), [ends("a", {"n00000": range(4)}, 1.5), ends("b", {"n00002": range(8)}, 5)]
+    )
+    d = run(soon, [_big()])
+    assert d.reservations[0].node_ids == ("n00001", "n00000")
+    assert pending(d)["big"].message.endswith(
+        "; the runtime limits of the work on them free them within 1h30m"
+    )
+    # Declared runtimes elsewhere, but the held nodes run work that declared none.
+    unknown = snap(
+        nodes(3),
+        [
+            running("a", {"n00000": range(4)}),
+            running("b", {"n00002": range(8)}),
+            ends("c", {"n00001": range(1)}, 1),
+        ],
+    )
+    d = run(unknown, [_big()])
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    assert pending(d)["big"].message.endswith(
+        "; some of them run work without a runtime limit, so when they drain is unknown"
+    )
+    # Without any declared runtime, nothing is said about when.
+    d = run(_busy(), [_big()])
+    assert pending(d)["big"].message.endswith("are held for it until 2025-03-01T13:30:00")

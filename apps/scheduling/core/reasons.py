@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from .delay import INF, drain_of
 from .index import ClassIndex, ClusterState
 from .model import PendingCode, PendingJob, Policy, Tier
 from .placement import placement_tiers
@@ -118,6 +119,23 @@ def capacity(
     return PendingCode.RESOURCES, (
         f"enough free {model} by count, but no placement also gives each replica its CPU, "
         f"memory and labels ({asks})"
+    )
+
+
+def hold_drain(state: ClusterState, node_ids: tuple[str, ...], now: datetime) -> str:
+    """When the nodes held for a job are expected to be free, from the runtime limits of the
+    work on them (nothing without declared runtimes): a researcher's estimate of the start."""
+    if not state.timed:
+        return ""
+    nodes = [state.nodes[n] for n in node_ids if n in state.nodes]
+    drain = drain_of(state, nodes, now)
+    if drain == INF:
+        return "; some of them run work without a runtime limit, so when they drain is unknown"
+    if drain <= 0:
+        return ""
+    return (
+        f"; the runtime limits of the work on them free them within "
+        f"{fmt_duration(timedelta(seconds=drain))}"
     )
 
 

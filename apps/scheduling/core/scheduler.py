@@ -50,7 +50,7 @@ from .model import (
 from .placement import Placed, place_cpu_only, place_in_class, place_partial, placement_tiers
 from .preemption import apply_victims, find_victims, may_preempt
 from .quota import fmt_devices
-from .reasons import capacity, fmt_duration, no_match, over_max_wait
+from .reasons import capacity, fmt_duration, hold_drain, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
 from .topology import could_ever_fit, tier_of
@@ -386,6 +386,8 @@ class Scheduler:
                     f"; {len(held.node_ids)} nodes are held for it until "
                     f"{held.expires_at.isoformat()}"
                 )
+                if not self._quiet:
+                    why += hold_drain(self.state, held.node_ids, self.now)
         self._fail(req, code, why)
 
     def _place_scored(
