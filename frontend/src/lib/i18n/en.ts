@@ -300,7 +300,7 @@ export const en = {
     subtitle: "Replay the cluster's recent jobs under other scheduling policies.",
     start: 'New replay',
     explain:
-      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs, and Ours is told that run time in advance (as declared runtimes would).",
+      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is.",
     hours: 'Hours',
     policies: 'Policies',
     seed: 'Seed',
