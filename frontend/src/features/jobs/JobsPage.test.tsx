@@ -185,6 +185,7 @@ describe('submit wizard', () => {
     fireEvent.click(await screen.findByTitle('P1 – high (preempts P4/P5)'));
     await user.type(screen.getByLabelText('Max runtime (s)'), '86400');
     await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(within(await screen.findByTestId('submit-review')).getByText('1d 0h')).toBeTruthy();
     await user.click(await screen.findByRole('button', { name: 'Submit job' }));
 
     // Back on the first step, the message under the name field.

@@ -18,6 +18,7 @@ import { useNavigate } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
 import type { JobSubmit, Pool } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
+import { formatDuration } from '../../lib/format';
 import { PRIORITIES, modelsOf } from './helpers';
 import { usePools, useSubmitJob } from './api';
 
@@ -545,6 +546,9 @@ function Review({
         {t(`topologyMode.${values.topology_mode}`)} / {t(`topologyTier.${values.topology_tier}`)}
       </Descriptions.Item>
       <Descriptions.Item label={t('submit.retries')}>{values.max_retries}</Descriptions.Item>
+      <Descriptions.Item label={t('jobDetail.runtimeLimit')}>
+        {values.max_runtime_s ? formatDuration(values.max_runtime_s) : '—'}
+      </Descriptions.Item>
     </Descriptions>
   );
 }
