@@ -34,6 +34,12 @@ class IdlePolicy(models.Model):
         max_length=16, choices=QueueAction.choices, default=QueueAction.EXPIRE
     )
     webhook_url = models.URLField(blank=True, help_text="Tenant webhook for governance notices.")
+    max_runtime_s = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Longest runtime limit a training job or notebook may declare, and the "
+        "limit of those that declare none (null: no cap).",
+    )
     updated_at = models.DateTimeField(default=timezone.now)
 
     is_default = models.BooleanField(default=False, editable=False)

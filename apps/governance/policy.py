@@ -1,9 +1,10 @@
 """Effective idle policy of a tenant: the platform default, tightened by the tenant's own row.
 
 "Tighter" per field: a higher utilization threshold, shorter idle periods, a shorter grace,
-fewer and shorter extensions. Tenant rows are validated against the default when written, and
-merged field by field (strictest wins) when read, so a default tightened later still binds
-tenants whose rows were written under the older, looser default.
+fewer and shorter extensions, a lower runtime cap (none is the loosest). Tenant rows are
+validated against the default when written, and merged field by field (strictest wins) when
+read, so a default tightened later still binds tenants whose rows were written under the
+older, looser default.
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ LIMITS: dict[str, tuple[float, float]] = {
     "grace_s": (60, 86400),
     "max_extensions": (0, 20),
     "extension_s": (300, 7 * 86400),
+    "max_runtime_s": (60, 90 * 86400),
 }
+# The runtime cap of training jobs and notebooks (``max_runtime_s``; None: no cap) applies
+# to these kinds; inference services run until stopped.
+CAPPED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class Policy:
     extension_s: int = BUILTIN_RULE.extension_s
     queue_action: str = QueueAction.EXPIRE
     webhook_url: str = ""
+    max_runtime_s: int | None = None
 
     def idle_s(self, kind: str) -> int:
         return self.notebook_idle_s if kind == JobKind.NOTEBOOK else self.training_idle_s
@@ -67,6 +73,7 @@ def _from_row(row: IdlePolicy) -> Policy:
         extension_s=row.extension_s,
         queue_action=row.queue_action,
         webhook_url=row.webhook_url,
+        max_runtime_s=row.max_runtime_s,
     )
 
 
@@ -81,6 +88,8 @@ def strictest(default: Policy, own: Policy) -> Policy:
     for name, sign in STRICTER.items():
         a, b = getattr(default, name), getattr(own, name)
         merged[name] = max(a, b) if sign > 0 else min(a, b)
+    caps = [c for c in (default.max_runtime_s, own.max_runtime_s) if c is not None]
+    merged["max_runtime_s"] = min(caps) if caps else None
     return replace(own, **merged)
 
 
@@ -102,4 +111,9 @@ def looser_fields(default: Policy, values: dict[str, Any]) -> dict[str, list[str
         if (sign > 0 and values[name] < bound) or (sign < 0 and values[name] > bound):
             word = "at least" if sign > 0 else "at most"
             errors[name] = [f"Must be {word} the platform default ({bound:g})."]
+    cap = default.max_runtime_s
+    if "max_runtime_s" in values and cap is not None:
+        value = values["max_runtime_s"]
+        if value is None or value > cap:
+            errors["max_runtime_s"] = [f"Must be at most the platform default ({cap})."]
     return errors

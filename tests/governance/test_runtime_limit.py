@@ -12,7 +12,7 @@ from apps.governance.services import sweep
 from apps.jobs.models import Allocation, Job, OutboxEntry
 from apps.scheduling.snapshot import build
 from apps.tenancy.models import Role
-from tests.governance.conftest import HOUR, Wall, long_training, state, submit
+from tests.governance.conftest import HOUR, Wall, long_training, notebook, state, submit
 
 pytestmark = pytest.mark.django_db
 JOBS = "/api/v1/tenants/tenant-a/jobs/"
@@ -87,3 +87,44 @@ def test_the_limit_is_validated_kept_by_a_clone_and_shown(world, client_for, wal
     assert copy.status_code == 201 and copy.json()["max_runtime_s"] == 5400
     unlimited = submit(client, "tenant-a", long_training(wall.cluster, "y", 8))
     assert client.get(f"{JOBS}{unlimited}/").json()["max_runtime_s"] is None
+
+
+def test_a_runtime_cap_bounds_declared_limits_and_fills_missing_ones(world, client_for, wall):
+    policy = "/api/v1/tenants/tenant-a/governance/policy/"
+    admin = client_for(world.user("a", Role.TENANT_ADMIN))
+    member = client_for(world.user("a", Role.MEMBER))
+    assert member.get(policy).json()["effective"]["max_runtime_s"] is None  # no cap by default
+    assert admin.patch(policy, {"max_runtime_s": 4 * HOUR}, format="json").status_code == 200
+    too_long = member.post(JOBS, long_training(wall.cluster, "x", 8, max_runtime_s=5 * HOUR),
+                           format="json")  # fmt: skip
+    assert too_long.status_code == 400
+    assert too_long.json()["errors"] == {
+        "max_runtime_s": ["At most 14400 s: the runtime cap of tenant 'tenant-a' (its governance "
+                          "policy)."]
+    }  # fmt: skip
+    short = submit(member, "tenant-a", long_training(wall.cluster, "y", 8, max_runtime_s=HOUR))
+    undeclared = submit(member, "tenant-a", long_training(wall.cluster, "z", 8))
+    nb = submit(member, "tenant-a", notebook(wall.cluster))
+    assert Job.objects.get(pk=short).max_runtime_s == HOUR
+    assert Job.objects.get(pk=undeclared).max_runtime_s == 4 * HOUR
+    assert Job.objects.get(pk=nb).max_runtime_s == 4 * HOUR
+    # Another tenant is not bound by tenant-a's cap.
+    other = client_for(world.user("b", Role.MEMBER))
+    free = submit(other, "tenant-b", long_training(wall.cluster, "w", 8))
+    assert Job.objects.get(pk=free).max_runtime_s is None
+    # A platform default cap binds every tenant; a tenant may only tighten it.
+    root = client_for(world.platform_admin)
+    default = "/api/v1/governance/default-policy/"
+    assert root.put(default, {"max_runtime_s": 2 * HOUR}, format="json").status_code == 200
+    assert member.get(policy).json()["effective"]["max_runtime_s"] == 2 * HOUR
+    for looser in (None, 3 * HOUR):
+        bad = admin.patch(policy, {"max_runtime_s": looser}, format="json")
+        assert bad.status_code == 400
+        assert bad.json()["errors"] == {
+            "max_runtime_s": ["Must be at most the platform default (7200)."]
+        }
+    assert Job.objects.get(pk=submit(other, "tenant-b", long_training(wall.cluster, "v", 8))
+                           ).max_runtime_s == 2 * HOUR  # fmt: skip
+    # A clone is held to the cap as it is now.
+    copy = other.post(f"/api/v1/tenants/tenant-b/jobs/{free}/clone/")
+    assert copy.status_code == 201 and copy.json()["max_runtime_s"] == 2 * HOUR

@@ -27,6 +27,14 @@ class DefaultPolicySerializer(serializers.Serializer[Any]):
     max_extensions = _bounded("max_extensions")
     extension_s = _bounded("extension_s")
     queue_action = serializers.ChoiceField(QueueAction.choices, required=False)
+    max_runtime_s = serializers.IntegerField(
+        min_value=int(LIMITS["max_runtime_s"][0]),
+        max_value=int(LIMITS["max_runtime_s"][1]),
+        required=False,
+        allow_null=True,
+        help_text="Longest runtime limit (s) a training job or notebook may declare, and the "
+        "limit of those that declare none; null: no cap.",
+    )
 
 
 class TenantPolicySerializer(DefaultPolicySerializer):

@@ -9,6 +9,7 @@ from django.db.models import Max, Sum
 from rest_framework import serializers
 
 from apps.clusters.models import Node, ResourcePool
+from apps.governance.policy import CAPPED_KINDS, effective_policy
 from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine
 from apps.jobs.notebooks import open_path
 from apps.tenancy.models import ADMIN_ROLES, Project
@@ -209,9 +210,32 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
         errors.update(
             self._check_capacity(attrs["pool"], attrs.get("accelerator_model", ""), groups)
         )
+        errors.update(self._apply_runtime_cap(attrs))
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
+
+    def _apply_runtime_cap(self, attrs: dict[str, Any]) -> dict[str, list[str]]:
+        """The tenant's runtime cap (governance policy) bounds what a training job or notebook
+        declares, and is the limit of one that declares none."""
+        tenant = getattr(self.context.get("view"), "tenant", None)
+        if tenant is None or attrs.get("kind") not in CAPPED_KINDS:
+            return {}
+        cap = effective_policy(tenant).max_runtime_s
+        declared = attrs.get("max_runtime_s")
+        if cap is None:
+            return {}
+        if declared is None:
+            attrs["max_runtime_s"] = cap
+            return {}
+        if declared > cap:
+            return {
+                "max_runtime_s": [
+                    f"At most {cap} s: the runtime cap of tenant '{tenant.slug}' "
+                    "(its governance policy)."
+                ]
+            }
+        return {}
 
     @staticmethod
     def _check_capacity(

@@ -1693,6 +1693,8 @@ export interface components {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
+            /** @description Longest runtime limit (s) a training job or notebook may declare, and the limit of those that declare none; null: no cap. */
+            max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
             training_idle_s?: number;
@@ -1704,6 +1706,8 @@ export interface components {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
+            /** @description Longest runtime limit (s) a training job or notebook may declare, and the limit of those that declare none; null: no cap. */
+            max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
             training_idle_s?: number;
@@ -2772,6 +2776,8 @@ export interface components {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
+            /** @description Longest runtime limit (s) a training job or notebook may declare, and the limit of those that declare none; null: no cap. */
+            max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
             training_idle_s?: number;
@@ -3178,6 +3184,8 @@ export interface components {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
+            /** @description Longest runtime limit (s) a training job or notebook may declare, and the limit of those that declare none; null: no cap. */
+            max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
             training_idle_s?: number;
@@ -3190,6 +3198,8 @@ export interface components {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
+            /** @description Longest runtime limit (s) a training job or notebook may declare, and the limit of those that declare none; null: no cap. */
+            max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
             training_idle_s?: number;
