@@ -131,7 +131,9 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
         allow_null=True,
         help_text="Longest the job may hold its accelerators per run (seconds, from its "
         "admission); it is stopped after that. The scheduler plans with it: declared runtimes "
-        "tell it when busy nodes will drain for a waiting large job.",
+        "tell it when busy nodes will drain for a waiting large job. A tenant's governance "
+        "policy may cap it for training jobs and notebooks; those that declare none then get "
+        "the cap.",
     )
     max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
     owner = serializers.CharField(

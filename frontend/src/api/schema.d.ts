@@ -2080,7 +2080,7 @@ export interface components {
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
             max_retries: number;
-            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. */
+            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. A tenant's governance policy may cap it for training jobs and notebooks; those that declare none then get the cap. */
             max_runtime_s?: number | null;
             max_wait_s?: number | null;
             name: string;
@@ -2156,7 +2156,7 @@ export interface components {
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
             max_retries: number;
-            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. */
+            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. A tenant's governance policy may cap it for training jobs and notebooks; those that declare none then get the cap. */
             max_runtime_s?: number | null;
             max_wait_s?: number | null;
             name: string;
