@@ -128,6 +128,7 @@ class NoticeKind(models.TextChoices):
     QUEUE_EXPIRED = "queue_expired", "Expired in queue"
     QUEUE_ESCALATED = "queue_escalated", "Waiting past its limit"
     RUNTIME_LIMIT = "runtime_limit", "Stopped at its runtime limit"
+    RUNTIME_LIMIT_SOON = "runtime_limit_soon", "Runtime limit soon"
 
 
 class Notification(models.Model):

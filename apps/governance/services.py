@@ -35,10 +35,11 @@ from apps.governance.policy import Policy, default_policy, effective_policy, loo
 from apps.governance.utilization import UtilizationProvider, get_provider
 from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import services as jobs
-from apps.jobs.models import HOLDING, Allocation, Job, JobKind, JobState, OutboxAction
+from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobKind, JobState, OutboxAction
 from apps.tenancy.models import Membership, Role, Tenant
 
 GOVERNED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
+RUNTIME_WARNING_S = 30 * 60  # the owner hears of a runtime-limit stop this long before it
 STOP_MESSAGE = "stopped: idle GPUs"
 
 
@@ -62,6 +63,7 @@ class SweepResult:
     expired: int = 0
     escalated: int = 0
     timed_out: int = 0
+    runtime_warned: int = 0
 
     @property
     def total(self) -> int:
@@ -355,7 +357,11 @@ def _runtime_pass(now: datetime, result: SweepResult) -> None:
     for candidate in limited:
         assert candidate.admitted_at is not None and candidate.max_runtime_s is not None
         held = (now - candidate.admitted_at).total_seconds()
-        if held < candidate.max_runtime_s:
+        left = candidate.max_runtime_s - held
+        if left > 0:
+            # Warned a quarter of the limit ahead when that is shorter (a 1 h job: 15 min).
+            if left <= min(RUNTIME_WARNING_S, candidate.max_runtime_s / 4):
+                result.runtime_warned += _warn_runtime(candidate, left, now)
             continue
         with transaction.atomic():
             job = (
@@ -382,6 +388,36 @@ def _runtime_pass(now: datetime, result: SweepResult) -> None:
                 f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {note}.",
             )
             result.timed_out += 1
+
+
+def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
+    """Tells the owner, once per run, that the job will be stopped at its runtime limit, so
+    it can save a checkpoint (the platform cannot ask it to). 1 if told now."""
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("tenant", "owner")
+            .get(pk=candidate.pk)
+        )
+        if job.state not in HOLDING or job.admitted_at != candidate.admitted_at:
+            return 0
+        assert job.admitted_at is not None
+        told = JobEvent.objects.filter(
+            job=job, reason="RuntimeLimitSoon", created_at__gte=job.admitted_at
+        )
+        if told.exists():
+            return 0
+        stop_at = now + timedelta(seconds=left)
+        message = f"stops at its runtime limit in {_fmt(left)} ({stop_at:%Y-%m-%d %H:%M} UTC)"
+        JobEvent.objects.create(job=job, reason="RuntimeLimitSoon", message=message, created_at=now)
+        _tell_owner(
+            job,
+            NoticeKind.RUNTIME_LIMIT_SOON,
+            f"{job.name}: runtime limit soon",
+            f"Job {job.name} (#{job.pk}) {message}; save a checkpoint now to resume from it in a "
+            "clone.",
+        )
+        return 1
 
 
 _last_sweep = [float("-inf")]

@@ -50,6 +50,26 @@ def test_a_job_is_stopped_once_it_has_held_its_gpus_for_its_runtime_limit(
     assert state(waiting) in ("dispatching", "running")
 
 
+def test_the_owner_hears_of_the_stop_once_half_an_hour_ahead(world, client_for, wall) -> None:
+    owner = world.user("a", Role.MEMBER)
+    client = client_for(owner)
+    job = submit(client, "tenant-a", long_training(wall.cluster, "one", 8, max_runtime_s=2 * HOUR))
+    wall.go(0)
+    wall.go(90 * 60 - 60)  # 31 min left
+    assert sweep().runtime_warned == 0
+    wall.go(90 * 60 + 60)  # 29 min left
+    assert sweep().runtime_warned == 1
+    assert sweep().runtime_warned == 0  # once per run
+    event = Job.objects.get(pk=job).events.get(reason="RuntimeLimitSoon")
+    stop_at = wall.at(2 * HOUR)
+    assert event.message == f"stops at its runtime limit in 29 min ({stop_at:%Y-%m-%d %H:%M} UTC)"
+    notice = Notification.objects.get(recipient=owner, kind="runtime_limit_soon")
+    assert notice.body.endswith("save a checkpoint now to resume from it in a clone.")
+    assert state(job) == "running"
+    wall.go(2 * HOUR + 1)
+    assert sweep().timed_out == 1 and state(job) == "failed"
+
+
 def test_jobs_without_a_limit_are_never_stopped_for_runtime(world, client_for, wall) -> None:
     client = client_for(world.user("a", Role.MEMBER))
     job = submit(client, "tenant-a", long_training(wall.cluster, "one", 8))

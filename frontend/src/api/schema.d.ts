@@ -2343,9 +2343,10 @@ export interface components {
          *     * `queue_expired` - Expired in queue
          *     * `queue_escalated` - Waiting past its limit
          *     * `runtime_limit` - Stopped at its runtime limit
+         *     * `runtime_limit_soon` - Runtime limit soon
          * @enum {string}
          */
-        NotificationKindEnum: "idle_warning" | "idle_stopped" | "queue_expired" | "queue_escalated" | "runtime_limit";
+        NotificationKindEnum: "idle_warning" | "idle_stopped" | "queue_expired" | "queue_escalated" | "runtime_limit" | "runtime_limit_soon";
         Overview: {
             clusters: number;
             gpus: number;
