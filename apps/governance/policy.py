@@ -101,6 +101,12 @@ def effective_policy(tenant: Tenant, default: Policy | None = None) -> Policy:
     return strictest(default, _from_row(row))
 
 
+def runtime_cap(tenant: Tenant, kind: str) -> int | None:
+    """The runtime limit a job of ``kind`` in ``tenant`` may declare at most, and gets when
+    it declares none (None: no cap)."""
+    return effective_policy(tenant).max_runtime_s if kind in CAPPED_KINDS else None
+
+
 def looser_fields(default: Policy, values: dict[str, Any]) -> dict[str, list[str]]:
     """Field errors for values looser than the platform default."""
     errors: dict[str, list[str]] = {}

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from apps.accounting.services import held_milli
@@ -350,62 +351,82 @@ def _runtime_pass(now: datetime, result: SweepResult) -> None:
     """Stops every job that has held its accelerators for its ``max_runtime_s`` since its
     admission. The scheduler planned with that end (which nodes drain for a waiting large
     job, which work may use a gathering gang's quota room), so it is kept, like a batch
-    system's time limit; retries do not apply, the owner clones the job to go on."""
+    system's time limit; retries do not apply, the owner clones the job to go on. Shortly
+    before, the owner is told once per run (``_warn_runtime``)."""
     limited = Job.objects.filter(
         state__in=HOLDING, max_runtime_s__isnull=False, admitted_at__isnull=False
     ).only("pk", "admitted_at", "max_runtime_s")
+    soon: list[tuple[Job, float]] = []
     for candidate in limited:
         assert candidate.admitted_at is not None and candidate.max_runtime_s is not None
         held = (now - candidate.admitted_at).total_seconds()
         left = candidate.max_runtime_s - held
-        if left > 0:
-            # Warned a quarter of the limit ahead when that is shorter (a 1 h job: 15 min).
-            if left <= min(RUNTIME_WARNING_S, candidate.max_runtime_s / 4):
-                result.runtime_warned += _warn_runtime(candidate, left, now)
-            continue
-        with transaction.atomic():
-            job = (
-                Job.objects.select_for_update(of=("self",))
-                .select_related("tenant", "owner")
-                .get(pk=candidate.pk)
-            )
-            # Requeued and admitted again since the read: a new run, with a new limit.
-            if job.state not in HOLDING or job.admitted_at != candidate.admitted_at:
-                continue
-            on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
-            summary = f"held its accelerators {_fmt(held)}, limit {_fmt(candidate.max_runtime_s)}"
-            note = _checkpoint_note(job)
-            jobs.transition(
-                job, JobState.FAILED, reason="RuntimeLimit",
-                message=f"stopped at its runtime limit ({summary})",
-            )  # fmt: skip
-            if on_cluster:
-                jobs.enqueue_outbox(job, OutboxAction.DELETE)
-            _tell_owner(
-                job,
-                NoticeKind.RUNTIME_LIMIT,
-                f"{job.name}: stopped at its runtime limit",
-                f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {note}.",
-            )
-            result.timed_out += 1
+        if left <= 0:
+            result.timed_out += _stop_at_limit(candidate, held)
+        # Warned a quarter of the limit ahead when that is shorter (a 1 h job: 15 min).
+        elif left <= min(RUNTIME_WARNING_S, candidate.max_runtime_s / 4):
+            soon.append((candidate, left))
+    if not soon:
+        return
+    # One query for the runs already warned, so a warned job costs no lock per pass.
+    told = set(_warned_runs([c.pk for c, _ in soon]).values_list("job_id", flat=True))
+    for candidate, left in soon:
+        if candidate.pk not in told:
+            result.runtime_warned += _warn_runtime(candidate, left, now)
+
+
+def _warned_runs(job_ids: list[int]) -> QuerySet[JobEvent]:
+    """The warnings given in the jobs' current runs (since their last admission)."""
+    return JobEvent.objects.filter(
+        job__in=job_ids, reason="RuntimeLimitSoon", created_at__gte=F("job__admitted_at")
+    )
+
+
+def _same_run(candidate: Job) -> Job | None:
+    """The job locked, if it still holds its accelerators in the run ``candidate`` was read
+    in (requeued and admitted again since: a new run, with a new limit). In a transaction."""
+    job = (
+        Job.objects.select_for_update(of=("self",))
+        .select_related("tenant", "owner")
+        .get(pk=candidate.pk)
+    )
+    if job.state not in HOLDING or job.admitted_at != candidate.admitted_at:
+        return None
+    return job
+
+
+def _stop_at_limit(candidate: Job, held: float) -> int:
+    """Stops the job at its runtime limit; 1 if stopped now."""
+    assert candidate.max_runtime_s is not None
+    with transaction.atomic():
+        job = _same_run(candidate)
+        if job is None:
+            return 0
+        on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
+        summary = f"held its accelerators {_fmt(held)}, limit {_fmt(candidate.max_runtime_s)}"
+        note = _checkpoint_note(job)
+        jobs.transition(
+            job, JobState.FAILED, reason="RuntimeLimit",
+            message=f"stopped at its runtime limit ({summary})",
+        )  # fmt: skip
+        if on_cluster:
+            jobs.enqueue_outbox(job, OutboxAction.DELETE)
+        _tell_owner(
+            job,
+            NoticeKind.RUNTIME_LIMIT,
+            f"{job.name}: stopped at its runtime limit",
+            f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {note}.",
+        )
+        return 1
 
 
 def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
-    """Tells the owner, once per run, that the job will be stopped at its runtime limit, so
-    it can save a checkpoint (the platform cannot ask it to). 1 if told now."""
+    """Tells the owner that the job will be stopped at its runtime limit, so it can save a
+    checkpoint (the platform cannot ask it to); the event marks the run as warned. 1 if
+    told now."""
     with transaction.atomic():
-        job = (
-            Job.objects.select_for_update(of=("self",))
-            .select_related("tenant", "owner")
-            .get(pk=candidate.pk)
-        )
-        if job.state not in HOLDING or job.admitted_at != candidate.admitted_at:
-            return 0
-        assert job.admitted_at is not None
-        told = JobEvent.objects.filter(
-            job=job, reason="RuntimeLimitSoon", created_at__gte=job.admitted_at
-        )
-        if told.exists():
+        job = _same_run(candidate)
+        if job is None or _warned_runs([job.pk]).exists():  # another sweep may have told it
             return 0
         stop_at = now + timedelta(seconds=left)
         message = f"stops at its runtime limit in {_fmt(left)} ({stop_at:%Y-%m-%d %H:%M} UTC)"

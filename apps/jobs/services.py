@@ -17,7 +17,7 @@ from apps.accounting.services import close_segment
 from apps.accounts.models import User
 from apps.clusters.models import ResourcePool
 from apps.core.events import publish_tenant_event
-from apps.governance.policy import CAPPED_KINDS, effective_policy
+from apps.governance.policy import runtime_cap
 from apps.jobs.models import (
     HOLDING,
     TRANSITIONS,
@@ -201,7 +201,7 @@ def clone_job(*, job: Job, actor: User) -> Job:
     """A new queued job with the same spec (retry of a finished job, or a copy), under the
     tenant's runtime cap as it is now."""
     limit = job.max_runtime_s
-    cap = effective_policy(job.tenant).max_runtime_s if job.kind in CAPPED_KINDS else None
+    cap = runtime_cap(job.tenant, job.kind)
     if cap is not None:
         limit = cap if limit is None else min(limit, cap)
     return submit_job(

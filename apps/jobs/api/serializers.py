@@ -9,7 +9,7 @@ from django.db.models import Max, Sum
 from rest_framework import serializers
 
 from apps.clusters.models import Node, ResourcePool
-from apps.governance.policy import CAPPED_KINDS, effective_policy
+from apps.governance.policy import runtime_cap
 from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine
 from apps.jobs.notebooks import open_path
 from apps.tenancy.models import ADMIN_ROLES, Project
@@ -221,12 +221,12 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
         """The tenant's runtime cap (governance policy) bounds what a training job or notebook
         declares, and is the limit of one that declares none."""
         tenant = getattr(self.context.get("view"), "tenant", None)
-        if tenant is None or attrs.get("kind") not in CAPPED_KINDS:
+        if tenant is None:
             return {}
-        cap = effective_policy(tenant).max_runtime_s
-        declared = attrs.get("max_runtime_s")
+        cap = runtime_cap(tenant, attrs.get("kind", ""))
         if cap is None:
             return {}
+        declared = attrs.get("max_runtime_s")
         if declared is None:
             attrs["max_runtime_s"] = cap
             return {}
