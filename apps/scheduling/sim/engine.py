@@ -56,6 +56,7 @@ class JobRun:
     remaining: float | None = None
     first_start: float | None = None
     end: float | None = None
+    due: float | None = None  # when the current run completes (None: runs until stopped)
     start: float = 0.0
     penalty: float = 0.0  # start-up time of the current run (restart cost)
     next_penalty: float = 0.0
@@ -399,6 +400,7 @@ class Simulator:
         limit = run.job.runtime_limit
         if limit is not None and (end is None or end > now + limit):
             end = now + limit  # stopped at its runtime limit, as the product does
+        run.due = end
         if end is not None:
             self.events.push(end, Kind.COMPLETE, (run, run.generation))
 

@@ -424,8 +424,8 @@ class Recorder:
                 continue
             if job.priority <= HIGHEST_PREEMPTOR and yields_to(owner.job.priority, job.priority):
                 continue
-            if owner.status == "running" and owner.remaining is not None:
-                until = owner.start + owner.penalty + owner.remaining - now
+            if owner.status == "running" and owner.due is not None:
+                until = owner.due - now
             else:
                 until = math.inf  # a service, or a part of a gang that has not started
             fixed.append((until, held_milli(part) / FULL_DEVICE_MILLI))
