@@ -387,3 +387,67 @@ def test_the_hold_says_when_its_nodes_drain_by_the_runtime_limits_of_their_work(
     # Without any declared runtime, nothing is said about when.
     d = run(_busy(), [_big()])
     assert pending(d)["big"].message.endswith("are held for it until 2025-03-01T13:30:00")
+
+
+def test_work_declared_to_end_before_held_nodes_drain_may_use_them():
+    # n0: 4 devices busy for 2 more hours; n1: free; n2: busy for 10 hours. The 2 x 8 gang
+    # holds n0 and n1, which drain in 2 hours: a job declared to take 1 hour leaves them by
+    # then, one declared 3 hours (or with no runtime) would keep the gang waiting.
+    cluster = snap(
+        nodes(3),
+        [
+            replace(running("a", {"n00000": range(4)}), expected_end=NOW + 2 * HOUR),
+            replace(running("b", {"n00002": range(8)}), expected_end=NOW + 10 * HOUR),
+        ],
+    )
+    queue = [
+        _big(),
+        # same shape, submitted first: its failure must not be taken for the short job's
+        replace(job("long", whole(1, 1), waited=2), expected_runtime=3 * HOUR),
+        replace(job("short", whole(1, 1), waited=1), expected_runtime=HOUR),
+        job("unknown", whole(1, 1), waited=1),
+    ]
+    d = run(cluster, queue, hold_backfill=True)
+    assert sorted(d.reservations[0].node_ids) == ["n00000", "n00001"]
+    assert "(or to work declared to end within 2h00m)" in d.reservations[0].reason
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    assert where(placed(d)["short"])[0][0] in {"n00000", "n00001"}
+    assert pending(d)["long"].code == PendingCode.HELD
+    assert pending(d)["unknown"].code == PendingCode.HELD
+    # Without the switch, held nodes go only to the holder and higher priorities.
+    d = run(cluster, queue)
+    assert pending(d)["short"].code == PendingCode.HELD
+
+
+def test_a_gang_waiting_for_nodes_keeps_the_quota_room_it_needs():
+    # t1 may use 36 devices and runs 8 (n0): its 3 x 8 gang fits its limit, but only n5 is
+    # whole and free (t2 runs 4 devices on each of n1-n4), so it waits for nodes. A 2 x 4
+    # gang of t1 would fit the free halves and leave t1 less room than the big gang needs.
+    cluster = snap(
+        nodes(6),
+        [
+            running("mine", {"n00000": range(8)}, priority=3),
+            running("theirs", {f"n0000{i}": range(4) for i in range(1, 5)}, tenant="t2"),
+        ],
+        quotas=[quota("t1", 24, 12), quota("t2", 16, 8)],
+    )
+    queue = [
+        job("big", whole(3, 8), priority=2, waited=60),
+        job("gang", whole(2, 4), priority=2, waited=2),  # 8 + 8 + 24 > 36: kept out
+        job("mid", whole(1, 4), priority=2, waited=1),  # 8 + 4 + 24 = 36: leaves the room
+    ]
+    # (gangs of 8 devices or more count as large here, and so are kept out of the room)
+    settings: dict[str, Any] = dict(large_patience_devices=16, large_job_devices=8)
+    d = run(cluster, queue, keep_room_while_held=True, **settings)
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    assert pending(d)["gang"].code == PendingCode.QUOTA
+    assert "keeps its quota room" in pending(d)["gang"].message
+    assert "mid" in placed(d)
+    # Without the switch the gang takes the room while the big gang's nodes drain.
+    d = run(cluster, queue, **settings)
+    assert "gang" in placed(d)
+    # A gang the pool could never host (7 nodes of 6) keeps no room, under any limit.
+    roomy = replace(cluster, quotas=(quota("t1", 24, 40), quota("t2", 16, 8)))
+    queue[0] = job("big", whole(7, 8), priority=2, waited=60)
+    d = run(roomy, queue, keep_room_while_held=True, **settings)
+    assert "gang" in placed(d)

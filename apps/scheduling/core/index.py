@@ -22,7 +22,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
@@ -67,6 +67,7 @@ class NodeState:
         "cpu_free",
         "ends",
         "free",
+        "held_budget",
         "held_by",
         "held_priority",
         "idx",
@@ -96,6 +97,9 @@ class NodeState:
         self.leaf_key: LeafKey = (node.spine, node.scalable_unit, node.leaf_switch)
         self.held_by: str | None = None
         self.held_priority = 0
+        # work declared to run at most this long may use the node though it is held
+        # (``Policy.hold_backfill``); None: none may
+        self.held_budget: timedelta | None = None
         self.sig: Sig | None = None  # see ClassIndex.groups
         # job id -> expected end of the jobs that run here (``RunningJob.expected_end``); a
         # job released inside a cycle stays until ``forget`` (delay.node_drain skips it)
@@ -125,9 +129,13 @@ class NodeState:
         if top is not None and top[0] == job_id:
             self.top_end = None
 
-    def usable_by(self, job_id: str, priority: int) -> bool:
-        """Held nodes stay usable by the holder and by strictly higher priority work."""
-        return self.held_by is None or self.held_by == job_id or priority < self.held_priority
+    def usable_by(self, job_id: str, priority: int, runtime: timedelta | None = None) -> bool:
+        """Held nodes stay usable by the holder, by strictly higher priority work, and by
+        work declared to end (``runtime``) before the holder could start there."""
+        if self.held_by is None or self.held_by == job_id or priority < self.held_priority:
+            return True
+        budget = self.held_budget
+        return budget is not None and runtime is not None and runtime <= budget
 
     def matches(self, selector: Selector) -> bool:
         labels = self.node.labels
@@ -552,13 +560,17 @@ class ClusterState:
         self.ledger.add(key, milli)
         self.log.append(partial(self.ledger.add, key, -milli))
 
-    def hold(self, ns: NodeState, job_id: str, priority: int) -> None:
-        self.log.append(partial(self._unhold, ns, ns.held_by, ns.held_priority))
-        ns.held_by, ns.held_priority = job_id, priority
+    def hold(
+        self, ns: NodeState, job_id: str, priority: int, budget: timedelta | None = None
+    ) -> None:
+        self.log.append(partial(self._unhold, ns, ns.held_by, ns.held_priority, ns.held_budget))
+        ns.held_by, ns.held_priority, ns.held_budget = job_id, priority, budget
         self.held.append(ns)
 
-    def _unhold(self, ns: NodeState, by: str | None, priority: int) -> None:
-        ns.held_by, ns.held_priority = by, priority
+    def _unhold(
+        self, ns: NodeState, by: str | None, priority: int, budget: timedelta | None
+    ) -> None:
+        ns.held_by, ns.held_priority, ns.held_budget = by, priority, budget
         self.held.remove(ns)
 
     def release_job(self, job_id: str) -> RunningEntry:
@@ -648,7 +660,7 @@ class ClusterState:
     def begin_cycle(self) -> None:
         """Reset what only lives for one cycle: holds, trial bookkeeping, caches, warnings."""
         for ns in self.held:
-            ns.held_by, ns.held_priority = None, 0
+            ns.held_by, ns.held_priority, ns.held_budget = None, 0, None
         self.held.clear()
         self.log.clear()
         self.freed_by.clear()

@@ -322,6 +322,15 @@ class Policy:
     # gangs of ``large_job_devices`` or more are kept out of it.
     lend_quota_room_to_preemptible: bool = False
     quota_room_backfill: timedelta = timedelta(hours=1)
+    # With declared runtimes: free devices on nodes held for another job also go to work
+    # declared to end before the held nodes are expected to drain (EASY backfill's shadow
+    # time): it gives the devices back before the holder could start, so the hold costs the
+    # others less and delays the holder not at all.
+    hold_backfill: bool = False
+    # A starving large gang that waits for nodes (not for quota room) keeps the quota room
+    # it needs from its tenant's later work: otherwise that work takes the room while the
+    # gang's nodes drain, and the gang then waits for room after the nodes are free.
+    keep_room_while_held: bool = False
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True

@@ -4,9 +4,9 @@
 (every switch of the core, chosen round by round there). The product's loop runs the
 preset that ``ZS_SCHEDULER_POLICY`` names; the simulator's ``ours`` is ``tuned`` too, so the
 two cannot drift apart. Some of its switches act only on declared runtimes
-(``drain_wait``, the drain order of holds): in the product those are the jobs' runtime
-limits (``max_runtime_s``, which governance enforces), and they do not trigger for work
-that declared none.
+(``drain_wait``, the drain order of holds, ``hold_backfill``): in the product those are
+the jobs' runtime limits (``max_runtime_s``, which governance enforces), and they do not
+trigger for work that declared none.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def tuned(*, devices: int | None = None, quotas: bool = True) -> Policy:
         hold_while_quota_blocked=True,
         quota_hold_until_start=True,
         lend_quota_room_to_preemptible=True,
+        hold_backfill=True,
+        keep_room_while_held=True,
         max_holds=holds,
         max_hold=timedelta(hours=12),
     )

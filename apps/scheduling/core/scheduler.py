@@ -18,7 +18,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from .delay import (
@@ -30,7 +30,7 @@ from .delay import (
     topology_patience_for,
 )
 from .fragmentation import fragmentation_of
-from .index import ClassIndex, ClassKey, ClusterState
+from .index import ClassIndex, ClassKey, ClusterState, NodeState
 from .model import (
     HIGHEST_PREEMPTOR,
     LOWEST_VICTIM,
@@ -62,6 +62,9 @@ class _QuotaHold(NamedTuple):
     job_id: str
     priority: int
     devices: int  # whole devices it needs
+    # kept while it waits for nodes, not for room: only the room it needs is kept
+    # (``Policy.keep_room_while_held``), milli-devices
+    room: int = 0
 
 
 @contextmanager
@@ -151,6 +154,9 @@ class Scheduler:
         self._nofit: set[tuple[object, ...]] = set()
         self._novictims: set[tuple[object, ...]] = set()
         self._holders: set[str] = set()
+        # how long work may run on the nodes of each hold of this cycle and still leave
+        # them before their holder could start (``Policy.hold_backfill``)
+        self._budgets: list[timedelta] = []
         # (tenant, pool) -> a starving job that only its own tenant's quota blocks; that
         # tenant's other large jobs (``large_job_devices``) of its priority or lower wait
         # too, so the room its finishing jobs free goes to the starving job. Smaller jobs
@@ -274,7 +280,7 @@ class Scheduler:
             patient = job.topology.mode == TopologyMode.SOFT and (
                 self.now - job.submit_time < topology_patience_for(req.total_whole, policy)
             )
-            key: tuple[object, ...] = (req.shape, job.tenant, patient)
+            key: tuple[object, ...] = (req.shape, job.tenant, patient, self._backfills(job))
             code = self._fastfail.get(key)
             if code is not None:
                 self._pend(job, code, "")
@@ -318,6 +324,10 @@ class Scheduler:
         shape: tuple[object, ...] | None = None
         if job.job_id not in self._holders:
             shape = (req.shape, "tight") if tight else req.shape
+            backfills = self._backfills(job)
+            if backfills:
+                # it may use some held nodes that jobs of its shape declared longer may not
+                shape = (shape, backfills)
         if scored:
             self._place_scored(req, classes, quota_fail, shape)
             if job.job_id in self._placed_ids:
@@ -371,6 +381,18 @@ class Scheduler:
         ):
             self._quota_holds.setdefault(
                 (job.tenant, job.pool), _QuotaHold(job.job_id, job.priority, req.total_whole)
+            )
+        if (
+            policy.keep_room_while_held
+            and policy.quotas
+            and code != PendingCode.QUOTA
+            and req.total_whole >= policy.large_patience_devices
+            and (starving or self._keeps_quota_room(req, classes))
+            and self._room_could_suffice(req, classes)
+        ):
+            self._quota_holds.setdefault(
+                (job.tenant, job.pool),
+                _QuotaHold(job.job_id, job.priority, req.total_whole, req.accel_milli),
             )
         hold_anyway = (
             starving
@@ -478,6 +500,14 @@ class Scheduler:
         policy, job = self.policy, req.job
         if hold.job_id == job.job_id or job.priority < hold.priority:
             return False
+        if hold.room:
+            # Only work that would leave the tenant less than the holder's room.
+            ledger = self.state.ledger
+            if all(
+                ledger.check((job.tenant, job.pool, cls.model), req.accel_milli + hold.room) is None
+                for cls in compatible_classes(self.state, req)
+            ):
+                return False
         if policy.lend_quota_room_to_preemptible and hold.devices >= policy.large_patience_devices:
             if job.priority >= LOWEST_VICTIM and hold.priority <= HIGHEST_PREEMPTOR:
                 return False  # it can be preempted back
@@ -495,9 +525,16 @@ class Scheduler:
             return False
         if self.now - job.submit_time < starvation_threshold_for(req.total_whole, policy):
             return False
-        ledger = self.state.ledger
+        return self._room_could_suffice(req, classes)
+
+    def _room_could_suffice(self, req: Request, classes: list[ClassIndex]) -> bool:
+        """Whether some class could ever host the job, within its tenant's limit there: else
+        keeping quota room for it would hold the tenant's other work back for nothing."""
+        job, ledger = req.job, self.state.ledger
         return any(
-            ledger.limit((job.tenant, job.pool, c.model)) >= req.accel_milli for c in classes
+            ledger.limit((job.tenant, job.pool, c.model)) >= req.accel_milli
+            and could_ever_fit(c, Tier.ANY, req.whole_need)
+            for c in classes
         )
 
     def _own_room_covers(self, req: Request, classes: list[ClassIndex]) -> bool:
@@ -568,6 +605,24 @@ class Scheduler:
             return True
         return not self._placeable_loosely(req, cls)
 
+    def _backfills(self, job: PendingJob) -> int:
+        """On the nodes of how many of this cycle's holds ``job`` may run before they drain
+        (``Policy.hold_backfill``): placement differs between jobs of one shape only by it."""
+        runtime = job.expected_runtime
+        if runtime is None or not self._budgets:
+            return 0
+        return sum(1 for budget in self._budgets if runtime <= budget)
+
+    def _hold_budget(self, nodes: list[NodeState]) -> timedelta | None:
+        """How long other work may run on ``nodes`` and still be gone when they are expected
+        to drain for their holder (``Policy.hold_backfill``; None: no such work)."""
+        if not self.policy.hold_backfill:
+            return None
+        drain = drain_of(self.state, nodes, self.now)
+        if not drain > 0 or drain == float("inf"):
+            return None
+        return timedelta(seconds=drain)
+
     def _hold(
         self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
     ) -> Reservation | None:
@@ -580,8 +635,11 @@ class Scheduler:
             nodes = choose_hold(st, cls, req, self._prior.get(job.job_id), self.now)
             if not nodes:
                 continue
+            budget = self._hold_budget(nodes)
             for ns in nodes:
-                st.hold(ns, job.job_id, job.priority)
+                st.hold(ns, job.job_id, job.priority, budget)
+            if budget is not None:
+                self._budgets.append(budget)
             st.commit()
             self._changed()
             self._holders.add(job.job_id)
@@ -595,7 +653,13 @@ class Scheduler:
                 reason=(
                     f"held for job {job.job_id} (P{job.priority}, {req.total_whole} "
                     f"{cls.model}) after {waited} waiting: free devices on these nodes go only "
-                    f"to it or to higher-priority work until {expires.isoformat()}"
+                    f"to it or to higher-priority work"
+                    + (
+                        ""
+                        if budget is None
+                        else f" (or to work declared to end within {fmt_duration(budget)})"
+                    )
+                    + f" until {expires.isoformat()}"
                 ),
             )
             self._reservations.append(reservation)

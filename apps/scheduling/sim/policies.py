@@ -29,8 +29,11 @@
   tenant's own P4/P5 work covers the room it lacks (``hold_while_quota_blocked``); gangs of
   256 devices or more keep their tenant's quota room until they start
   (``quota_hold_until_start``) and lend it only to work they can preempt back or that is
-  declared to end within an hour (``lend_quota_room_to_preemptible``). docs/benchmarks.md
-  (the "Sixth round" and "Eighth round") has the runs that chose these.
+  declared to end within an hour (``lend_quota_room_to_preemptible``). While such a gang
+  waits for nodes rather than room, it keeps the room it will need from its tenant's later
+  work (``keep_room_while_held``), and free devices on held nodes go to work declared to
+  end before they drain (``hold_backfill``). docs/benchmarks.md (the "Sixth round",
+  "Eighth round" and "Eleventh round") has the runs that chose these.
 """
 
 from __future__ import annotations
