@@ -18,6 +18,7 @@ from apps.jobs.models import Job, JobState
 from apps.scheduling import core
 from apps.scheduling.core.presets import PRESETS, preset, tuned
 from apps.scheduling.loop import live_policy, run_cycle
+from apps.scheduling.models import Hold
 from apps.scheduling.snapshot import build
 from apps.tenancy.models import Role
 from config.env import ConfigError, get_choice
@@ -88,9 +89,9 @@ def test_an_unknown_preset_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         get_choice("ZS_SCHEDULER_POLICY", "standard", PRESETS)
 
 
-def test_a_held_gang_is_told_when_its_nodes_drain_by_declared_limits(
-    world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _held_gang(world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch) -> Job:
+    """n0, n1 and n2 run tenant-b's work declared for 3 h, 1 h and no limit; a 3 x 8 gang of
+    tenant-a that has waited an hour. The tuned preset holds n3, n1 and n0 for it."""
     now = timezone.now().replace(microsecond=0)
     monkeypatch.setattr(timezone, "now", lambda: now)
     client = client_for(world.user("b", Role.MEMBER))
@@ -107,6 +108,13 @@ def test_a_held_gang_is_told_when_its_nodes_drain_by_declared_limits(
     Job.objects.filter(pk=gang.pk).update(
         spec={**gang.spec, "replica_groups": [three]}, submitted_at=now - timedelta(hours=1)
     )
+    return gang
+
+
+def test_a_held_gang_is_told_when_its_nodes_drain_by_declared_limits(
+    world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gang = _held_gang(world, cluster, client_for, monkeypatch)
     with override_settings(SCHEDULER_POLICY="tuned"):
         run_cycle()
     gang.refresh_from_db()
@@ -115,3 +123,31 @@ def test_a_held_gang_is_told_when_its_nodes_drain_by_declared_limits(
     assert gang.pending_message.endswith(
         "; the runtime limits of the work on them free them within 3h00m"
     )
+
+
+def test_work_whose_limit_ends_before_the_held_nodes_drain_backfills_them(
+    world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gang = _held_gang(world, cluster, client_for, monkeypatch)
+    client = client_for(world.user("a", Role.MEMBER))
+    ids = {}
+    for name, limit_h in (("quick", 1), ("slow", 5)):
+        body = training_body(
+            cluster.pool, name=name, max_runtime_s=limit_h * 3600,
+            replica_groups=[{"name": "worker", "replicas": 1, "accelerators": 1}],
+        )  # fmt: skip
+        response = client.post("/api/v1/tenants/tenant-a/jobs/", body, format="json")
+        assert response.status_code == 201, response.json()
+        ids[name] = response.json()["id"]
+    with override_settings(SCHEDULER_POLICY="tuned"):
+        run_cycle()
+    gang.refresh_from_db()
+    assert gang.pending_code == "reserved", gang.pending_message
+    assert "(or to work declared to end within 3h00m)" in Hold.objects.get(job=gang).reason
+    # Only n3 has free devices, and it is held: the job limited to 1 h leaves it before
+    # the gang could start; the one limited to 5 h would keep the gang waiting.
+    quick, slow = (Job.objects.get(pk=ids[name]) for name in ("quick", "slow"))
+    assert quick.state != JobState.QUEUED
+    assert set(quick.allocations.values_list("node__name", flat=True)) == {"n3"}
+    assert slow.state == JobState.QUEUED
+    assert slow.pending_code == "held", slow.pending_message
