@@ -163,14 +163,16 @@ def _checkpoint_note(job: Job) -> str:
     return f"no checkpoint requested (the platform has no checkpoint-request API); {where}"[:300]
 
 
+def _locked_job(pk: int) -> Job:
+    """The job's row locked (not its tenant's or owner's, which come along for notices and
+    events). In a transaction."""
+    return Job.objects.select_for_update(of=("self",)).select_related("tenant", "owner").get(pk=pk)
+
+
 def _stop(flag_id: int, now: datetime) -> bool:
     with transaction.atomic():
         flag = IdleFlag.objects.select_for_update().get(pk=flag_id)
-        job = (
-            Job.objects.select_for_update(of=("self",))
-            .select_related("tenant", "owner")
-            .get(pk=flag.job_id)
-        )
+        job = _locked_job(flag.job_id)
         if flag.state not in ACTIVE_FLAG_STATES or job.state != JobState.RUNNING:
             return False
         milli = sum(held_milli(Allocation.objects.filter(job=job)).values())
@@ -303,8 +305,7 @@ def _queue_pass(now: datetime, result: SweepResult) -> None:
             continue
         policy = effective_policy(candidate.tenant, default)
         with transaction.atomic():
-            job = Job.objects.select_for_update(of=("self",)).select_related("tenant", "owner")
-            job_row = job.get(pk=candidate.pk)
+            job_row = _locked_job(candidate.pk)
             if job_row.state != JobState.QUEUED or QueueFlag.objects.filter(job=job_row).exists():
                 continue
             blocking = job_row.pending_message or "no pending reason recorded"
@@ -385,11 +386,7 @@ def _warned_runs(job_ids: list[int]) -> QuerySet[JobEvent]:
 def _same_run(candidate: Job) -> Job | None:
     """The job locked, if it still holds its accelerators in the run ``candidate`` was read
     in (requeued and admitted again since: a new run, with a new limit). In a transaction."""
-    job = (
-        Job.objects.select_for_update(of=("self",))
-        .select_related("tenant", "owner")
-        .get(pk=candidate.pk)
-    )
+    job = _locked_job(candidate.pk)
     if job.state not in HOLDING or job.admitted_at != candidate.admitted_at:
         return None
     return job

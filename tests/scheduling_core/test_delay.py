@@ -446,6 +446,21 @@ def test_a_gang_waiting_for_nodes_keeps_the_quota_room_it_needs():
     # Without the switch the gang takes the room while the big gang's nodes drain.
     d = run(cluster, queue, **settings)
     assert "gang" in placed(d)
+    # Room is kept in the models the big gang may run on: a gang of t1 on H800 nodes, where
+    # t1 may use 16 devices, takes nothing from it.
+    a800, h800 = frozenset({"A800"}), frozenset({"H800"})
+    mixed = snap(
+        [*nodes(6), *nodes(2, model="H800", prefix="h", spine="spine-1")],
+        cluster.running,
+        quotas=[*cluster.quotas, quota("t1", 16, model="H800")],
+    )
+    two_models = [
+        job("big", whole(3, 8, models=a800), priority=2, waited=60),
+        job("gang", whole(2, 4, models=h800), priority=2, waited=2),
+    ]
+    d = run(mixed, two_models, keep_room_while_held=True, **settings)
+    assert pending(d)["big"].code == PendingCode.RESERVED
+    assert "gang" in placed(d)
     # A gang the pool could never host (7 nodes of 6) keeps no room, under any limit.
     roomy = replace(cluster, quotas=(quota("t1", 24, 40), quota("t2", 16, 8)))
     queue[0] = job("big", whole(7, 8), priority=2, waited=60)

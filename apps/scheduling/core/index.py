@@ -129,7 +129,7 @@ class NodeState:
         if top is not None and top[0] == job_id:
             self.top_end = None
 
-    def usable_by(self, job_id: str, priority: int, runtime: timedelta | None = None) -> bool:
+    def usable_by(self, job_id: str, priority: int, runtime: timedelta | None) -> bool:
         """Held nodes stay usable by the holder, by strictly higher priority work, and by
         work declared to end (``runtime``) before the holder could start there."""
         if self.held_by is None or self.held_by == job_id or priority < self.held_priority:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from .delay import (
+    INF,
     choose_hold,
     drain_of,
     hold_expiry,
@@ -63,8 +64,9 @@ class _QuotaHold(NamedTuple):
     priority: int
     devices: int  # whole devices it needs
     # kept while it waits for nodes, not for room: only the room it needs is kept
-    # (``Policy.keep_room_while_held``), milli-devices
+    # (``Policy.keep_room_while_held``), milli-devices, in the models it may run on
     room: int = 0
+    models: frozenset[str] = frozenset()
 
 
 @contextmanager
@@ -392,7 +394,13 @@ class Scheduler:
         ):
             self._quota_holds.setdefault(
                 (job.tenant, job.pool),
-                _QuotaHold(job.job_id, job.priority, req.total_whole, req.accel_milli),
+                _QuotaHold(
+                    job.job_id,
+                    job.priority,
+                    req.total_whole,
+                    req.accel_milli,
+                    frozenset(c.model for c in classes),
+                ),
             )
         hold_anyway = (
             starving
@@ -501,10 +509,13 @@ class Scheduler:
         if hold.job_id == job.job_id or job.priority < hold.priority:
             return False
         if hold.room:
-            # Only work that would leave the tenant less than the holder's room.
+            # Only work that would leave the tenant less than the holder's room, in a model
+            # the holder may run on.
             ledger = self.state.ledger
             if all(
-                ledger.check((job.tenant, job.pool, cls.model), req.accel_milli + hold.room) is None
+                cls.model not in hold.models
+                or ledger.check((job.tenant, job.pool, cls.model), req.accel_milli + hold.room)
+                is None
                 for cls in compatible_classes(self.state, req)
             ):
                 return False
@@ -619,9 +630,7 @@ class Scheduler:
         if not self.policy.hold_backfill:
             return None
         drain = drain_of(self.state, nodes, self.now)
-        if not drain > 0 or drain == float("inf"):
-            return None
-        return timedelta(seconds=drain)
+        return timedelta(seconds=drain) if 0 < drain < INF else None
 
     def _hold(
         self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
@@ -645,6 +654,9 @@ class Scheduler:
             self._holders.add(job.job_id)
             expires = hold_expiry(job, self.policy, req.total_whole)
             waited = fmt_duration(self.now - job.submit_time)
+            backfill = ""
+            if budget is not None:
+                backfill = f" (or to work declared to end within {fmt_duration(budget)})"
             reservation = Reservation(
                 job_id=job.job_id,
                 priority=job.priority,
@@ -653,13 +665,7 @@ class Scheduler:
                 reason=(
                     f"held for job {job.job_id} (P{job.priority}, {req.total_whole} "
                     f"{cls.model}) after {waited} waiting: free devices on these nodes go only "
-                    f"to it or to higher-priority work"
-                    + (
-                        ""
-                        if budget is None
-                        else f" (or to work declared to end within {fmt_duration(budget)})"
-                    )
-                    + f" until {expires.isoformat()}"
+                    f"to it or to higher-priority work{backfill} until {expires.isoformat()}"
                 ),
             )
             self._reservations.append(reservation)
