@@ -13,6 +13,7 @@ from apps.scheduling.sim.metrics import (
     alloc_at_arrived,
     attribute_pending,
     fair_share_expectation,
+    nodes_free_after,
     percentile,
     reclaimable_devices,
     room_freed_after,
@@ -164,6 +165,17 @@ def test_reclaimable_devices_follow_the_products_reclaim_rule():
     assert reclaimable_devices(running, used, guarantees, "t1", 5) == 0.0
 
 
+def test_nodes_free_after_takes_the_node_that_frees_last_among_the_soonest():
+    ends = [0.0, 500.0, math.inf, 100.0, 0.0]
+    assert nodes_free_after(ends, 0) == 0.0
+    assert nodes_free_after(ends, 2) == 0.0
+    assert nodes_free_after(ends, 3) == 100.0
+    assert nodes_free_after(ends, 4) == 500.0
+    assert nodes_free_after(ends, 5) == math.inf  # one node runs a service
+    assert nodes_free_after(ends, 6) == math.inf  # fewer nodes than that
+    assert nodes_free_after([-5.0], 1) == 0.0  # work past its end counts as gone
+
+
 def test_pending_time_goes_to_the_code_of_the_previous_cycle():
     pending: dict[str, float] = {}
     attribute_pending(pending, "quota", None, 10.0)  # first cycle: nothing before it
@@ -181,10 +193,11 @@ def test_large_wait_ratio_and_table():
     assert w.ratio == 0.0  # has not started
     w.wait, w.expectation = 7200.0, 1800.0
     w.pending = {"quota": 3600.0, "reserved": 1800.0, "capacity": 1200.0, "held": 600.0}
+    w.nodes_free = 2400.0
     assert w.ratio == 4.0
     result = SimResult("w", "ours", "Ours", 42, 0.0, 0.0, 0, {"large_over": [w]})
     text = large_over_table(result)
-    assert "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | 16 / -300 / 0 |" in text
+    assert "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | 40.0 m | 16 / -300 / 0 |" in text
     assert "1.0 h / 30.0 m / 20.0 m / 10.0 m |" in text
 
 
@@ -211,6 +224,8 @@ def test_a_large_job_records_the_cluster_at_arrival_and_where_its_wait_went():
     # Cycles at 10 (arrival) and 1000 (t2's jobs end): it waited 990 s holding nodes.
     assert big.wait == 990.0
     assert big.pending == {"reserved": 990.0}
+    # It needs 32 empty nodes: the 24 idle ones and 8 of t2's, which end at t=1000.
+    assert big.nodes_free == 990.0
     # Expectation: 64 GPUs short, the cluster frees 128/1000 GPU/s, t1's half is 0.064.
     assert math.isclose(big.expectation, 1000.0)
     assert result.summary["large_over"] == []
@@ -230,6 +245,7 @@ def test_the_limit_term_waits_for_the_tenants_own_work_to_end_not_for_its_averag
     assert math.isclose(big.expectation, 19990.0)
     assert big.wait is not None and big.wait >= 19990.0
     assert big.ratio < 1.01
+    assert big.nodes_free == 0.0  # 36 nodes are idle: only the limit keeps it waiting
     assert result.summary["large_over_2x_rate"] == 1
     assert result.summary["large_over_2x_expectation"] == 0
 
@@ -243,3 +259,15 @@ def test_work_the_job_may_preempt_does_not_bound_its_expectation():
     big = sim.recorder.large["big"]
     assert math.isclose(big.expectation, 2500.0)
     assert big.wait is not None and big.wait < 2500.0
+
+
+def test_nodes_free_counts_work_the_job_may_reclaim_as_gone():
+    # 40 nodes. t2 (guarantee 80) borrows: 16 nodes of P4 work until t=1000. t1's 256-GPU
+    # P2 job needs 32 empty nodes (24 are idle). With a guarantee of 256 it stays within
+    # it and may reclaim t2's P4 work: its nodes could be free at once. With 240 it would
+    # go over its guarantee, so t2's work stays until it ends.
+    jobs = [job(f"s{i}", 0, 8, duration=1000, tenant="t2", priority=4) for i in range(16)]
+    sim, _ = _big_job_after(jobs, 40, (256, 64), (80, 240))
+    assert sim.recorder.large["big"].nodes_free == 0.0
+    sim, _ = _big_job_after(jobs, 40, (240, 80), (80, 240))
+    assert sim.recorder.large["big"].nodes_free == 990.0

@@ -33,6 +33,11 @@ Definitions (the same for every policy):
   that room, there is no such bound and the rate term stands.) The summary also
   gives the count with the rate term alone ("rate", the definition until 2026-11-30) and
   without any limit term ("plain").
+* *the earliest its nodes could be free* (``LargeWait.nodes_free``, for whole-node gangs): at
+  arrival, the time until enough whole nodes are free of work that may not be preempted for
+  the job (it ends when it really ends; services never), if nothing else started. No
+  scheduler that respects the preemption rules can start the job sooner (topology aside); a
+  diagnostic beside the expectation, not part of it.
 * *where a large job's wait went* (``LargeWait``, for every job of >= ``LARGE_JOB`` devices):
   the time it spent pending under each of the core's pending codes (quota: its tenant's
   borrowing limit; reserved: holding nodes that drain for it; capacity: no room and no
@@ -174,6 +179,16 @@ def room_freed_after(ends: Iterable[tuple[float, float]], need: float) -> float:
     return math.inf
 
 
+def nodes_free_after(ends: Iterable[float], nodes: int) -> float:
+    """Seconds until ``nodes`` of the nodes are free: ``ends`` holds, per node, the seconds
+    until its last work that stays ends (0: free now; ``inf``: never). ``inf`` when there
+    are fewer nodes than that; 0 when none are needed."""
+    if nodes <= 0:
+        return 0.0
+    ranked = sorted(ends)
+    return max(0.0, ranked[nodes - 1]) if len(ranked) >= nodes else math.inf
+
+
 def yields_to(victim: int, preemptor: int) -> bool:
     """Whether work of priority ``victim`` may be preempted for a job of priority
     ``preemptor`` by the product's rule: P4/P5 work, of strictly lower priority."""
@@ -234,6 +249,7 @@ class LargeWait:
     unused_guarantee: float  # guarantee minus use at arrival (negative: borrowing)
     reclaimable: float
     expectation: float = math.inf
+    nodes_free: float = 0.0  # seconds until enough whole nodes could be free (see above)
     wait: float | None = None
     pending: dict[str, float] = field(default_factory=dict)  # pending code -> seconds
 
@@ -409,6 +425,7 @@ class Recorder:
                     job.priority,
                 ),
                 expectation=self.expectation[job.job_id],
+                nodes_free=self._nodes_free(run, now, sim),
             )
 
     def _fixed_work(self, run: JobRun, now: float, sim: Simulator) -> list[tuple[float, float]]:
@@ -430,6 +447,47 @@ class Recorder:
                 until = math.inf  # a service, or a part of a gang that has not started
             fixed.append((until, held_milli(part) / FULL_DEVICE_MILLI))
         return fixed
+
+    def _nodes_free(self, run: JobRun, now: float, sim: Simulator) -> float:
+        """``LargeWait.nodes_free``: the job's whole-node replicas need as many empty nodes;
+        work stays unless the product would preempt it for the job (``yields_to``; another
+        tenant's only while that tenant borrows and the job keeps its own tenant within its
+        guarantee: reclaim). 0 for jobs whose replicas share nodes (no such bound)."""
+        job = run.job
+        size = max((n.accelerator_count for n in sim.nodes.values()), default=0)
+        groups = [g for g in job.groups if g.accelerators or g.accelerator_milli]
+        if not size or not groups or any(g.accelerators != size for g in groups):
+            return 0.0
+        used = {t: m / FULL_DEVICE_MILLI for t, m in self.tenant_alloc.items()}
+        guarantee = self.guarantee
+        reclaims = used.get(job.tenant, 0.0) + job.gpus <= guarantee.get(job.tenant, 0.0)
+        last: dict[str, float] = {}  # node -> seconds until the work that stays there ends
+        for part in sim.live.running.values():
+            owner = sim.owner.get(part.job_id)
+            if owner is None:
+                continue
+            other = owner.job
+            if (
+                job.priority <= HIGHEST_PREEMPTOR
+                and part.preemptible
+                and yields_to(other.priority, job.priority)
+                and (
+                    other.tenant == job.tenant
+                    or (reclaims and used.get(other.tenant, 0.0) > guarantee.get(other.tenant, 0.0))
+                )
+            ):
+                continue
+            until = math.inf
+            if owner.status == "running" and owner.due is not None:
+                until = owner.due - now
+            for alloc in part.allocations:
+                last[alloc.node_id] = max(last.get(alloc.node_id, 0.0), until)
+        ends = (
+            last.get(node_id, 0.0)
+            for node_id, node in sim.nodes.items()
+            if node.accelerator_count == size
+        )
+        return nodes_free_after(ends, sum(g.replicas for g in groups))
 
     def _leave_queue(self, run: JobRun) -> None:
         if run.job.tenant in self.tenant_waiting:

@@ -31,6 +31,8 @@ def _std(values: Sequence[float]) -> float:
 
 
 def _h(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "never"
     if seconds < 3600:
         return f"{seconds / 60:.1f} m"
     return f"{seconds / 3600:.1f} h"
@@ -183,7 +185,8 @@ PENDING_SHOWN = ("quota", "reserved", "capacity")
 
 def large_over_table(result: SimResult, limit: int = 12) -> str:
     """The jobs of >= 256 GPUs that waited over 2x their fair-share expectation, worst
-    first: what the cluster looked like when they arrived, and where their wait went."""
+    first: the earliest their nodes could have been free under the preemption rules, what
+    the cluster looked like when they arrived, and where their wait went."""
     over: list[LargeWait] = result.summary.get("large_over", [])
     rows = []
     for w in over[:limit]:
@@ -197,12 +200,13 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
                 _h(w.wait or 0.0),
                 _h(w.expectation),
                 f"{w.ratio:.1f}x",
+                _h(w.nodes_free),
                 f"{w.idle:.0f} / {w.unused_guarantee:.0f} / {w.reclaimable:.0f}",
                 " / ".join(_h(w.pending.get(k, 0.0)) for k in PENDING_SHOWN) + f" / {_h(other)}",
             ]
         )
     if len(over) > limit:
-        rows.append([f"... {len(over) - limit} more", *[""] * 8])
+        rows.append([f"... {len(over) - limit} more", *[""] * 9])
     return table(
         [
             "job",
@@ -212,6 +216,7 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
             "waited",
             "expectation",
             "ratio",
+            "its nodes free at the earliest",
             "at arrival: idle / unused guarantee / reclaimable GPUs",
             "pending: quota / reserved / capacity / other",
         ],
