@@ -452,7 +452,9 @@ class Recorder:
         """``LargeWait.nodes_free``: the job's whole-node replicas need as many empty nodes;
         work stays unless the product would preempt it for the job (``yields_to``; another
         tenant's only while that tenant borrows and the job keeps its own tenant within its
-        guarantee: reclaim). 0 for jobs whose replicas share nodes (no such bound)."""
+        guarantee: reclaim; all of such a tenant's, which can only make the bound lower).
+        Failed nodes count as free, so it stays a bound. 0 for jobs whose replicas share
+        nodes (no such bound)."""
         job = run.job
         size = max((n.accelerator_count for n in sim.nodes.values()), default=0)
         groups = [g for g in job.groups if g.accelerators or g.accelerator_milli]
