@@ -271,6 +271,8 @@ class Scheduler:
             )
             return
         self._fast_key = None
+        # this cycle's holds so far (none is added before this job is decided)
+        backfills = self._backfills(job)
         # Quiet cycles: a job of the same shape, tenant and topology patience failed and
         # nothing changed since, so this one fails the same way (starving jobs hold nodes:
         # never skipped).
@@ -282,7 +284,7 @@ class Scheduler:
             patient = job.topology.mode == TopologyMode.SOFT and (
                 self.now - job.submit_time < topology_patience_for(req.total_whole, policy)
             )
-            key: tuple[object, ...] = (req.shape, job.tenant, patient, self._backfills(job))
+            key: tuple[object, ...] = (req.shape, job.tenant, patient, backfills)
             code = self._fastfail.get(key)
             if code is not None:
                 self._pend(job, code, "")
@@ -326,7 +328,6 @@ class Scheduler:
         shape: tuple[object, ...] | None = None
         if job.job_id not in self._holders:
             shape = (req.shape, "tight") if tight else req.shape
-            backfills = self._backfills(job)
             if backfills:
                 # it may use some held nodes that jobs of its shape declared longer may not
                 shape = (shape, backfills)
@@ -376,32 +377,9 @@ class Scheduler:
                     )
                     return
         starving = is_starving(req, policy, self.now)
-        if (
-            code == PendingCode.QUOTA
-            and policy.quotas
-            and (starving or self._keeps_quota_room(req, classes))
-        ):
-            self._quota_holds.setdefault(
-                (job.tenant, job.pool), _QuotaHold(job.job_id, job.priority, req.total_whole)
-            )
-        if (
-            policy.keep_room_while_held
-            and policy.quotas
-            and code != PendingCode.QUOTA
-            and req.total_whole >= policy.large_patience_devices
-            and (starving or self._keeps_quota_room(req, classes))
-            and self._room_could_suffice(req, classes)
-        ):
-            self._quota_holds.setdefault(
-                (job.tenant, job.pool),
-                _QuotaHold(
-                    job.job_id,
-                    job.priority,
-                    req.total_whole,
-                    req.accel_milli,
-                    frozenset(c.model for c in classes),
-                ),
-            )
+        quota_hold = self._quota_hold_for(req, classes, code, starving)
+        if quota_hold is not None:
+            self._quota_holds.setdefault((job.tenant, job.pool), quota_hold)
         hold_anyway = (
             starving
             and code == PendingCode.QUOTA
@@ -501,6 +479,31 @@ class Scheduler:
                 st.freed_by.setdefault(alloc.ns.idx, set()).add(victim.job_id)
         self._commit(req, cls.model, placed)
         return True
+
+    def _quota_hold_for(
+        self, req: Request, classes: list[ClassIndex], code: PendingCode, starving: bool
+    ) -> _QuotaHold | None:
+        """The quota room a job that did not start keeps from its tenant's later work: all
+        of it when its own tenant's limit holds it back (starving, or past its threshold
+        under ``Policy.quota_hold_until_start``); while it waits for nodes instead, only the
+        room it needs (``Policy.keep_room_while_held``, gangs of ``large_patience_devices``
+        or more). None: it keeps none."""
+        policy, job = self.policy, req.job
+        if not policy.quotas:
+            return None
+        if code == PendingCode.QUOTA:
+            if starving or self._keeps_quota_room(req, classes):
+                return _QuotaHold(job.job_id, job.priority, req.total_whole)
+            return None
+        if (
+            policy.keep_room_while_held
+            and req.total_whole >= policy.large_patience_devices
+            and (starving or self._keeps_quota_room(req, classes))
+            and self._room_could_suffice(req, classes)
+        ):
+            models = frozenset(c.model for c in classes)
+            return _QuotaHold(job.job_id, job.priority, req.total_whole, req.accel_milli, models)
+        return None
 
     def _quota_held_from(self, req: Request, hold: _QuotaHold) -> bool:
         """Whether a job of the holder's tenant and pool stays out of the quota room kept

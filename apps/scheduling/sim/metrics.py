@@ -49,7 +49,7 @@ Definitions (the same for every policy):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +57,7 @@ from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
 from apps.scheduling.core.fragmentation import fragmentation_of
 from apps.scheduling.core.model import HIGHEST_PREEMPTOR, LOWEST_VICTIM
 
-from .workload import SIZE_CLASSES, Workload, size_class
+from .workload import SIZE_CLASSES, SimJob, Workload, size_class
 
 if TYPE_CHECKING:
     from .engine import JobRun, Simulator
@@ -428,42 +428,15 @@ class Recorder:
                 nodes_free=self._nodes_free(run, now, sim),
             )
 
-    def _fixed_work(self, run: JobRun, now: float, sim: Simulator) -> list[tuple[float, float]]:
-        """``[(seconds until it ends, devices)]`` of the running work of ``run``'s tenant that
-        the product may not preempt for it: all of it unless the job is P0-P2 and the work
-        P4/P5 of lower priority. By the workload's priorities, so every policy is judged
-        alike (FIFO runs everything at one priority)."""
-        job = run.job
-        fixed: list[tuple[float, float]] = []
-        for part in sim.live.running.values():
-            owner = sim.owner.get(part.job_id)
-            if owner is None or owner.job.tenant != job.tenant:
-                continue
-            if job.priority <= HIGHEST_PREEMPTOR and yields_to(owner.job.priority, job.priority):
-                continue
-            if owner.status == "running" and owner.due is not None:
-                until = owner.due - now
-            else:
-                until = math.inf  # a service, or a part of a gang that has not started
-            fixed.append((until, held_milli(part) / FULL_DEVICE_MILLI))
-        return fixed
-
-    def _nodes_free(self, run: JobRun, now: float, sim: Simulator) -> float:
-        """``LargeWait.nodes_free``: the job's whole-node replicas need as many empty nodes;
-        work stays unless the product would preempt it for the job (``yields_to``; another
-        tenant's only while that tenant borrows and the job keeps its own tenant within its
-        guarantee: reclaim; all of such a tenant's, which can only make the bound lower).
-        Failed nodes count as free, so it stays a bound. 0 for jobs whose replicas share
-        nodes (no such bound)."""
-        job = run.job
-        size = max((n.accelerator_count for n in sim.nodes.values()), default=0)
-        groups = [g for g in job.groups if g.accelerators or g.accelerator_milli]
-        if not size or not groups or any(g.accelerators != size for g in groups):
-            return 0.0
-        used = {t: m / FULL_DEVICE_MILLI for t, m in self.tenant_alloc.items()}
-        guarantee = self.guarantee
-        reclaims = used.get(job.tenant, 0.0) + job.gpus <= guarantee.get(job.tenant, 0.0)
-        last: dict[str, float] = {}  # node -> seconds until the work that stays there ends
+    def _staying(
+        self, job: SimJob, now: float, sim: Simulator, reclaim_from: Set[str] = frozenset()
+    ) -> Iterator[tuple[RunningJob, float]]:
+        """``(part, seconds until it ends)`` of the running work that the product may not
+        preempt for ``job``: all of it unless the job is P0-P2 and the work preemptible
+        P4/P5 of lower priority, of its own tenant or of one in ``reclaim_from``. It ends
+        when it really ends (``inf``: a service, or a gang that has not started). By the
+        workload's priorities, so every policy is judged alike (FIFO runs everything at
+        one priority)."""
         for part in sim.live.running.values():
             owner = sim.owner.get(part.job_id)
             if owner is None:
@@ -473,15 +446,43 @@ class Recorder:
                 job.priority <= HIGHEST_PREEMPTOR
                 and part.preemptible
                 and yields_to(other.priority, job.priority)
-                and (
-                    other.tenant == job.tenant
-                    or (reclaims and used.get(other.tenant, 0.0) > guarantee.get(other.tenant, 0.0))
-                )
+                and (other.tenant == job.tenant or other.tenant in reclaim_from)
             ):
                 continue
             until = math.inf
             if owner.status == "running" and owner.due is not None:
                 until = owner.due - now
+            yield part, until
+
+    def _fixed_work(self, run: JobRun, now: float, sim: Simulator) -> list[tuple[float, float]]:
+        """``[(seconds until it ends, devices)]`` of the running work of ``run``'s tenant that
+        the product may not preempt for it (``_staying``)."""
+        tenant = run.job.tenant
+        return [
+            (until, held_milli(part) / FULL_DEVICE_MILLI)
+            for part, until in self._staying(run.job, now, sim)
+            if part.tenant == tenant
+        ]
+
+    def _nodes_free(self, run: JobRun, now: float, sim: Simulator) -> float:
+        """``LargeWait.nodes_free``: the job's whole-node replicas need as many empty nodes,
+        and the work that stays (``_staying``) keeps its nodes until it ends. Another
+        tenant's work goes only by reclaim: while that tenant borrows and the job keeps its
+        own tenant within its guarantee (all of such a tenant's work, which can only make
+        the bound lower). Failed nodes count as free, so it stays a bound. 0 for jobs whose
+        replicas share nodes (no such bound)."""
+        job = run.job
+        size = max((n.accelerator_count for n in sim.nodes.values()), default=0)
+        groups = [g for g in job.groups if g.accelerators or g.accelerator_milli]
+        if not size or not groups or any(g.accelerators != size for g in groups):
+            return 0.0
+        used = {t: m / FULL_DEVICE_MILLI for t, m in self.tenant_alloc.items()}
+        guarantee = self.guarantee
+        reclaim_from: set[str] = set()
+        if used.get(job.tenant, 0.0) + job.gpus <= guarantee.get(job.tenant, 0.0):
+            reclaim_from = {t for t, g in guarantee.items() if used.get(t, 0.0) > g}
+        last: dict[str, float] = {}  # node -> seconds until the work that stays there ends
+        for part, until in self._staying(job, now, sim, reclaim_from):
             for alloc in part.allocations:
                 last[alloc.node_id] = max(last.get(alloc.node_id, 0.0), until)
         ends = (
