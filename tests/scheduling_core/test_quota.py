@@ -112,6 +112,43 @@ def test_priority_comes_before_fair_share():
     assert list(placed(d)) == ["high"]
 
 
+def _one_device_for_two_tenants():
+    # One device left; t2 borrows (7 in use against a guarantee of 4), t1 uses nothing.
+    return snap(
+        nodes(1),
+        [running("a", {"n00000": range(7)}, tenant="t2", priority=1)],
+        quotas=[quota("t1", 4, 4), quota("t2", 4, 4)],
+    )
+
+
+def test_tenant_first_serves_the_tenant_below_its_share_before_a_higher_priority():
+    queue = [
+        job("borrower-p1", whole(1, 1), tenant="t2", priority=1, waited=50),
+        job("lender-p2", whole(1, 1), tenant="t1", priority=2),
+    ]
+    assert list(placed(run(_one_device_for_two_tenants(), queue))) == ["borrower-p1"]
+    d = run(_one_device_for_two_tenants(), queue, tenant_first=True)
+    assert list(placed(d)) == ["lender-p2"]
+
+
+def test_tenant_first_keeps_priority_inside_a_tenant_and_between_bands():
+    # Inside t1, its P1 job goes before its older P2 job.
+    queue = [
+        job("t1-p2", whole(1, 1), tenant="t1", priority=2, waited=50),
+        job("t1-p1", whole(1, 1), tenant="t1", priority=1),
+    ]
+    d = run(_one_device_for_two_tenants(), queue, tenant_first=True)
+    assert list(placed(d)) == ["t1-p1"]
+    # A P4 job of the tenant below its share does not go before a P2 job of the borrower:
+    # P0-P2 and P4/P5 are different bands.
+    queue = [
+        job("lender-p4", whole(1, 1), tenant="t1", priority=4, waited=50),
+        job("borrower-p2", whole(1, 1), tenant="t2", priority=2),
+    ]
+    d = run(_one_device_for_two_tenants(), queue, tenant_first=True)
+    assert list(placed(d)) == ["borrower-p2"]
+
+
 def test_a_job_over_its_own_limit_preempts_as_many_of_its_tenants_p5_jobs_as_it_needs():
     # t1 (limit 24) runs twelve 2-device P5 jobs on n00000-n00002; a P2 job of 8 devices
     # finds n00003 free but needs 8 of quota room: four of its tenant's P5 jobs must go.

@@ -334,6 +334,12 @@ class Policy:
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True
+    # With ``fair_share``: tenants before priorities, inside a priority band (P0-P2, P3,
+    # P4/P5): the tenant with the smallest share of its guarantee is served first, and a
+    # tenant's own jobs go by priority. As Kueue's fair sharing and Volcano's queue order do,
+    # a borrowing tenant's P1 work no longer goes ahead of a P2 job of a tenant below its
+    # share. Off: priority first across tenants, fair share only within one priority.
+    tenant_first: bool = False
     sharing: bool = True
     backfill: bool = True
     fragmentation_replica_size: int = 8

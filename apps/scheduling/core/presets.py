@@ -41,6 +41,7 @@ def tuned(*, devices: int | None = None, quotas: bool = True) -> Policy:
         lend_quota_room_to_preemptible=True,
         hold_backfill=True,
         keep_room_while_held=True,
+        tenant_first=True,
         max_holds=holds,
         max_hold=timedelta(hours=12),
     )

@@ -3,6 +3,9 @@
 Order of the queue: priority P0 first; inside a priority, starving large jobs first (so their
 holds are in place before smaller jobs of the same priority look at the cluster), then the
 tenant with the smallest dominant share of its guarantee (fair share), then submit time.
+With ``Policy.tenant_first`` the same, by priority band (P0-P2, P3, P4/P5) instead of by
+priority: inside a band, starving large jobs by priority first, then the tenant with the
+smallest share, and a tenant's own jobs by priority, then submit time.
 A job that does not fit is skipped, not waited for (backfill), unless a hold protects the
 capacity it waits for.
 
@@ -55,6 +58,13 @@ from .reasons import capacity, fmt_duration, hold_drain, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
 from .topology import could_ever_fit, tier_of
+
+
+def _band(priority: int) -> int:
+    """Priority band: 0 for P0-P2 (they may preempt), 1 for P3, 2 for P4/P5 (victims)."""
+    if priority <= HIGHEST_PREEMPTOR:
+        return 0
+    return 2 if priority >= LOWEST_VICTIM else 1
 
 
 class _QuotaHold(NamedTuple):
@@ -200,10 +210,9 @@ class Scheduler:
                 self._pend(job, PendingCode.INVALID, req)
                 continue
             levels.setdefault(job.priority, []).append(req)
-        for priority in sorted(levels):
-            level = levels[priority]
+        for level in self._order_groups(levels):
             starving = [r for r in level if is_starving(r, self.policy, self.now)]
-            starving.sort(key=lambda r: (r.job.submit_time, r.job.job_id))
+            starving.sort(key=lambda r: (r.job.priority, r.job.submit_time, r.job.job_id))
             for req in starving:
                 self._process(req)
             ids = {r.job.job_id for r in starving}
@@ -217,8 +226,18 @@ class Scheduler:
             warnings=tuple(self.state.warnings),
         )
 
+    def _order_groups(self, levels: dict[int, list[Request]]) -> list[list[Request]]:
+        """The groups the queue is served in, one after the other: each priority, or with
+        ``Policy.tenant_first`` each priority band, whose tenants then take turns by share."""
+        if not (self.policy.tenant_first and self.policy.fair_share):
+            return [levels[p] for p in sorted(levels)]
+        bands: dict[int, list[Request]] = {}
+        for priority, level in levels.items():
+            bands.setdefault(_band(priority), []).extend(level)
+        return [bands[b] for b in sorted(bands)]
+
     def _run_level(self, level: list[Request]) -> None:
-        level.sort(key=lambda r: (r.job.submit_time, r.job.job_id))
+        level.sort(key=lambda r: (r.job.priority, r.job.submit_time, r.job.job_id))
         if not self.policy.fair_share:
             for req in level:
                 self._process(req)

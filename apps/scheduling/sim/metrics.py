@@ -35,9 +35,11 @@ Definitions (the same for every policy):
   without any limit term ("plain").
 * *the earliest its nodes could be free* (``LargeWait.nodes_free``, for whole-node gangs): at
   arrival, the time until enough whole nodes are free of work that may not be preempted for
-  the job (it ends when it really ends; services never), if nothing else started. No
-  scheduler that respects the preemption rules can start the job sooner (topology aside); a
-  diagnostic beside the expectation, not part of it.
+  the job (it ends when it really ends; services never), if nothing else started. The job
+  cannot start sooner by its own preemptions (topology aside); it can when other events free
+  nodes early: another job preempts work there, a node failure sends work elsewhere, or a
+  tenant starts to borrow and its P4/P5 work becomes reclaimable. So it is a diagnostic
+  beside the expectation, not part of it, and not a strict bound.
 * *where a large job's wait went* (``LargeWait``, for every job of >= ``LARGE_JOB`` devices):
   the time it spent pending under each of the core's pending codes (quota: its tenant's
   borrowing limit; reserved: holding nodes that drain for it; capacity: no room and no
@@ -469,8 +471,8 @@ class Recorder:
         and the work that stays (``_staying``) keeps its nodes until it ends. Another
         tenant's work goes only by reclaim: while that tenant borrows and the job keeps its
         own tenant within its guarantee (all of such a tenant's work, which can only make
-        the bound lower). Failed nodes count as free, so it stays a bound. 0 for jobs whose
-        replicas share nodes (no such bound)."""
+        the bound lower). Failed nodes count as free. 0 for jobs whose replicas share nodes
+        (no such bound). Events after arrival can free nodes sooner (module docstring)."""
         job = run.job
         size = max((n.accelerator_count for n in sim.nodes.values()), default=0)
         groups = [g for g in job.groups if g.accelerators or g.accelerator_milli]
