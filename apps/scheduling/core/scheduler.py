@@ -67,6 +67,11 @@ def _band(priority: int) -> int:
     return 2 if priority >= LOWEST_VICTIM else 1
 
 
+def _queue_order(req: Request) -> tuple[int, datetime, str]:
+    """Order inside a group of the queue (and inside a tenant): priority, then submit time."""
+    return req.job.priority, req.job.submit_time, req.job.job_id
+
+
 class _QuotaHold(NamedTuple):
     """A starving job that keeps its tenant's quota room in a pool (see ``Scheduler``)."""
 
@@ -195,6 +200,9 @@ class Scheduler:
             return self._run(queue)
 
     def _run(self, queue: Sequence[PendingJob]) -> Decisions:
+        # The groups served one after the other: each priority, or with
+        # ``Policy.tenant_first`` each priority band, whose tenants take turns by share.
+        by_band = self.policy.tenant_first and self.policy.fair_share
         levels: dict[int, list[Request]] = {}
         seen: set[str] = set()
         for job in queue:
@@ -209,10 +217,11 @@ class Scheduler:
             if isinstance(req, str):
                 self._pend(job, PendingCode.INVALID, req)
                 continue
-            levels.setdefault(job.priority, []).append(req)
-        for level in self._order_groups(levels):
+            levels.setdefault(_band(job.priority) if by_band else job.priority, []).append(req)
+        for key in sorted(levels):
+            level = levels[key]
             starving = [r for r in level if is_starving(r, self.policy, self.now)]
-            starving.sort(key=lambda r: (r.job.priority, r.job.submit_time, r.job.job_id))
+            starving.sort(key=_queue_order)
             for req in starving:
                 self._process(req)
             ids = {r.job.job_id for r in starving}
@@ -226,18 +235,8 @@ class Scheduler:
             warnings=tuple(self.state.warnings),
         )
 
-    def _order_groups(self, levels: dict[int, list[Request]]) -> list[list[Request]]:
-        """The groups the queue is served in, one after the other: each priority, or with
-        ``Policy.tenant_first`` each priority band, whose tenants then take turns by share."""
-        if not (self.policy.tenant_first and self.policy.fair_share):
-            return [levels[p] for p in sorted(levels)]
-        bands: dict[int, list[Request]] = {}
-        for priority, level in levels.items():
-            bands.setdefault(_band(priority), []).extend(level)
-        return [bands[b] for b in sorted(bands)]
-
     def _run_level(self, level: list[Request]) -> None:
-        level.sort(key=lambda r: (r.job.priority, r.job.submit_time, r.job.job_id))
+        level.sort(key=_queue_order)
         if not self.policy.fair_share:
             for req in level:
                 self._process(req)
