@@ -340,30 +340,33 @@ def cmd_seeds(args: argparse.Namespace) -> None:
     print()
     print(
         "| policy | seed | allocation | in one leaf | >=256-GPU jobs over 2x | worst "
-        "| over 2x, limit term by rate only |"
+        "| over 2x, limit term by rate only | over 2x, the rules in full |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     totals: dict[str, list[int]] = {}
     for (name, seed, *_), r in zip(tasks, flat, strict=True):
         s = r.summary
         inside, total = s["one_leaf"]
         over, checked = s["large_over_2x_expectation"], s["large_checked"]
         rate = s["large_over_2x_rate"]
-        t = totals.setdefault(name, [0, 0, 0, 0, 0])
+        rules = s["large_over_2x_rules"]
+        t = totals.setdefault(name, [0, 0, 0, 0, 0, 0])
         t[0] += over
         t[1] += checked
         t[2] += inside
         t[3] += total
         t[4] += rate
+        t[5] += rules
         print(
             f"| {name} | {seed} | {100 * s['alloc_window']:.1f}% | "
             f"{100 * inside / max(total, 1):.1f}% | {over}/{checked} | "
-            f"{s['large_worst_wait_over_expectation']:.1f}x | {rate}/{checked} |"
+            f"{s['large_worst_wait_over_expectation']:.1f}x | {rate}/{checked} | "
+            f"{rules}/{checked} |"
         )
-    for name, (over, checked, inside, total, rate) in totals.items():
+    for name, (over, checked, inside, total, rate, rules) in totals.items():
         print(
             f"| {name} | all | | {100 * inside / max(total, 1):.1f}% | {over}/{checked} | "
-            f"| {rate}/{checked} |"
+            f"| {rate}/{checked} | {rules}/{checked} |"
         )
 
 

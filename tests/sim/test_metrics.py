@@ -12,6 +12,7 @@ from apps.scheduling.sim.metrics import (
     SimResult,
     alloc_at_arrived,
     attribute_pending,
+    expectation_with_arrivals,
     fair_share_expectation,
     nodes_free_after,
     percentile,
@@ -75,6 +76,22 @@ def test_fair_share_expectation():
     assert fair_share_expectation(256, 0, 300, 1.0, 250, 1000, **bound) == 20000.0
     early = {**limit, "limit_bound": 500.0}
     assert math.isclose(fair_share_expectation(256, 0, 300, 1.0, 250, 1000, **early), 10000.0)
+
+
+def test_expectation_with_arrivals_counts_the_work_that_arrives_while_the_job_waits():
+    # 1,000 s with nothing more ahead, 10 s more per device ahead.
+    def expect(extra: float) -> float:
+        return 1000.0 + 10.0 * extra
+
+    # 20 devices at 500 s (inside 1,000 s): 1,200 s; then 30 at 1,100 s (inside 1,200 s):
+    # 1,500 s; 100 at 5,000 s arrive after the job would have started.
+    assert expectation_with_arrivals(expect, [(500.0, 20.0), (1100.0, 30.0), (5000.0, 100.0)]) == (
+        1500.0
+    )
+    assert expectation_with_arrivals(expect, []) == 1000.0
+    assert expectation_with_arrivals(expect, [(1000.0, 5.0)]) == 1050.0  # at the edge: counted
+    assert expectation_with_arrivals(expect, [(1000.5, 5.0)]) == 1000.0
+    assert expectation_with_arrivals(lambda extra: math.inf, [(0.0, 5.0)]) == math.inf
 
 
 def test_room_freed_after_takes_work_in_the_order_it_ends():
@@ -197,7 +214,10 @@ def test_large_wait_ratio_and_table():
     assert w.ratio == 4.0
     result = SimResult("w", "ours", "Ours", 42, 0.0, 0.0, 0, {"large_over": [w]})
     text = large_over_table(result)
-    assert "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | 40.0 m | 16 / -300 / 0 |" in text
+    assert "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | never | 40.0 m | 16 / -300 / 0 |" in text
+    w.expectation_rules = 3600.0
+    text = large_over_table(result)
+    assert "| 4.0x | 1.0 h | 40.0 m |" in text
     assert "1.0 h / 30.0 m / 20.0 m / 10.0 m |" in text
 
 
@@ -271,3 +291,47 @@ def test_nodes_free_counts_work_the_job_may_reclaim_as_gone():
     assert sim.recorder.large["big"].nodes_free == 0.0
     sim, _ = _big_job_after(jobs, 40, (240, 80), (80, 240))
     assert sim.recorder.large["big"].nodes_free == 990.0
+
+
+def test_the_rules_in_full_count_the_tenants_later_higher_priority_work():
+    # As in the first case above (expectation 1,000 s: 64 GPUs short at 0.064 GPU/s). t1's
+    # P1 gang of 64 GPUs arrives at t=500, while the P2 job waits: priority is strict inside
+    # a tenant, so it goes first and the job waits for 128 GPUs: 2,000 s. t1's P2 job at
+    # t=600 (same priority, later), t2's P1 job at t=700 (another tenant) and t1's P1 job at
+    # t=2,500 (after 2,000 s) do not count.
+    jobs = [job(f"s{i}", 0, 8, duration=1000, tenant="t2", priority=3) for i in range(16)]
+    jobs += [
+        job("p1", 500, 8, replicas=8, duration=50, tenant="t1", priority=1),
+        job("p2", 600, 8, duration=50, tenant="t1", priority=2),
+        job("other", 700, 8, duration=50, tenant="t2", priority=1),
+        job("late", 2500, 8, replicas=8, duration=50, tenant="t1", priority=1),
+    ]
+    sim, result = _big_job_after(jobs, 40, (160, 160), (160, 160))
+    assert math.isclose(sim.recorder.large["big"].expectation, 1000.0)
+    assert math.isclose(sim.recorder.large["big"].expectation_rules, 2000.0)
+    assert math.isclose(sim.recorder.expectation_rules["big"], 2000.0)
+    assert "large_over_2x_rules" in result.summary
+
+
+def test_the_rules_in_full_count_only_the_guarantee_the_job_can_take_back():
+    # 40 nodes. t2 (guarantee 64) borrows 192 GPUs: 32 one-node jobs until t=10,000. t1
+    # (guarantee 256) has all of its guarantee unused, so the expectation is the 15-minute
+    # floor; but only 8 nodes are idle, and P3 work is never preempted: under the rules the
+    # job waits for 192 GPUs at t1's share (0.8) of the cluster's 256/10,000 GPU/s, 9,375 s,
+    # and it really waits until t2's work ends (9,990 s). Borrowed P4 work can be reclaimed,
+    # so then the floor stands under the rules too.
+    def run(priority: int) -> LargeWait:
+        jobs = [
+            job(f"s{i}", 0, 8, duration=10000, tenant="t2", priority=priority) for i in range(32)
+        ]
+        sim, _ = _big_job_after(jobs, 40, (256, 64), (64, 256))
+        return sim.recorder.large["big"]
+
+    p3 = run(3)
+    assert (p3.idle, p3.unused_guarantee, p3.reclaimable) == (64.0, 256.0, 0.0)
+    assert p3.expectation == FAIR_SHARE_FLOOR
+    assert math.isclose(p3.expectation_rules, 9375.0)
+    assert p3.wait == 9990.0
+    p4 = run(4)
+    assert p4.reclaimable == 192.0
+    assert p4.expectation_rules == FAIR_SHARE_FLOOR

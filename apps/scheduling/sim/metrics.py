@@ -33,6 +33,16 @@ Definitions (the same for every policy):
   that room, there is no such bound and the rate term stands.) The summary also
   gives the count with the rate term alone ("rate", the definition until 2026-11-30) and
   without any limit term ("plain").
+* *the expectation under the product's rules in full* (``expectation_rules``, reported beside
+  the expectation, not instead of it): the same, with two of the product's rules that the
+  expectation leaves out. (1) Of its tenant's unused guarantee the job can take back at
+  once only the idle whole-node devices and the work the product reclaims
+  (``reclaimable_devices``: other tenants' borrowed P4/P5 work): ``F = max(idle,
+  min(g_t - U, idle + reclaimable))``. (2) Priority is strict inside a tenant, so the
+  tenant's jobs of higher priority that arrive while the job waits go before it: the
+  expectation is the fixed point where they are counted in ``A`` (and in the limit term)
+  for as long as it lasts (``expectation_with_arrivals``). It depends on the workload and
+  the cluster at arrival only, like the expectation, so every policy is judged alike.
 * *the earliest its nodes could be free* (``LargeWait.nodes_free``, for whole-node gangs): at
   arrival, the time until enough whole nodes are free of work that may not be preempted for
   the job (it ends when it really ends; services never), if nothing else started. The job
@@ -51,8 +61,10 @@ Definitions (the same for every policy):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
@@ -167,6 +179,25 @@ def fair_share_expectation(
     return max(floor, need / (turnover * guarantee / total_guarantee), limit_wait)
 
 
+def expectation_with_arrivals(
+    expect: Callable[[float], float], later: Iterable[tuple[float, float]]
+) -> float:
+    """The smallest ``e`` with ``e = expect(h(e))``: ``expect(extra)`` is the expectation
+    when ``extra`` more devices are ahead of the job, and ``h(e)`` the devices of ``later``
+    (``[(seconds after the job arrived, devices)]``, in time order) that arrive within
+    ``e``, work that goes before the job when it arrives while the job waits. ``expect``
+    grows with ``extra``, so the expectation only rises as the arrivals are taken in order,
+    and the first arrival past it ends the search; ``inf`` stays ``inf``."""
+    e = expect(0.0)
+    extra = 0.0
+    for after, devices in later:
+        if not math.isfinite(e) or after > e:
+            break
+        extra += devices
+        e = max(e, expect(extra))
+    return e
+
+
 def room_freed_after(ends: Iterable[tuple[float, float]], need: float) -> float:
     """Seconds until work that ends on its own frees ``need`` devices: ``ends`` is
     ``[(seconds until it ends, devices it holds)]`` (``inf``: it does not end by itself).
@@ -251,6 +282,7 @@ class LargeWait:
     unused_guarantee: float  # guarantee minus use at arrival (negative: borrowing)
     reclaimable: float
     expectation: float = math.inf
+    expectation_rules: float = math.inf  # under the product's rules in full (module docstring)
     nodes_free: float = 0.0  # seconds until enough whole nodes could be free (see above)
     wait: float | None = None
     pending: dict[str, float] = field(default_factory=dict)  # pending code -> seconds
@@ -318,6 +350,7 @@ class Recorder:
         self.tenant_turnover: dict[str, float] = {t: 0.0 for t in guarantees}
         self.expectation_plain: dict[str, float] = {}
         self.expectation_rate: dict[str, float] = {}
+        self.expectation_rules: dict[str, float] = {}
         self.guarantee = guarantees
         self.total_guarantee = sum(guarantees.values())
         self.tenant_alloc: dict[str, int] = {t: 0 for t in guarantees}
@@ -326,6 +359,11 @@ class Recorder:
         self.tenant_short_area: dict[str, float] = {t: 0.0 for t in guarantees}
         self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
         self.expectation: dict[str, float] = {}
+        # per tenant, its jobs in submit order: (submit, priority, devices), and the submits
+        self._arrivals: dict[str, list[tuple[float, int, float]]] = {}
+        for j in sorted(workload.jobs, key=lambda j: (j.submit, j.job_id)):
+            self._arrivals.setdefault(j.tenant, []).append((j.submit, j.priority, j.gpus))
+        self._submits = {t: [a[0] for a in arr] for t, arr in self._arrivals.items()}
         self.large: dict[str, LargeWait] = {}
         self._large_waiting: set[str] = set()  # large jobs not started yet
         self._large_codes: dict[str, str] = {}  # large job -> its code in the last cycle
@@ -410,6 +448,30 @@ class Recorder:
             self.expectation[job.job_id] = fair_share_expectation(
                 *args, over_limit=over, own_turnover=own_turnover, limit_bound=bound
             )
+            reclaimable = reclaimable_devices(
+                sim.live.running.values(),
+                {t: m / FULL_DEVICE_MILLI for t, m in self.tenant_alloc.items()},
+                self.guarantee,
+                job.tenant,
+                job.priority,
+            )
+            usable_now = max(idle, min(g - used, idle + reclaimable))
+
+            def under_rules(extra: float) -> float:
+                return fair_share_expectation(
+                    job.gpus,
+                    ahead + extra,
+                    usable_now,
+                    self.turnover,
+                    g,
+                    self.total_guarantee,
+                    over_limit=over + extra,
+                    own_turnover=own_turnover,
+                    limit_bound=bound,
+                )
+
+            rules = expectation_with_arrivals(under_rules, self._higher_after(job, now))
+            self.expectation_rules[job.job_id] = rules
             self._large_waiting.add(job.job_id)
             self.large[job.job_id] = LargeWait(
                 job_id=job.job_id,
@@ -419,16 +481,20 @@ class Recorder:
                 submit=job.submit,
                 idle=idle,
                 unused_guarantee=g - used,
-                reclaimable=reclaimable_devices(
-                    sim.live.running.values(),
-                    {t: m / FULL_DEVICE_MILLI for t, m in self.tenant_alloc.items()},
-                    self.guarantee,
-                    job.tenant,
-                    job.priority,
-                ),
+                reclaimable=reclaimable,
                 expectation=self.expectation[job.job_id],
+                expectation_rules=rules,
                 nodes_free=self._nodes_free(run, now, sim),
             )
+
+    def _higher_after(self, job: SimJob, now: float) -> Iterator[tuple[float, float]]:
+        """``(seconds after now, devices)`` of the jobs of ``job``'s tenant of higher priority
+        that arrive after ``now``, in time order (``expectation_with_arrivals``)."""
+        arrivals = self._arrivals.get(job.tenant, [])
+        start = bisect_right(self._submits.get(job.tenant, []), now)
+        for submit, priority, devices in islice(arrivals, start, None):
+            if priority < job.priority:
+                yield submit - now, devices
 
     def _staying(
         self, job: SimJob, now: float, sim: Simulator, reclaim_from: Set[str] = frozenset()
@@ -577,6 +643,7 @@ class Recorder:
         over_expect = 0
         over_plain = 0
         over_rate = 0
+        over_rules = 0
         expect_checked = 0
         worst_ratio = 0.0
         topo: list[tuple[int, Tier | None]] = []
@@ -610,6 +677,9 @@ class Recorder:
                 rate = self.expectation_rate.get(job.job_id, math.inf)
                 if math.isfinite(rate) and wait > 2 * rate:
                     over_rate += 1
+                rules = self.expectation_rules.get(job.job_id, math.inf)
+                if math.isfinite(rules) and wait > 2 * rules:
+                    over_rules += 1
             if r.first_start is not None and job.replicas > 1:
                 per_node = max((g.accelerators for g in job.groups if g.accelerators), default=0)
                 if per_node:
@@ -645,6 +715,7 @@ class Recorder:
             "large_over_2x_expectation": over_expect,
             "large_over_2x_plain": over_plain,
             "large_over_2x_rate": over_rate,
+            "large_over_2x_rules": over_rules,
             "large_checked": expect_checked,
             "large_worst_wait_over_expectation": worst_ratio,
             "large_over": sorted(

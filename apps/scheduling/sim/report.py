@@ -128,6 +128,11 @@ def llm_tables(results: Sequence[SimResult]) -> str:
             ),
         ),
         row(
+            "same, under the product's rules in full (only P4/P5 work reclaimed; the tenant's "
+            "higher-priority work arriving while it waits goes first)",
+            lambda r: f"{r.summary.get('large_over_2x_rules', '-')}/{r.summary['large_checked']}",
+        ),
+        row(
             "same, borrowing-limit term from the turnover rate only (definition until 2026-11-30)",
             lambda r: f"{r.summary.get('large_over_2x_rate', '-')}/{r.summary['large_checked']}",
         ),
@@ -200,13 +205,14 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
                 _h(w.wait or 0.0),
                 _h(w.expectation),
                 f"{w.ratio:.1f}x",
+                _h(w.expectation_rules),
                 _h(w.nodes_free),
                 f"{w.idle:.0f} / {w.unused_guarantee:.0f} / {w.reclaimable:.0f}",
                 " / ".join(_h(w.pending.get(k, 0.0)) for k in PENDING_SHOWN) + f" / {_h(other)}",
             ]
         )
     if len(over) > limit:
-        rows.append([f"... {len(over) - limit} more", *[""] * 9])
+        rows.append([f"... {len(over) - limit} more", *[""] * 10])
     return table(
         [
             "job",
@@ -216,6 +222,7 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
             "waited",
             "expectation",
             "ratio",
+            "expectation under the rules in full",
             "its nodes free at the earliest",
             "at arrival: idle / unused guarantee / reclaimable GPUs",
             "pending: quota / reserved / capacity / other",
