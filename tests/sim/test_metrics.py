@@ -310,7 +310,9 @@ def test_the_rules_in_full_count_the_tenants_later_higher_priority_work():
     assert math.isclose(sim.recorder.large["big"].expectation, 1000.0)
     assert math.isclose(sim.recorder.large["big"].expectation_rules, 2000.0)
     assert math.isclose(sim.recorder.expectation_rules["big"], 2000.0)
-    assert "large_over_2x_rules" in result.summary
+    # It still started when t2's work ended (t=1,000): under 2x of both.
+    assert sim.recorder.large["big"].wait == 990.0
+    assert result.summary["large_over_2x_rules"] == result.summary["large_over_2x_expectation"] == 0
 
 
 def test_the_rules_in_full_count_only_the_guarantee_the_job_can_take_back():
