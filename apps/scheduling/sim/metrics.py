@@ -33,7 +33,7 @@ Definitions (the same for every policy):
   that room, there is no such bound and the rate term stands.) The summary also
   gives the count with the rate term alone ("rate", the definition until 2026-11-30) and
   without any limit term ("plain").
-* *the expectation under the product's rules in full* (``expectation_rules``, reported beside
+* *the expectation under the product's rules in full* (``LargeWait.expectation_rules``, beside
   the expectation, not instead of it): the same, with two of the product's rules that the
   expectation leaves out. (1) Of its tenant's unused guarantee the job can take back at
   once only the idle whole-node devices and the work the product reclaims
@@ -350,7 +350,6 @@ class Recorder:
         self.tenant_turnover: dict[str, float] = {t: 0.0 for t in guarantees}
         self.expectation_plain: dict[str, float] = {}
         self.expectation_rate: dict[str, float] = {}
-        self.expectation_rules: dict[str, float] = {}
         self.guarantee = guarantees
         self.total_guarantee = sum(guarantees.values())
         self.tenant_alloc: dict[str, int] = {t: 0 for t in guarantees}
@@ -359,11 +358,12 @@ class Recorder:
         self.tenant_short_area: dict[str, float] = {t: 0.0 for t in guarantees}
         self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
         self.expectation: dict[str, float] = {}
-        # per tenant, its jobs in submit order: (submit, priority, devices), and the submits
+        # per tenant, its jobs in submit order: (submit, priority, devices); only large jobs
+        # of a workload with guarantees read it (``_higher_after``)
         self._arrivals: dict[str, list[tuple[float, int, float]]] = {}
-        for j in sorted(workload.jobs, key=lambda j: (j.submit, j.job_id)):
-            self._arrivals.setdefault(j.tenant, []).append((j.submit, j.priority, j.gpus))
-        self._submits = {t: [a[0] for a in arr] for t, arr in self._arrivals.items()}
+        if guarantees:
+            for j in sorted(workload.jobs, key=lambda j: (j.submit, j.job_id)):
+                self._arrivals.setdefault(j.tenant, []).append((j.submit, j.priority, j.gpus))
         self.large: dict[str, LargeWait] = {}
         self._large_waiting: set[str] = set()  # large jobs not started yet
         self._large_codes: dict[str, str] = {}  # large job -> its code in the last cycle
@@ -471,7 +471,6 @@ class Recorder:
                 )
 
             rules = expectation_with_arrivals(under_rules, self._higher_after(job, now))
-            self.expectation_rules[job.job_id] = rules
             self._large_waiting.add(job.job_id)
             self.large[job.job_id] = LargeWait(
                 job_id=job.job_id,
@@ -491,7 +490,7 @@ class Recorder:
         """``(seconds after now, devices)`` of the jobs of ``job``'s tenant of higher priority
         that arrive after ``now``, in time order (``expectation_with_arrivals``)."""
         arrivals = self._arrivals.get(job.tenant, [])
-        start = bisect_right(self._submits.get(job.tenant, []), now)
+        start = bisect_right(arrivals, now, key=lambda a: a[0])
         for submit, priority, devices in islice(arrivals, start, None):
             if priority < job.priority:
                 yield submit - now, devices
@@ -677,7 +676,8 @@ class Recorder:
                 rate = self.expectation_rate.get(job.job_id, math.inf)
                 if math.isfinite(rate) and wait > 2 * rate:
                     over_rate += 1
-                rules = self.expectation_rules.get(job.job_id, math.inf)
+                large = self.large.get(job.job_id)
+                rules = math.inf if large is None else large.expectation_rules
                 if math.isfinite(rules) and wait > 2 * rules:
                     over_rules += 1
             if r.first_start is not None and job.replicas > 1:
