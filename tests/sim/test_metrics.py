@@ -16,6 +16,7 @@ from apps.scheduling.sim.metrics import (
     fair_share_expectation,
     nodes_free_after,
     percentile,
+    quota_wait,
     reclaimable_devices,
     room_freed_after,
     topology_share,
@@ -103,6 +104,31 @@ def test_room_freed_after_takes_work_in_the_order_it_ends():
     assert room_freed_after(ends, 20) == 300.0
     assert room_freed_after(ends, 21) == math.inf  # only a service would be left to end
     assert room_freed_after(ends[:2], 17) == math.inf
+
+
+def test_quota_wait_replays_the_tenants_room_under_its_limit():
+    inf = math.inf
+    # Nothing held, nothing ahead: at once; bigger than the limit: never.
+    assert quota_wait(100, [], [], 50) == 0.0
+    assert quota_wait(100, [], [], 101) == inf
+    # 60 held until 3,600 s: a 50-device job fits when it ends.
+    assert quota_wait(100, [(3600, 60)], [], 50) == 3600
+    # Work ahead that fits starts first and keeps its room: 40 ahead from 0 s for 7,200 s,
+    # the 60 end at 3,600 s and leave room for 50 beside the 40.
+    assert quota_wait(100, [(3600, 60)], [(0, 40, 7200)], 50) == 3600
+    # Work ahead that does not fit yet starts when it does: 80 held until 1,000 s, 50 ahead
+    # for 5,000 s; a 30-device job fits beside it at 1,000 s, a 60-device one at 6,000 s.
+    assert quota_wait(100, [(1000, 80)], [(0, 50, 5000)], 30) == 1000
+    assert quota_wait(100, [(1000, 80)], [(0, 50, 5000)], 60) == 6000
+    # Work that joins the queue later (higher priority, arriving while the job waits) goes
+    # first from when it arrives: 80 joining at 500 s for 10,000 s takes the room at
+    # 1,000 s, so the 30-device job waits until 11,000 s; 20 joining fits at once.
+    assert quota_wait(100, [(1000, 80)], [(500, 80, 10000)], 30) == 11000
+    assert quota_wait(100, [(1000, 80)], [(500, 20, 10000)], 30) == 1000
+    # A later arrival after the job fits does not count; a service never ends.
+    assert quota_wait(100, [(1000, 80)], [(2000, 80, 10000)], 30) == 1000
+    assert quota_wait(100, [(inf, 80)], [], 30) == inf
+    assert quota_wait(100, [(1000, 80)], [(0, 50, inf)], 60) == inf
 
 
 def test_size_classes():
@@ -214,10 +240,13 @@ def test_large_wait_ratio_and_table():
     assert w.ratio == 4.0
     result = SimResult("w", "ours", "Ours", 42, 0.0, 0.0, 0, {"large_over": [w]})
     text = large_over_table(result)
-    assert "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | never | 40.0 m | 16 / -300 / 0 |" in text
+    row = "| j1 | t1 | P2 | 512 | 2.0 h | 30.0 m | 4.0x | never | 40.0 m | 0.0 m / 0.0 m "
+    row += "| 16 / -300 / 0 |"
+    assert row in text
     w.expectation_rules = 3600.0
+    w.quota_wait, w.quota_wait_rules = 600.0, 1200.0
     text = large_over_table(result)
-    assert "| 4.0x | 1.0 h | 40.0 m |" in text
+    assert "| 4.0x | 1.0 h | 40.0 m | 10.0 m / 20.0 m |" in text
     assert "1.0 h / 30.0 m / 20.0 m / 10.0 m |" in text
 
 
@@ -266,6 +295,7 @@ def test_the_limit_term_waits_for_the_tenants_own_work_to_end_not_for_its_averag
     assert big.wait is not None and big.wait >= 19990.0
     assert big.ratio < 1.01
     assert big.nodes_free == 0.0  # 36 nodes are idle: only the limit keeps it waiting
+    assert big.quota_wait == big.quota_wait_rules == 19990.0  # the limit alone says the same
     assert result.summary["large_over_2x_rate"] == 1
     assert result.summary["large_over_2x_expectation"] == 0
 
@@ -339,3 +369,22 @@ def test_the_rules_in_full_count_only_the_guarantee_the_job_can_take_back():
     p4, _ = run(4)
     assert p4.reclaimable == 192.0
     assert p4.expectation_rules == FAIR_SHARE_FLOOR
+
+
+def test_quota_wait_counts_the_tenants_work_ahead_and_its_later_higher_priority_work():
+    # 40 nodes. t1 (limit 256 + 64 = 320) runs 16 one-node P3 jobs (128 GPUs) until
+    # t=1,000; its 256-GPU P2 job arrives at t=10: 384 is over the limit, so under the limit
+    # alone it waits until they end (990 s). t1's P1 gang of 128 GPUs arriving at t=500 for
+    # 5,000 s fits beside them and goes first: the job then fits only when it ends, at
+    # t=5,500 (5,490 s). A later P2 job (same priority) does not go first.
+    jobs = [job(f"s{i}", 0, 8, duration=1000, tenant="t1", priority=3) for i in range(16)]
+    jobs += [
+        job("p1", 500, 8, replicas=16, duration=5000, tenant="t1", priority=1),
+        job("p2", 600, 8, replicas=16, duration=5000, tenant="t1", priority=2),
+    ]
+    sim, _ = _big_job_after(jobs, 40, (256, 64), (64, 256))
+    big = sim.recorder.large["big"]
+    assert big.quota_wait == 990.0
+    assert big.quota_wait_rules == 5490.0
+    # p1 took the room before t=1,000 (strict priority), so the job did wait for its end.
+    assert big.wait is not None and big.wait >= 5490.0

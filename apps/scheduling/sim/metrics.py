@@ -50,6 +50,15 @@ Definitions (the same for every policy):
   nodes early: another job preempts work there, a node failure sends work elsewhere, or a
   tenant starts to borrow and its P4/P5 work becomes reclaimable. So it is a diagnostic
   beside the expectation, not part of it, and not a strict bound.
+* *its wait under its tenant's limit alone* (``LargeWait.quota_wait``, with a borrowing limit
+  ``L``): at arrival, the time until the job would fit under ``L`` if the limit were the
+  only constraint (nodes unlimited): the tenant's work that may not be preempted for the job
+  keeps its room until it really ends, and the tenant's queued work of the job's priority
+  or higher starts first, in queue order, as soon as it fits, then runs for its time
+  (``quota_wait``); ``quota_wait_rules`` adds the tenant's higher-priority work that arrives
+  later, from when it arrives. A scheduler that keeps the limit, the queue order and the
+  preemption rules does not start the job sooner (topology and nodes aside); a diagnostic
+  beside the expectation, which says whether a wait over 2x is the limit's doing.
 * *where a large job's wait went* (``LargeWait``, for every job of >= ``LARGE_JOB`` devices):
   the time it spent pending under each of the core's pending codes (quota: its tenant's
   borrowing limit; reserved: holding nodes that drain for it; capacity: no room and no
@@ -60,11 +69,12 @@ Definitions (the same for every policy):
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
@@ -198,6 +208,59 @@ def expectation_with_arrivals(
     return e
 
 
+def quota_wait(
+    limit: float,
+    fixed: Iterable[tuple[float, float]],
+    ahead: Iterable[tuple[float, float, float]],
+    devices: float,
+) -> float:
+    """Seconds until a job of ``devices`` fits under its tenant's borrowing limit ``limit``
+    when the limit is the only constraint (nodes unlimited): the tenant's ``fixed`` work
+    (``[(seconds until it ends, devices)]``, ``inf``: it does not end by itself) holds its
+    room until it ends, and the work that goes before the job (``ahead``: ``(seconds after
+    now it joins the queue, devices, run seconds or inf)``, in the order it joins, read
+    only as far as needed) starts in queue order as soon as it fits (work that does not
+    fit lets later work start), then runs for its time. The job starts at the first moment
+    it fits once the work ahead that fits has started; ``inf`` when it never fits."""
+    if devices > limit:
+        return math.inf
+    use = 0.0
+    ends: list[tuple[float, float]] = []
+    for until, held in fixed:
+        use += held
+        if math.isfinite(until):
+            ends.append((max(0.0, until), held))
+    heapq.heapify(ends)
+    coming = iter(ahead)
+    nxt_join = next(coming, None)
+    queue: list[tuple[float, float]] = []  # (devices, run seconds) waiting, in queue order
+    t = 0.0
+    while True:
+        while nxt_join is not None and nxt_join[0] <= t:
+            queue.append((nxt_join[1], nxt_join[2]))
+            nxt_join = next(coming, None)
+        left: list[tuple[float, float]] = []
+        for need, run in queue:
+            if use + need <= limit:
+                use += need
+                if math.isfinite(run):
+                    heapq.heappush(ends, (t + run, need))
+            else:
+                left.append((need, run))
+        queue = left
+        if use + devices <= limit:
+            return t
+        nxt = min(
+            ends[0][0] if ends else math.inf,
+            nxt_join[0] if nxt_join is not None else math.inf,
+        )
+        if not math.isfinite(nxt):
+            return math.inf
+        t = max(t, nxt)
+        while ends and ends[0][0] <= t:
+            use -= heapq.heappop(ends)[1]
+
+
 def room_freed_after(ends: Iterable[tuple[float, float]], need: float) -> float:
     """Seconds until work that ends on its own frees ``need`` devices: ``ends`` is
     ``[(seconds until it ends, devices it holds)]`` (``inf``: it does not end by itself).
@@ -284,6 +347,8 @@ class LargeWait:
     expectation: float = math.inf
     expectation_rules: float = math.inf  # under the product's rules in full (module docstring)
     nodes_free: float = 0.0  # seconds until enough whole nodes could be free (see above)
+    quota_wait: float = 0.0  # seconds under the borrowing limit alone (``quota_wait``)
+    quota_wait_rules: float = 0.0  # the same with the tenant's later higher-priority work
     wait: float | None = None
     pending: dict[str, float] = field(default_factory=dict)  # pending code -> seconds
 
@@ -358,12 +423,13 @@ class Recorder:
         self.tenant_short_area: dict[str, float] = {t: 0.0 for t in guarantees}
         self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
         self.expectation: dict[str, float] = {}
-        # per tenant, its jobs in submit order: (submit, priority, devices); only large jobs
-        # of a workload with guarantees read it (``_higher_after``)
-        self._arrivals: dict[str, list[tuple[float, int, float]]] = {}
+        # per tenant, its jobs in submit order: (submit, priority, devices, run seconds or
+        # inf); only large jobs of a workload with guarantees read it (``_later``)
+        self._arrivals: dict[str, list[tuple[float, int, float, float]]] = {}
         if guarantees:
             for j in sorted(workload.jobs, key=lambda j: (j.submit, j.job_id)):
-                self._arrivals.setdefault(j.tenant, []).append((j.submit, j.priority, j.gpus))
+                run = j.duration if j.duration else math.inf
+                self._arrivals.setdefault(j.tenant, []).append((j.submit, j.priority, j.gpus, run))
         self.large: dict[str, LargeWait] = {}
         self._large_waiting: set[str] = set()  # large jobs not started yet
         self._large_codes: dict[str, str] = {}  # large job -> its code in the last cycle
@@ -437,6 +503,7 @@ class Recorder:
                 *args, over_limit=over, own_turnover=own_turnover
             )
             bound = 0.0
+            fixed: list[tuple[float, float]] = []
             if limit is not None:
                 # The job alone, without the work ahead of it (which may have come and gone
                 # by then): a bound, not an estimate. Unbounded (the room waits on a
@@ -471,6 +538,9 @@ class Recorder:
                 )
 
             rules = expectation_with_arrivals(under_rules, self._higher_after(job, now))
+            qwait = qwait_rules = 0.0
+            if limit is not None:
+                qwait, qwait_rules = self._quota_waits(run, now, sim, limit, fixed)
             self._large_waiting.add(job.job_id)
             self.large[job.job_id] = LargeWait(
                 job_id=job.job_id,
@@ -484,14 +554,49 @@ class Recorder:
                 expectation=self.expectation[job.job_id],
                 expectation_rules=rules,
                 nodes_free=self._nodes_free(run, now, sim),
+                quota_wait=qwait,
+                quota_wait_rules=qwait_rules,
             )
+
+    def _quota_waits(
+        self,
+        run: JobRun,
+        now: float,
+        sim: Simulator,
+        limit: float,
+        fixed: list[tuple[float, float]],
+    ) -> tuple[float, float]:
+        """``LargeWait.quota_wait`` and ``quota_wait_rules``: ``quota_wait`` with the
+        tenant's ``fixed`` work, its queued work of the job's priority or higher in queue
+        order, and (the second) its work of higher priority that arrives later."""
+        job = run.job
+        mine = [
+            r
+            for r in sim.waiting.values()
+            if r.job.tenant == job.tenant and r.job.priority <= job.priority and r is not run
+        ]
+        mine.sort(key=lambda r: (r.job.priority, r.job.submit, r.job.job_id))
+        queued = [(0.0, r.job.gpus, math.inf if r.remaining is None else r.remaining) for r in mine]
+        later = (
+            (submit - now, devices, duration)
+            for submit, priority, devices, duration in self._later(job, now)
+            if priority < job.priority
+        )
+        return (
+            quota_wait(limit, fixed, queued, job.gpus),
+            quota_wait(limit, fixed, chain(queued, later), job.gpus),
+        )
+
+    def _later(self, job: SimJob, now: float) -> Iterator[tuple[float, int, float, float]]:
+        """The jobs of ``job``'s tenant that arrive after ``now``, in time order."""
+        arrivals = self._arrivals.get(job.tenant, [])
+        start = bisect_right(arrivals, now, key=lambda a: a[0])
+        yield from islice(arrivals, start, None)
 
     def _higher_after(self, job: SimJob, now: float) -> Iterator[tuple[float, float]]:
         """``(seconds after now, devices)`` of the jobs of ``job``'s tenant of higher priority
         that arrive after ``now``, in time order (``expectation_with_arrivals``)."""
-        arrivals = self._arrivals.get(job.tenant, [])
-        start = bisect_right(arrivals, now, key=lambda a: a[0])
-        for submit, priority, devices in islice(arrivals, start, None):
+        for submit, priority, devices, _ in self._later(job, now):
             if priority < job.priority:
                 yield submit - now, devices
 

@@ -190,8 +190,9 @@ PENDING_SHOWN = ("quota", "reserved", "capacity")
 
 def large_over_table(result: SimResult, limit: int = 12) -> str:
     """The jobs of >= 256 GPUs that waited over 2x their fair-share expectation, worst
-    first: the earliest their nodes could have been free under the preemption rules, what
-    the cluster looked like when they arrived, and where their wait went."""
+    first: the earliest their nodes could have been free under the preemption rules, their
+    wait under their tenant's borrowing limit alone, what the cluster looked like when they
+    arrived, and where their wait went."""
     over: list[LargeWait] = result.summary.get("large_over", [])
     rows = []
     for w in over[:limit]:
@@ -207,12 +208,13 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
                 f"{w.ratio:.1f}x",
                 _h(w.expectation_rules),
                 _h(w.nodes_free),
+                f"{_h(w.quota_wait)} / {_h(w.quota_wait_rules)}",
                 f"{w.idle:.0f} / {w.unused_guarantee:.0f} / {w.reclaimable:.0f}",
                 " / ".join(_h(w.pending.get(k, 0.0)) for k in PENDING_SHOWN) + f" / {_h(other)}",
             ]
         )
     if len(over) > limit:
-        rows.append([f"... {len(over) - limit} more", *[""] * 10])
+        rows.append([f"... {len(over) - limit} more", *[""] * 11])
     return table(
         [
             "job",
@@ -224,6 +226,7 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
             "ratio",
             "expectation under the rules in full",
             "its nodes free at the earliest",
+            "under its tenant's limit alone (with later higher-priority work)",
             "at arrival: idle / unused guarantee / reclaimable GPUs",
             "pending: quota / reserved / capacity / other",
         ],
