@@ -388,3 +388,21 @@ def test_quota_wait_counts_the_tenants_work_ahead_and_its_later_higher_priority_
     assert big.quota_wait_rules == 5490.0
     # p1 took the room before t=1,000 (strict priority), so the job did wait for its end.
     assert big.wait is not None and big.wait >= 5490.0
+
+
+def test_quota_wait_lets_the_tenants_queued_work_go_first():
+    # As above, without the later gangs, but t1's 200-GPU P2 gang submitted at t=5 is
+    # queued when the job arrives (328 GPUs would be over the limit, and only 24 nodes are
+    # free). In queue order it goes first at t=1,000 and holds 200 GPUs until t=4,000, so
+    # the job fits under the limit only then: 3,990 s. The product bends that order: a gang
+    # of >= 256 GPUs starves from its first cycle (delay scheduling), and starving jobs are
+    # decided first in their group, so the job takes the room at t=1,000 (990 s) and the
+    # other gang starts when it ends (it runs 100 s). This is why the wait under the limit
+    # alone is a diagnostic and not a bound.
+    jobs = [job(f"s{i}", 0, 8, duration=1000, tenant="t1", priority=3) for i in range(16)]
+    jobs.append(job("ahead", 5, 8, replicas=25, duration=3000, tenant="t1", priority=2))
+    sim, _ = _big_job_after(jobs, 40, (256, 64), (64, 256))
+    big = sim.recorder.large["big"]
+    assert big.quota_wait == big.quota_wait_rules == 3990.0
+    assert big.wait == 990.0
+    assert sim.by_id["ahead"].first_start == 1100.0

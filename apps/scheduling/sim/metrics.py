@@ -56,9 +56,12 @@ Definitions (the same for every policy):
   keeps its room until it really ends, and the tenant's queued work of the job's priority
   or higher starts first, in queue order, as soon as it fits, then runs for its time
   (``quota_wait``); ``quota_wait_rules`` adds the tenant's higher-priority work that arrives
-  later, from when it arrives. A scheduler that keeps the limit, the queue order and the
-  preemption rules does not start the job sooner (topology and nodes aside); a diagnostic
-  beside the expectation, which says whether a wait over 2x is the limit's doing.
+  later, from when it arrives. A scheduler that keeps the limit, the queue order (priority,
+  then submit time) and the preemption rules does not start the job sooner, unless a
+  failure or another tenant's reclaim ends some of that work early. Delay scheduling bends
+  that order (a starving gang is decided first in its group), so this is a diagnostic
+  beside the expectation, not a bound (and nodes aside): it says whether a wait over 2x is
+  the limit's doing.
 * *where a large job's wait went* (``LargeWait``, for every job of >= ``LARGE_JOB`` devices):
   the time it spent pending under each of the core's pending codes (quota: its tenant's
   borrowing limit; reserved: holding nodes that drain for it; capacity: no room and no
