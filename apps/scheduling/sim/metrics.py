@@ -427,7 +427,7 @@ class Recorder:
         self.tenant_waiting: dict[str, int] = {t: 0 for t in guarantees}
         self.expectation: dict[str, float] = {}
         # per tenant, its jobs in submit order: (submit, priority, devices, run seconds or
-        # inf); only large jobs of a workload with guarantees read it (``_later``)
+        # inf); only large jobs of a workload with guarantees read it (``_higher_after``)
         self._arrivals: dict[str, list[tuple[float, int, float, float]]] = {}
         if guarantees:
             for j in sorted(workload.jobs, key=lambda j: (j.submit, j.job_id)):
@@ -486,11 +486,14 @@ class Recorder:
         if job.tenant in self.tenant_waiting:
             self.tenant_waiting[job.tenant] += 1
         if job.gpus >= LARGE_JOB and self.guarantee:
-            ahead = sum(
-                r.job.gpus
+            # the tenant's queued work that goes before the job, in queue order
+            before = [
+                r
                 for r in sim.waiting.values()
                 if r.job.tenant == job.tenant and r.job.priority <= job.priority and r is not run
-            )
+            ]
+            before.sort(key=lambda r: (r.job.priority, r.job.submit, r.job.job_id))
+            ahead = sum(r.job.gpus for r in before)
             g = self.guarantee.get(job.tenant, 0.0)
             # Free devices a gang can use: those on nodes that can host a whole-node replica.
             frag = fragmentation_of(sim.live.state, 8)
@@ -540,10 +543,19 @@ class Recorder:
                     limit_bound=bound,
                 )
 
-            rules = expectation_with_arrivals(under_rules, self._higher_after(job, now))
+            rules = expectation_with_arrivals(
+                under_rules,
+                ((after, devices) for after, devices, _ in self._higher_after(job, now)),
+            )
             qwait = qwait_rules = 0.0
             if limit is not None:
-                qwait, qwait_rules = self._quota_waits(run, now, sim, limit, fixed)
+                queued = [
+                    (0.0, r.job.gpus, math.inf if r.remaining is None else r.remaining)
+                    for r in before
+                ]
+                qwait = quota_wait(limit, fixed, queued, job.gpus)
+                later = chain(queued, self._higher_after(job, now))
+                qwait_rules = quota_wait(limit, fixed, later, job.gpus)
             self._large_waiting.add(job.job_id)
             self.large[job.job_id] = LargeWait(
                 job_id=job.job_id,
@@ -561,47 +573,16 @@ class Recorder:
                 quota_wait_rules=qwait_rules,
             )
 
-    def _quota_waits(
-        self,
-        run: JobRun,
-        now: float,
-        sim: Simulator,
-        limit: float,
-        fixed: list[tuple[float, float]],
-    ) -> tuple[float, float]:
-        """``LargeWait.quota_wait`` and ``quota_wait_rules``: ``quota_wait`` with the
-        tenant's ``fixed`` work, its queued work of the job's priority or higher in queue
-        order, and (the second) its work of higher priority that arrives later."""
-        job = run.job
-        mine = [
-            r
-            for r in sim.waiting.values()
-            if r.job.tenant == job.tenant and r.job.priority <= job.priority and r is not run
-        ]
-        mine.sort(key=lambda r: (r.job.priority, r.job.submit, r.job.job_id))
-        queued = [(0.0, r.job.gpus, math.inf if r.remaining is None else r.remaining) for r in mine]
-        later = (
-            (submit - now, devices, duration)
-            for submit, priority, devices, duration in self._later(job, now)
-            if priority < job.priority
-        )
-        return (
-            quota_wait(limit, fixed, queued, job.gpus),
-            quota_wait(limit, fixed, chain(queued, later), job.gpus),
-        )
-
-    def _later(self, job: SimJob, now: float) -> Iterator[tuple[float, int, float, float]]:
-        """The jobs of ``job``'s tenant that arrive after ``now``, in time order."""
+    def _higher_after(self, job: SimJob, now: float) -> Iterator[tuple[float, float, float]]:
+        """``(seconds after now, devices, run seconds or inf)`` of the jobs of ``job``'s
+        tenant of higher priority that arrive after ``now``, in time order: work that goes
+        before the job if it arrives while the job waits (``expectation_with_arrivals``,
+        ``quota_wait``)."""
         arrivals = self._arrivals.get(job.tenant, [])
         start = bisect_right(arrivals, now, key=lambda a: a[0])
-        yield from islice(arrivals, start, None)
-
-    def _higher_after(self, job: SimJob, now: float) -> Iterator[tuple[float, float]]:
-        """``(seconds after now, devices)`` of the jobs of ``job``'s tenant of higher priority
-        that arrive after ``now``, in time order (``expectation_with_arrivals``)."""
-        for submit, priority, devices, _ in self._later(job, now):
+        for submit, priority, devices, run in islice(arrivals, start, None):
             if priority < job.priority:
-                yield submit - now, devices
+                yield submit - now, devices, run
 
     def _staying(
         self, job: SimJob, now: float, sim: Simulator, reclaim_from: Set[str] = frozenset()
