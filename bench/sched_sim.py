@@ -9,6 +9,7 @@ Run from the repository root (``--workers`` runs independent simulations in para
     .venv/bin/python bench/sched_sim.py speed            # the 8,152-task openb trace, each policy
     .venv/bin/python bench/sched_sim.py --compiled llm   # any of them on the mypyc-compiled core
     .venv/bin/python bench/sched_sim.py seeds --runtimes declared  # told limits, not run times
+    .venv/bin/python bench/sched_sim.py seeds --policies ours,ours-plan  # an experiment beside ours
 
 Tables go to stdout (Markdown); charts (PNG, matplotlib if installed) to docs/benchmarks/.
 Times are CPU time of the process that ran the simulation (``time.process_time``).
@@ -340,10 +341,12 @@ def cmd_seeds(args: argparse.Namespace) -> None:
     print()
     print(
         "| policy | seed | allocation | in one leaf | >=256-GPU jobs over 2x | worst "
-        "| over 2x, limit term by rate only | over 2x, the rules in full |"
+        "| over 2x, limit term by rate only | over 2x, the rules in full "
+        "| mean wait 2-8 / 9-64 / 65-255 GPUs | past max wait |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     totals: dict[str, list[int]] = {}
+    late: dict[str, int] = {}
     for (name, seed, *_), r in zip(tasks, flat, strict=True):
         s = r.summary
         inside, total = s["one_leaf"]
@@ -361,13 +364,19 @@ def cmd_seeds(args: argparse.Namespace) -> None:
             f"| {name} | {seed} | {100 * s['alloc_window']:.1f}% | "
             f"{100 * inside / max(total, 1):.1f}% | {over}/{checked} | "
             f"{s['large_worst_wait_over_expectation']:.1f}x | {rate}/{checked} | "
-            f"{rules}/{checked} |"
+            f"{rules}/{checked} | {_mean_waits(s)} | {s['late_jobs']} |"
         )
+        late[name] = late.get(name, 0) + s["late_jobs"]
     for name, (over, checked, inside, total, rate, rules) in totals.items():
         print(
             f"| {name} | all | | {100 * inside / max(total, 1):.1f}% | {over}/{checked} | "
-            f"| {rate}/{checked} | {rules}/{checked} |"
+            f"| {rate}/{checked} | {rules}/{checked} | | {late[name]} |"
         )
+
+
+def _mean_waits(summary: dict[str, Any]) -> str:
+    """Mean queueing delay of the 2-8, 9-64 and 65-255-GPU jobs, in minutes."""
+    return " / ".join(f"{summary[f'wait_{c}'].mean / 60:.0f}" for c in ("2-8", "9-64", "65-255"))
 
 
 def cmd_speed(args: argparse.Namespace) -> None:

@@ -31,6 +31,8 @@ from apps.scheduling.sim.loaders import openb_workload
 runs = {
     "llm-ours": (llm_workload(Path("bench/llm_workload.toml"), 7, jobs=1500, gpus=2000),
                  pol.spec_for("ours", quotas=True, devices=2000)),
+    "llm-ours-plan": (llm_workload(Path("bench/llm_workload.toml"), 7, jobs=1500, gpus=2000),
+                      pol.spec_for("ours-plan", quotas=True, devices=2000)),
     "llm-volcano": (llm_workload(Path("bench/llm_workload.toml"), 7, jobs=1500, gpus=2000),
                     pol.spec_for("volcano", quotas=True)),
     "openb-ours": (openb_workload(42, limit=1500), pol.spec_for("ours", quotas=False)),

@@ -71,7 +71,7 @@ def _eligible(ns: NodeState, req: Request) -> bool:
     return not d.selector or ns.matches(d.selector)
 
 
-def _cover(nodes: list[NodeState], req: Request) -> list[NodeState] | None:
+def cover(nodes: list[NodeState], req: Request) -> list[NodeState] | None:
     """The shortest prefix of ``nodes`` whose device counts (once drained) host the job."""
     left = {i: d.replicas for i, d in enumerate(req.demands) if d.k}
     chosen: list[NodeState] = []
@@ -152,7 +152,7 @@ def choose_hold(
         again = [state.nodes[n] for n in prior.node_ids if n in state.nodes]
         if (
             all(ns.cls is cls and _eligible(ns, req) for ns in again)
-            and _cover(again, req)
+            and cover(again, req)
             # With runtimes, only while it can still drain before the hold ends: work that
             # started there since (a higher-priority job, an older starving one) may not.
             and not (timed and now is not None and _drains_after(state, again, now, prior))
@@ -181,9 +181,9 @@ def choose_hold(
                 continue
             nodes = [ns for ns in domain_members(cls, tier, key) if _eligible(ns, req)]
             nodes.sort(key=lambda ns: (-len(ns.free), ns.idx))
-            cover = _cover(nodes, req)
-            if cover is not None:
-                return cover
+            chosen = cover(nodes, req)
+            if chosen is not None:
+                return chosen
     return None
 
 
@@ -227,10 +227,10 @@ def _soonest(
         if spare < 0:
             continue
         ranked.sort()
-        cover = _cover([r[3] for r in ranked], req)
-        if cover is None:
+        found = cover([r[3] for r in ranked], req)
+        if found is None:
             continue
-        rank = (drain[cover[-1].idx], -sum(len(ns.free) for ns in cover))
+        rank = (drain[found[-1].idx], -sum(len(ns.free) for ns in found))
         if best is None or rank < best:
-            best, chosen = rank, cover
+            best, chosen = rank, found
     return chosen

@@ -32,6 +32,7 @@ from .model import (
     ClusterSnapshot,
     Node,
     NodeAllocation,
+    PendingJob,
     RunningJob,
 )
 from .quota import QuotaKey, QuotaLedger
@@ -70,6 +71,7 @@ class NodeState:
         "held_budget",
         "held_by",
         "held_priority",
+        "held_tenant",
         "idx",
         "leaf_key",
         "mem_free",
@@ -100,6 +102,7 @@ class NodeState:
         # work declared to run at most this long may use the node though it is held
         # (``Policy.hold_backfill``); None: none may
         self.held_budget: timedelta | None = None
+        self.held_tenant: str | None = None
         self.sig: Sig | None = None  # see ClassIndex.groups
         # job id -> expected end of the jobs that run here (``RunningJob.expected_end``); a
         # job released inside a cycle stays until ``forget`` (delay.node_drain skips it)
@@ -129,13 +132,18 @@ class NodeState:
         if top is not None and top[0] == job_id:
             self.top_end = None
 
-    def usable_by(self, job_id: str, priority: int, runtime: timedelta | None) -> bool:
-        """Held nodes stay usable by the holder, by strictly higher priority work, and by
-        work declared to end (``runtime``) before the holder could start there."""
-        if self.held_by is None or self.held_by == job_id or priority < self.held_priority:
+    def usable_by(self, job: PendingJob) -> bool:
+        """Held nodes stay usable by the holder, by strictly higher priority work, by work
+        declared to end (``expected_runtime``) before the holder could start there, and
+        by preemptible P4/P5 work of ``held_tenant`` (the holder evicts it when it
+        starts: ``Policy.plan_large``)."""
+        held_by = self.held_by
+        if held_by is None or held_by == job.job_id or job.priority < self.held_priority:
             return True
-        budget = self.held_budget
-        return budget is not None and runtime is not None and runtime <= budget
+        budget, runtime = self.held_budget, job.expected_runtime
+        if budget is not None and runtime is not None and runtime <= budget:
+            return True
+        return job.tenant == self.held_tenant and job.priority >= LOWEST_VICTIM
 
     def matches(self, selector: Selector) -> bool:
         labels = self.node.labels
@@ -561,16 +569,30 @@ class ClusterState:
         self.log.append(partial(self.ledger.add, key, -milli))
 
     def hold(
-        self, ns: NodeState, job_id: str, priority: int, budget: timedelta | None = None
+        self,
+        ns: NodeState,
+        job_id: str,
+        priority: int,
+        budget: timedelta | None = None,
+        tenant: str | None = None,
     ) -> None:
-        self.log.append(partial(self._unhold, ns, ns.held_by, ns.held_priority, ns.held_budget))
+        self.log.append(
+            partial(self._unhold, ns, ns.held_by, ns.held_priority, ns.held_budget, ns.held_tenant)
+        )
         ns.held_by, ns.held_priority, ns.held_budget = job_id, priority, budget
+        ns.held_tenant = tenant
         self.held.append(ns)
 
     def _unhold(
-        self, ns: NodeState, by: str | None, priority: int, budget: timedelta | None
+        self,
+        ns: NodeState,
+        by: str | None,
+        priority: int,
+        budget: timedelta | None,
+        tenant: str | None,
     ) -> None:
         ns.held_by, ns.held_priority, ns.held_budget = by, priority, budget
+        ns.held_tenant = tenant
         self.held.remove(ns)
 
     def release_job(self, job_id: str) -> RunningEntry:
@@ -661,6 +683,7 @@ class ClusterState:
         """Reset what only lives for one cycle: holds, trial bookkeeping, caches, warnings."""
         for ns in self.held:
             ns.held_by, ns.held_priority, ns.held_budget = None, 0, None
+            ns.held_tenant = None
         self.held.clear()
         self.log.clear()
         self.freed_by.clear()

@@ -234,6 +234,9 @@ class Reservation:
     node_ids: tuple[str, ...]
     expires_at: datetime
     reason: str = ""
+    # A planned large gang's fair-share target (``Policy.plan_large``, ``plan.py``), kept
+    # from the cycle that first planned it so its place in the plan does not drift.
+    deadline: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +334,17 @@ class Policy:
     # it needs from its tenant's later work: otherwise that work takes the room while the
     # gang's nodes drain, and the gang then waits for room after the nodes are free.
     keep_room_while_held: bool = False
+    # With declared runtimes: every queued P0-P2 gang of ``large_patience_devices`` or more
+    # gets a planned start and the nodes it will start on, in order of its fair-share
+    # target (conservative backfilling, ``plan.py``); free devices on those nodes go only
+    # to it or to work declared to end before its start, and its tenant's other long work
+    # leaves it the quota room it needs then. Its delay-scheduling hold is replaced. An
+    # experiment, off in every preset: smaller jobs wait far longer under it
+    # (docs/benchmarks.md, sixteenth round; the simulator's ``ours-plan``).
+    plan_large: bool = False
+    # A planned gang takes the tightest tier whose earliest start is at most this much
+    # later than the earliest start in any tier.
+    plan_topology_slack: timedelta = timedelta(hours=1)
     quotas: bool = True
     reclaim: bool = True
     fair_share: bool = True

@@ -39,7 +39,7 @@ class Placed:
 
 def room(ns: NodeState, d: Demand, job: PendingJob) -> int:
     """How many more replicas of ``d`` fit on the node right now (whole devices or CPU)."""
-    if not ns.usable_by(job.job_id, job.priority, job.expected_runtime):
+    if not ns.usable_by(job):
         return 0
     if d.selector and not ns.matches(d.selector):
         return 0
@@ -203,7 +203,7 @@ def _node_candidates(
     out: list[DomainKey] = []
     for f in order:
         for ns in cls.buckets[f]:
-            if ns.usable_by(job.job_id, job.priority, job.expected_runtime):
+            if ns.usable_by(job):
                 out.append(ns)
                 if len(out) >= limit:
                     return out

@@ -153,10 +153,9 @@ def _room_anywhere(
                 freed[ns.idx] = freed.get(ns.idx, 0) + len(alloc.devices) + len(alloc.shares)
                 nodes[ns.idx] = ns
     gain: dict[object, dict[int, int]] = {}  # domain -> k -> change of its capacity count
-    job_id, priority, runtime = job.job_id, job.priority, job.expected_runtime
     for idx, more in freed.items():
         ns = nodes[idx]
-        if not ns.usable_by(job_id, priority, runtime):
+        if not ns.usable_by(job):
             continue
         now = len(ns.free)
         after = min(now + more, ns.node.accelerator_count)
@@ -164,7 +163,7 @@ def _room_anywhere(
         for k, _ in whole_need:
             per_k[k] = per_k.get(k, 0) + after // k - now // k
     for ns in set(state.held):  # held for another job: what they count now is not for it
-        if ns.cls is cls and not ns.usable_by(job_id, priority, runtime):
+        if ns.cls is cls and not ns.usable_by(job):
             per_k = gain.setdefault(domain_key_of(ns, loosest), {})
             for k, _ in whole_need:
                 per_k[k] = per_k.get(k, 0) - len(ns.free) // k

@@ -47,6 +47,10 @@ class QuotaLedger:
     def guarantee(self, key: QuotaKey) -> int:
         return self._limits.get(key, (0, 0))[0]
 
+    def total_guarantee(self, pool: str, model: str) -> int:
+        """The guarantees of every tenant for ``model`` in ``pool``, in milli-devices."""
+        return sum(g for (_, p, m), (g, _) in self._limits.items() if p == pool and m == model)
+
     def limit(self, key: QuotaKey) -> int:
         g, b = self._limits.get(key, (0, 0))
         return g + b
@@ -75,6 +79,14 @@ class QuotaLedger:
     def within_guarantee_after(self, key: QuotaKey, milli: int) -> bool:
         """Whether the tenant stays within its guarantee after taking ``milli`` more."""
         return self.usage[key] + milli <= self.guarantee(key)
+
+    def borrowers(self, pool: str, model: str) -> set[str]:
+        """Tenants that hold more of ``model`` in ``pool`` than their guarantee."""
+        return {
+            t
+            for (t, p, m), used in self.usage.items()
+            if p == pool and m == model and used > self.guarantee((t, p, m))
+        }
 
     def borrowing(self, key: QuotaKey) -> bool:
         """The tenant holds more than its guarantee, so its newest work is reclaimable."""

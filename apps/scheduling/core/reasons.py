@@ -45,11 +45,7 @@ def _held_free(state: ClusterState, cls: ClassIndex, job: PendingJob, k: int) ->
     held = 0
     holders: set[str] = set()
     for ns in state.held:
-        if (
-            ns.cls is cls
-            and ns.held_by is not None
-            and not ns.usable_by(job.job_id, job.priority, job.expected_runtime)
-        ):
+        if ns.cls is cls and ns.held_by is not None and not ns.usable_by(job):
             usable = (len(ns.free) // k) * k
             if usable:
                 held += usable

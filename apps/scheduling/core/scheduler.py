@@ -52,8 +52,9 @@ from .model import (
     TopologyMode,
 )
 from .placement import Placed, place_cpu_only, place_in_class, place_partial, placement_tiers
+from .plan import Planner, Slot, plannable
 from .preemption import apply_victims, find_victims, may_preempt
-from .quota import fmt_devices
+from .quota import QuotaKey, fmt_devices
 from .reasons import capacity, fmt_duration, hold_drain, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
@@ -189,6 +190,14 @@ class Scheduler:
         self._fastfail: dict[tuple[object, ...], PendingCode] = {}
         self._fast_key: tuple[object, ...] | None = None
         self._used = False
+        # ``Policy.plan_large``: the planned gangs of this cycle, their reservations, and per
+        # quota key the room each planned gang needs at its start: [start, spare milli]
+        self._slots: dict[str, Slot] = {}
+        self._planned: list[Reservation] = []
+        self._rooms: dict[QuotaKey, list[list[float]]] = {}
+        self._deadlines = {
+            r.job_id: r.deadline.timestamp() for r in reservations if r.deadline is not None
+        }
 
     # --------------------------------------------------------------- ordering
 
@@ -218,6 +227,13 @@ class Scheduler:
                 self._pend(job, PendingCode.INVALID, req)
                 continue
             levels.setdefault(_band(job.priority) if by_band else job.priority, []).append(req)
+        if self.policy.plan_large:
+            for req in self._plan([r for level in levels.values() for r in level]):
+                self._process(req)
+            levels = {
+                k: [r for r in level if r.job.job_id not in self._slots]
+                for k, level in levels.items()
+            }
         for key in sorted(levels):
             level = levels[key]
             starving = [r for r in level if is_starving(r, self.policy, self.now)]
@@ -229,7 +245,7 @@ class Scheduler:
         return Decisions(
             placements=tuple(self._placements),
             preemptions=tuple(self._preemptions),
-            reservations=tuple(self._reservations),
+            reservations=tuple(self._planned + self._reservations),
             pending=tuple(self._pending),
             fragmentation=fragmentation_of(self.state, self.policy.fragmentation_replica_size),
             warnings=tuple(self.state.warnings),
@@ -286,6 +302,14 @@ class Scheduler:
                 PendingCode.QUOTA,
                 f"tenant '{job.tenant}' keeps its quota room in pool '{job.pool}' for starving "
                 f"job {quota_hold.job_id} (P{quota_hold.priority})",
+            )
+            return
+        if self._rooms and self._room_kept_from(req):
+            self._pend(
+                job,
+                PendingCode.QUOTA,
+                f"tenant '{job.tenant}' keeps quota room in pool '{job.pool}' for a planned "
+                "large job, and this job is not declared to end before that one starts",
             )
             return
         self._fast_key = None
@@ -394,6 +418,18 @@ class Scheduler:
                         f"placed; the rest: {why}",
                     )
                     return
+        slot = self._slots.get(job.job_id)
+        if slot is not None:
+            if code != PendingCode.QUOTA:
+                code = PendingCode.RESERVED
+            if not self._quiet:
+                wait = timedelta(seconds=max(0.0, slot.start - self.now.timestamp()))
+                why += (
+                    f"; planned to start within {fmt_duration(wait)} on "
+                    f"{len(slot.nodes)} held nodes"
+                )
+            self._fail(req, code, why)
+            return
         starving = is_starving(req, policy, self.now)
         quota_hold = self._quota_hold_for(req, classes, code, starving)
         if quota_hold is not None:
@@ -693,6 +729,94 @@ class Scheduler:
             return reservation
         return None
 
+    # ------------------------------------------------------------------ plan
+
+    def _plan(self, reqs: list[Request]) -> list[Request]:
+        """``Policy.plan_large``: plan the large gangs of the queue (``plan.py``), hold the
+        nodes of each planned start and note the quota room it needs; returns them in plan
+        order, to be decided before the rest of the queue."""
+        cands = [r for r in reqs if r.needs_accelerator and plannable(r, self.policy)]
+        if not cands:
+            return []
+        st, now = self.state, self.now
+        planner = Planner(st, self.policy, now)
+        deadlines = planner.deadlines(cands, reqs, self._deadlines)
+        slots = planner.plan(cands, deadlines)
+        now_ts = now.timestamp()
+        for order, slot in enumerate(slots):
+            job = slot.req.job
+            slot.order = order
+            self._slots[job.job_id] = slot
+            self._holders.add(job.job_id)
+            deadline = slot.deadline
+            budget = timedelta(seconds=slot.start - now_ts) if slot.start > now_ts else None
+            for ns in slot.nodes:
+                if ns.held_by is None:
+                    st.hold(ns, job.job_id, -1, budget, job.tenant)
+            if budget is not None:
+                self._budgets.append(budget)
+            if budget is not None and st.ledger.enabled:
+                room = [slot.start, float(slot.spare), float(order)]
+                self._rooms.setdefault(slot.key, []).append(room)
+            target = datetime.fromtimestamp(deadline, now.tzinfo) if deadline < INF else None
+            start = datetime.fromtimestamp(slot.start, now.tzinfo)
+            self._planned.append(
+                Reservation(
+                    job_id=job.job_id,
+                    priority=job.priority,
+                    node_ids=tuple(ns.node.node_id for ns in slot.nodes),
+                    expires_at=target if target is not None and target > start else start,
+                    reason=(
+                        f"planned start for job {job.job_id} (P{job.priority}, "
+                        f"{slot.req.total_whole} {slot.cls.model}) at {start.isoformat()}: "
+                        "free devices on these nodes go only to it or to work declared to "
+                        "end before then"
+                    ),
+                    deadline=target,
+                )
+            )
+        st.commit()
+        self._changed()
+        return [s.req for s in slots]
+
+    def _room_kept_from(self, req: Request) -> bool:
+        """Whether the job would take quota room that a gang of its tenant planned before
+        it (any planned gang, for work that is not planned) needs at its start: it runs
+        past that start and leaves less than the room spare then. Work the gang may
+        preempt back (P4/P5) is not kept out, nor jobs smaller than ``large_job_devices``:
+        they are many and short, and keeping them out cost them far more waiting than it
+        gave the gang (as for delay-scheduling quota holds)."""
+        job = req.job
+        if job.priority >= LOWEST_VICTIM or req.total_whole < self.policy.large_job_devices:
+            return False
+        end, before = self._room_terms(req)
+        for cls in compatible_classes(self.state, req):
+            rooms = self._rooms.get((job.tenant, job.pool, cls.model))
+            if not rooms or all(
+                order >= before or end <= start or req.accel_milli <= spare
+                for start, spare, order in rooms
+            ):
+                return False
+        return True
+
+    def _room_terms(self, req: Request) -> tuple[float, float]:
+        """When the job would end if it started now, and the plan order of the rooms it
+        must leave (those before its own slot; every room for work that is not planned)."""
+        runtime = req.job.expected_runtime
+        end = INF if runtime is None else self.now.timestamp() + runtime.total_seconds()
+        slot = self._slots.get(req.job.job_id)
+        return end, INF if slot is None else float(slot.order)
+
+    def _take_room(self, req: Request, model: str) -> None:
+        job = req.job
+        rooms = self._rooms.get((job.tenant, job.pool, model))
+        if not rooms or job.priority >= LOWEST_VICTIM:
+            return
+        end, before = self._room_terms(req)
+        for room in rooms:
+            if room[2] < before and end > room[0]:
+                room[1] -= req.accel_milli
+
     # ---------------------------------------------------------------- output
 
     def _commit(self, req: Request, model: str, placed: Placed, *, partial: bool = False) -> None:
@@ -714,6 +838,8 @@ class Scheduler:
             )
         )
         self._placed_ids.add(job.job_id)
+        if self._rooms:
+            self._take_room(req, model)
         self.state.commit()
         self._changed()
 

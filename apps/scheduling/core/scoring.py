@@ -223,7 +223,7 @@ def _delta(cache: ScoringCache, model: str, sig: Sig, shape: Shape) -> tuple[flo
 
 def _usable(ns: NodeState, d: Demand, req: Request) -> bool:
     job = req.job
-    if not ns.usable_by(job.job_id, job.priority, job.expected_runtime):
+    if not ns.usable_by(job):
         return False
     if d.selector and not ns.matches(d.selector):
         return False
