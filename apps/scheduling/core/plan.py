@@ -23,8 +23,9 @@ tenant's other long work may still take meanwhile (``Scheduler``).
 
 The plan is made again every cycle from the state; nothing here changes the state.
 
-An experiment, off in every preset: on the 10,000-GPU LLM workload it halves the large
-jobs waiting over twice their target, and smaller jobs wait many times longer for it
+An experiment, off in every preset: on the 10,000-GPU LLM workload it cuts the large
+jobs waiting over twice their target by a quarter to a half, and smaller jobs wait many
+times longer for it
 (docs/benchmarks.md, "Sixteenth round").
 """
 
