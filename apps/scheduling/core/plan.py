@@ -25,8 +25,7 @@ The plan is made again every cycle from the state; nothing here changes the stat
 
 An experiment, off in every preset: on the 10,000-GPU LLM workload it cuts the large
 jobs waiting over twice their target by a quarter to a half, and smaller jobs wait many
-times longer for it
-(docs/benchmarks.md, "Sixteenth round").
+times longer for it (docs/benchmarks.md, "Sixteenth round").
 """
 
 from __future__ import annotations
