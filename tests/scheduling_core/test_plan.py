@@ -42,11 +42,13 @@ def _planned(d) -> dict[str, Reservation]:
 
 
 def test_target_is_the_tenants_share_of_the_turnover_with_a_floor():
-    # 16 devices + 8 queued ahead - 8 usable at once, at half of 0.01 devices/s: 3,200 s.
-    assert target(16, 8, 8, 0.01, 0.5) == pytest.approx(3200)
-    assert target(16, 0, 16, 0.01, 0.5) == TARGET_FLOOR  # fits at once
-    assert target(16, 0, 0, 1.0, 1.0) == TARGET_FLOOR  # 16 s, raised to the floor
-    assert target(16, 0, 0, 0.0, 0.5) == float("inf")  # nothing ever frees
+    # 16 devices + 8 queued ahead - 8 usable at once, at half (a guarantee of 50 of 100)
+    # of 0.01 devices/s: 3,200 s.
+    assert target(16, 8, 8, 0.01, 50, 100) == pytest.approx(3200)
+    assert target(16, 0, 16, 0.01, 50, 100) == TARGET_FLOOR  # fits at once
+    assert target(16, 0, 0, 1.0, 1, 1) == TARGET_FLOOR  # 16 s, raised to the floor
+    assert target(16, 0, 0, 0.0, 50, 100) == float("inf")  # nothing ever frees
+    assert target(16, 0, 0, 1.0, 0, 100) == float("inf")  # no guarantee
 
 
 def test_each_gang_gets_a_start_and_nodes_one_after_the_other():

@@ -340,7 +340,8 @@ class Policy:
     # to it or to work declared to end before its start, and its tenant's other long work
     # leaves it the quota room it needs then. Its delay-scheduling hold is replaced. An
     # experiment, off in every preset: smaller jobs wait far longer under it
-    # (docs/benchmarks.md, sixteenth round; the simulator's ``ours-plan``).
+    # (docs/benchmarks.md, sixteenth round; the simulator's ``ours-plan``). The product
+    # runs presets only, and its stored holds do not keep ``Reservation.deadline``.
     plan_large: bool = False
     # A planned gang takes the tightest tier whose earliest start is at most this much
     # later than the earliest start in any tier.

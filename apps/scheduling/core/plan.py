@@ -45,7 +45,7 @@ from .request import Request, compatible_classes
 from .topology import could_ever_fit, domain_key_of
 
 TARGET_FLOOR = 15 * 60.0
-"""The shortest fair-share target: a restart and a few cycles (as the simulator's)."""
+"""The shortest fair-share target: a restart and a few cycles (the simulator's too)."""
 
 
 @dataclass(slots=True)
@@ -68,7 +68,6 @@ class _Tenant:
     """One quota key's work that a gang of the tenant may not preempt, by end time."""
 
     ends: list[float] = field(default_factory=list)  # sorted
-    held: list[int] = field(default_factory=list)  # milli, in the order of ``ends``
     suffix: list[int] = field(default_factory=list)  # milli still held after ends[i - 1]
     planned: list[tuple[float, float, int]] = field(default_factory=list)  # start, end, milli
 
@@ -103,16 +102,27 @@ def turnover(state: ClusterState) -> float:
     return rate
 
 
-def target(devices: float, ahead: float, usable: float, rate: float, share: float) -> float:
-    """Seconds the job would wait for its tenant's ``share`` of the turnover ``rate`` to free
-    ``devices`` after the ``ahead`` devices of its tenant's work queued before it, less the
-    ``usable`` devices it could take at once; at least ``TARGET_FLOOR``."""
+def target(
+    devices: float,
+    ahead: float,
+    usable: float,
+    rate: float,
+    guarantee: float,
+    total_guarantee: float,
+    floor: float = TARGET_FLOOR,
+) -> float:
+    """Seconds the job would wait for its tenant's share of the turnover ``rate`` (its
+    ``guarantee`` over the ``total_guarantee`` of the pool) to free ``devices`` after the
+    ``ahead`` devices of its tenant's work queued before it, less the ``usable`` devices it
+    could take at once; at least ``floor``. ``inf`` when nothing turns over or the tenant
+    has no guarantee. The simulator judges large-job waits by this same measure
+    (``sim.metrics.fair_share_expectation``)."""
     need = max(0.0, devices + ahead - usable)
     if need == 0:
-        return TARGET_FLOOR
-    if rate <= 0 or share <= 0:
+        return floor
+    if guarantee <= 0 or total_guarantee <= 0 or rate <= 0:
         return INF
-    return max(TARGET_FLOOR, need / (rate * share))
+    return max(floor, need / (rate * guarantee / total_guarantee))
 
 
 class Planner:
@@ -175,13 +185,13 @@ class Planner:
         idle = float(sum(len(ns.free) for ns in cls.nodes if len(ns.free) >= k))
         ledger = self.state.ledger
         if not ledger.enabled:  # no guarantees: the whole turnover is everyone's
-            return target(req.total_whole, ahead, idle, rate, 1.0)
+            return target(req.total_whole, ahead, idle, rate, 1.0, 1.0)
         key = (tenant, pool, cls.model)
-        total = ledger.total_guarantee(pool, cls.model)
         g = ledger.guarantee(key)
-        share = g / total if total > 0 else 0.0
         usable = max(idle, (g - ledger.usage[key]) / FULL_DEVICE_MILLI)
-        return target(req.total_whole, ahead, usable, rate, share)
+        return target(
+            req.total_whole, ahead, usable, rate, g, ledger.total_guarantee(pool, cls.model)
+        )
 
     # ------------------------------------------------------------------ plan
 
@@ -363,7 +373,6 @@ class Planner:
             rows.append((end_at(job.expected_end), milli))
         rows.sort()
         tenant.ends = [e for e, _ in rows]
-        tenant.held = [m for _, m in rows]
         suffix = [0] * (len(rows) + 1)
         for i in range(len(rows) - 1, -1, -1):
             suffix[i] = suffix[i + 1] + rows[i][1]

@@ -21,6 +21,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -83,6 +84,16 @@ class _QuotaHold(NamedTuple):
     # (``Policy.keep_room_while_held``), milli-devices, in the models it may run on
     room: int = 0
     models: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class _Room:
+    """The quota room a planned gang (``Policy.plan_large``) needs at its start: its
+    tenant's long work may take only ``spare`` milli-devices of it meanwhile."""
+
+    start: float  # POSIX seconds
+    spare: int
+    order: int  # the gang's place in the plan
 
 
 @contextmanager
@@ -191,10 +202,10 @@ class Scheduler:
         self._fast_key: tuple[object, ...] | None = None
         self._used = False
         # ``Policy.plan_large``: the planned gangs of this cycle, their reservations, and per
-        # quota key the room each planned gang needs at its start: [start, spare milli]
+        # quota key the room each planned gang needs at its start
         self._slots: dict[str, Slot] = {}
         self._planned: list[Reservation] = []
-        self._rooms: dict[QuotaKey, list[list[float]]] = {}
+        self._rooms: dict[QuotaKey, list[_Room]] = {}
         self._deadlines = {
             r.job_id: r.deadline.timestamp() for r in reservations if r.deadline is not None
         }
@@ -748,7 +759,6 @@ class Scheduler:
             slot.order = order
             self._slots[job.job_id] = slot
             self._holders.add(job.job_id)
-            deadline = slot.deadline
             budget = timedelta(seconds=slot.start - now_ts) if slot.start > now_ts else None
             for ns in slot.nodes:
                 if ns.held_by is None:
@@ -756,8 +766,8 @@ class Scheduler:
             if budget is not None:
                 self._budgets.append(budget)
             if budget is not None and st.ledger.enabled:
-                room = [slot.start, float(slot.spare), float(order)]
-                self._rooms.setdefault(slot.key, []).append(room)
+                self._rooms.setdefault(slot.key, []).append(_Room(slot.start, slot.spare, order))
+            deadline = slot.deadline
             target = datetime.fromtimestamp(deadline, now.tzinfo) if deadline < INF else None
             start = datetime.fromtimestamp(slot.start, now.tzinfo)
             self._planned.append(
@@ -793,8 +803,7 @@ class Scheduler:
         for cls in compatible_classes(self.state, req):
             rooms = self._rooms.get((job.tenant, job.pool, cls.model))
             if not rooms or all(
-                order >= before or end <= start or req.accel_milli <= spare
-                for start, spare, order in rooms
+                r.order >= before or end <= r.start or req.accel_milli <= r.spare for r in rooms
             ):
                 return False
         return True
@@ -814,8 +823,8 @@ class Scheduler:
             return
         end, before = self._room_terms(req)
         for room in rooms:
-            if room[2] < before and end > room[0]:
-                room[1] -= req.accel_milli
+            if room.order < before and end > room.start:
+                room.spare -= req.accel_milli
 
     # ---------------------------------------------------------------- output
 

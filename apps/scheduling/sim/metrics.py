@@ -83,6 +83,7 @@ from typing import TYPE_CHECKING, Any
 from apps.scheduling.core import FULL_DEVICE_MILLI, Decisions, RunningJob, Tier
 from apps.scheduling.core.fragmentation import fragmentation_of
 from apps.scheduling.core.model import HIGHEST_PREEMPTOR, LOWEST_VICTIM
+from apps.scheduling.core.plan import TARGET_FLOOR, target
 
 from .workload import SIZE_CLASSES, SimJob, Workload, size_class
 
@@ -90,7 +91,7 @@ if TYPE_CHECKING:
     from .engine import JobRun, Simulator
     from .policies import PolicySpec
 
-FAIR_SHARE_FLOOR = 15 * 60.0
+FAIR_SHARE_FLOOR = TARGET_FLOOR  # 15 minutes
 LARGE_JOB = 256.0
 RECLAIMABLE_PRIORITY = LOWEST_VICTIM  # only P4/P5 work is ever preempted (core/preemption.py)
 
@@ -184,12 +185,8 @@ def fair_share_expectation(
     limit_wait = limit_bound
     if over_limit > 0:
         limit_wait = max(limit_wait, over_limit / own_turnover if own_turnover > 0 else math.inf)
-    need = max(0.0, gpus + ahead - usable_now)
-    if need == 0:
-        return max(floor, limit_wait)
-    if guarantee <= 0 or total_guarantee <= 0 or turnover <= 0:
-        return math.inf
-    return max(floor, need / (turnover * guarantee / total_guarantee), limit_wait)
+    share_wait = target(gpus, ahead, usable_now, turnover, guarantee, total_guarantee, floor)
+    return max(share_wait, limit_wait)
 
 
 def expectation_with_arrivals(
