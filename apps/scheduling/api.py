@@ -62,6 +62,15 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     actual_waits = serializers.DictField(
         child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
     )
+    # Not required: runs stored before these were measured do not have them.
+    actual_allocation = serializers.FloatField(
+        required=False,
+        help_text="Mean share of the accelerators that the replayed jobs really held, 0..1.",
+    )
+    actual_late_jobs = serializers.IntegerField(
+        required=False,
+        help_text="Replayed jobs that really waited past their maximum wait.",
+    )
     policies = PolicyResultSerializer(many=True)
 
 

@@ -49,6 +49,8 @@ class History:
     end: datetime
     never_started: int  # submitted in the window, never admitted: not replayed
     actual_waits: dict[str, WaitStats]  # size class -> submission to admission, as it happened
+    actual_allocation: float = 0.0  # mean share of the accelerators held in the window, 0..1
+    actual_late: int = 0  # jobs submitted in the window and admitted past their maximum wait
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -78,6 +80,8 @@ def history_workload(start: datetime, end: datetime) -> History:
     jobs: list[SimJob] = []
     waits: dict[str, list[float]] = {label: [] for label, _, _ in SIZE_CLASSES}
     never = 0
+    late = 0
+    held = 0.0  # milli-device-seconds held inside the window
     # Work that was running when the window opened arrives at its start with the run time
     # it had left; the rest arrives when it was submitted.
     rows = (
@@ -112,9 +116,13 @@ def history_workload(start: datetime, end: datetime) -> History:
             runtime_limit=_limit_left(job, began, ran_until),
         )
         jobs.append(sim_job)
+        until = min(job.finished_at or end, end)
+        held += sim_job.milli * max((until - began).total_seconds(), 0.0)
         if job.submitted_at >= start:
             wait = (job.admitted_at - job.submitted_at).total_seconds()
             waits[size_class(sim_job.gpus)].append(wait)
+            if job.max_wait_s and wait > job.max_wait_s:
+                late += 1
     workload = Workload(
         name="history",
         nodes=nodes,
@@ -127,7 +135,9 @@ def history_workload(start: datetime, end: datetime) -> History:
         meta={"window_h": horizon / 3600},
     )
     actual = {label: wait_stats(values) for label, values in waits.items()}
-    return History(workload, start, end, never, actual)
+    capacity = workload.capacity_milli * horizon
+    allocation = held / capacity if capacity else 0.0
+    return History(workload, start, end, never, actual, allocation, late)
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
@@ -212,6 +222,8 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
         },
+        "actual_allocation": history.actual_allocation,
+        "actual_late_jobs": history.actual_late,
         "policies": policies,
     }
 

@@ -21,7 +21,7 @@ H = 3600.0
 
 
 def _job(tenant, pool, name, *, gpus=8, replicas=1, kind=JobKind.TRAINING, submitted,
-         admitted=None, finished=None, limit_h=None) -> Job:  # fmt: skip
+         admitted=None, finished=None, limit_h=None, max_wait_h=None) -> Job:  # fmt: skip
     at = T0 + timedelta(hours=submitted)
     return Job.objects.create(
         tenant=tenant,
@@ -38,6 +38,7 @@ def _job(tenant, pool, name, *, gpus=8, replicas=1, kind=JobKind.TRAINING, submi
         admitted_at=None if admitted is None else T0 + timedelta(hours=admitted),
         finished_at=None if finished is None else T0 + timedelta(hours=finished),
         max_runtime_s=None if limit_h is None else int(limit_h * H),
+        max_wait_s=None if max_wait_h is None else int(max_wait_h * H),
     )
 
 
@@ -52,7 +53,8 @@ def history_db():
     )
     _job(tenant, pool, "before", submitted=-2, admitted=-2, finished=1, limit_h=4)  # at T0
     _job(tenant, pool, "old", submitted=-5, admitted=-5, finished=-1)  # over before T0
-    _job(tenant, pool, "pair", replicas=2, submitted=1, admitted=1.5, finished=3.5, limit_h=8)
+    _job(tenant, pool, "pair", replicas=2, submitted=1, admitted=1.5, finished=3.5, limit_h=8,
+         max_wait_h=0.25)  # fmt: skip
     _job(tenant, pool, "nb", gpus=1, kind=JobKind.NOTEBOOK, submitted=2, admitted=2)
     Job.objects.create(
         tenant=tenant, name="never", kind=JobKind.TRAINING, pool=pool, spec={},
@@ -87,6 +89,10 @@ def test_history_becomes_a_workload_of_what_ran(history_db):
     assert history.actual_waits["9-64"].count == 1
     assert history.actual_waits["9-64"].mean == 0.5 * H
     assert history.actual_waits["2-8"].count == 1  # "late"; "before" came before the window
+    # GPU-hours held inside the window: "before" 8 x 1 h, "pair" 16 x 2 h, "nb" 1 x 8 h,
+    # "late" 8 x 1 h (it ran on past the end), of 32 GPUs x 10 h.
+    assert history.actual_allocation == pytest.approx((8 + 32 + 8 + 8) / 320)
+    assert history.actual_late == 1  # "pair" waited 30 minutes of its 15
 
 
 def test_replay_runs_each_policy_on_the_history(history_db):
@@ -111,6 +117,7 @@ def test_whatif_command_prints_policies_and_real_waits(history_db, monkeypatch):
     assert "## What-if: 4 jobs" in text and "1 never started" in text
     assert "| Ours (all switches + fragmentation-aware) | Volcano-like" in text
     assert "| 9-64 (1 jobs) | 30.0 m / 30.0 m / 30.0 m |" in text
+    assert "As it happened: 17.5% of the accelerators allocated on average, 1 jobs" in text
     with pytest.raises(CommandError, match="unknown policy round-robin"):
         call_command("whatif", "--policies", "ours,round-robin", stdout=StringIO())
     with pytest.raises(CommandError, match="--hours must be positive"):
@@ -184,6 +191,7 @@ def test_a_replay_runs_in_a_worker_and_reports_progress_and_results(
     assert result["actual_waits"]["9-64"] == {
         "count": 1, "mean_s": 1800.0, "p95_s": 1800.0, "p99_s": 1800.0
     }  # fmt: skip
+    assert (result["actual_allocation"], result["actual_late_jobs"]) == (0.175, 1)
     assert [p["policy"] for p in result["policies"]] == ["ours", "best-fit"]
     ours = result["policies"][0]
     assert ours["completed"] == 2 and ours["one_leaf"] == [1, 1]
@@ -199,3 +207,13 @@ def test_a_failed_replay_says_why(world, history_db, monkeypatch):
     run = WhatIfRun.objects.create(hours=1, policies=["ours"])
     run = whatif.execute(run.pk)
     assert run.state == "failed" and run.message == "the history could not be read"
+
+
+def test_a_run_stored_before_the_real_allocation_was_measured_still_reads(world, client_for):
+    old = {"jobs": 0, "never_started": 0, "nodes": 1, "accelerators": 8, "actual_waits": {},
+           "policies": []}  # fmt: skip
+    run = WhatIfRun.objects.create(hours=1, policies=["ours"], state="done", result=old)
+    response = client_for(world.platform_admin).get(f"{URL}{run.pk}/")
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["accelerators"] == 8 and "actual_allocation" not in result

@@ -3330,6 +3330,13 @@ export interface components {
         };
         WhatIfResult: {
             accelerators: number;
+            /**
+             * Format: double
+             * @description Mean share of the accelerators that the replayed jobs really held, 0..1.
+             */
+            actual_allocation?: number;
+            /** @description Replayed jobs that really waited past their maximum wait. */
+            actual_late_jobs?: number;
             /** @description Submission to admission as it happened, by size class. */
             actual_waits: {
                 [key: string]: components["schemas"]["Wait"];
@@ -3343,6 +3350,13 @@ export interface components {
         };
         WhatIfResultRequest: {
             accelerators: number;
+            /**
+             * Format: double
+             * @description Mean share of the accelerators that the replayed jobs really held, 0..1.
+             */
+            actual_allocation?: number;
+            /** @description Replayed jobs that really waited past their maximum wait. */
+            actual_late_jobs?: number;
             /** @description Submission to admission as it happened, by size class. */
             actual_waits: {
                 [key: string]: components["schemas"]["WaitRequest"];

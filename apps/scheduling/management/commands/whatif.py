@@ -66,6 +66,11 @@ class Command(BaseCommand):
             if stats.count
         ]
         self.stdout.write(table(["size class", "mean / p95 / p99"], rows))
+        self.stdout.write(
+            f"\nAs it happened: {100 * history.actual_allocation:.1f}% of the accelerators "
+            f"allocated on average, {history.actual_late} jobs admitted past their maximum "
+            "wait\n"
+        )
         for r in results:
             if r.summary.get("large_over"):
                 self.stdout.write(

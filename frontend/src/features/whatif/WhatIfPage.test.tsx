@@ -40,6 +40,8 @@ const DONE = {
     nodes: 20,
     accelerators: 160,
     actual_waits: { '2-8': { count: 3, mean_s: 5400, p95_s: 7200, p99_s: 7200 } },
+    actual_allocation: 0.804,
+    actual_late_jobs: 5,
     policies: [
       POLICY,
       {
@@ -73,7 +75,13 @@ describe('what-if', () => {
       'GPU allocation (mean)',
       '91.3%',
       '85%',
-      '—',
+      '80.4%',
+    ]);
+    expect([...(row('Jobs past their max wait') ?? [])].map((c) => c.textContent)).toEqual([
+      'Jobs past their max wait',
+      '0',
+      '0',
+      '5',
     ]);
     expect([...(row('Multi-node jobs in one leaf') ?? [])].map((c) => c.textContent)).toEqual([
       'Multi-node jobs in one leaf',
@@ -88,6 +96,28 @@ describe('what-if', () => {
       '1h 30m / 2h 0m',
     ]);
     expect(within(result).getByText('42')).toBeTruthy();
+  });
+
+  it('shows a dash where a run stored before the real allocation was measured has none', async () => {
+    const older: Partial<typeof DONE.result> = { ...DONE.result };
+    delete older.actual_allocation;
+    delete older.actual_late_jobs;
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': page([{ ...DONE, result: older }]),
+    });
+    renderApp('/what-if');
+    const result = await screen.findByTestId('whatif-result');
+    const cells = within(result)
+      .getByText('GPU allocation (mean)')
+      .closest('tr')
+      ?.querySelectorAll('td');
+    expect([...(cells ?? [])].map((c) => c.textContent)).toEqual([
+      'GPU allocation (mean)',
+      '91.3%',
+      '85%',
+      '—',
+    ]);
   });
 
   it('starts a replay, shows its progress and a server field error', async () => {

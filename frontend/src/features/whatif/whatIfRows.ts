@@ -8,7 +8,7 @@ export interface ResultRow {
   measure: string;
   /** One cell per policy, in the result's order. */
   cells: string[];
-  /** As it happened (queueing delays only). */
+  /** As it happened, where the history says (allocation, late jobs, queueing delays). */
   actual?: string;
 }
 
@@ -40,6 +40,10 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
       key: 'allocation',
       measure: t('whatif.m.allocation'),
       cells: ps.map((p) => formatShare(p.allocation, 1, language)),
+      actual:
+        result.actual_allocation === undefined
+          ? '—'
+          : formatShare(result.actual_allocation, 1, language),
     },
     {
       key: 'fragmented',
@@ -53,7 +57,12 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
       measure: t('whatif.m.preemptions'),
       cells: ps.map((p) => `${p.preemptions} / ${p.preempted_gpu_hours.toFixed(0)}`),
     },
-    { key: 'late', measure: t('whatif.m.late'), cells: ps.map((p) => String(p.late_jobs)) },
+    {
+      key: 'late',
+      measure: t('whatif.m.late'),
+      cells: ps.map((p) => String(p.late_jobs)),
+      actual: result.actual_late_jobs === undefined ? '—' : String(result.actual_late_jobs),
+    },
     {
       key: 'large',
       measure: t('whatif.m.large'),
