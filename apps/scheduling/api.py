@@ -27,6 +27,16 @@ class WaitSerializer(serializers.Serializer[dict[str, Any]]):
     p99_s = serializers.FloatField()
 
 
+class TenantUseSerializer(serializers.Serializer[dict[str, Any]]):
+    tenant = serializers.CharField()
+    guarantee_gpus = serializers.FloatField(help_text="Its guarantees, summed over pools.")
+    mean_used_gpus = serializers.FloatField(help_text="Devices it held, mean over the window.")
+    short_when_demanding = serializers.FloatField(
+        help_text="Share of the time it had jobs waiting that it held under 90% of its "
+        "guarantee, 0..1."
+    )
+
+
 class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     policy = serializers.CharField()
     title = serializers.CharField(help_text="The policy as the benchmarks name it.")
@@ -49,6 +59,8 @@ class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
         help_text="Jobs of >= 256 GPUs that waited over 2x their fair-share expectation."
     )
     large_checked = serializers.IntegerField()
+    # Not required: runs stored before tenant use was measured do not have it.
+    tenants = TenantUseSerializer(many=True, required=False, help_text="Each tenant's use.")
     waits = serializers.DictField(child=WaitSerializer(), help_text="By job size class.")
     cycles = serializers.IntegerField()
     cpu_s = serializers.FloatField()
@@ -70,6 +82,11 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     actual_late_jobs = serializers.IntegerField(
         required=False,
         help_text="Replayed jobs that really waited past their maximum wait.",
+    )
+    actual_tenant_use = serializers.DictField(
+        child=serializers.FloatField(),
+        required=False,
+        help_text="Devices each tenant's replayed jobs really held, mean over the window.",
     )
     policies = PolicyResultSerializer(many=True)
 

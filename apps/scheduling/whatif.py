@@ -16,7 +16,7 @@ jobs that declared none.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -51,6 +51,7 @@ class History:
     actual_waits: dict[str, WaitStats]  # size class -> submission to admission, as it happened
     actual_allocation: float = 0.0  # mean share of the accelerators held in the window, 0..1
     actual_late: int = 0  # jobs submitted in the window and admitted past their maximum wait
+    actual_tenant_use: dict[str, float] = field(default_factory=dict)  # mean devices held
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -81,7 +82,7 @@ def history_workload(start: datetime, end: datetime) -> History:
     waits: dict[str, list[float]] = {label: [] for label, _, _ in SIZE_CLASSES}
     never = 0
     late = 0
-    held = 0.0  # milli-device-seconds held inside the window
+    held: dict[str, float] = {}  # tenant -> milli-device-seconds held inside the window
     # Work that was running when the window opened arrives at its start with the run time
     # it had left; the rest arrives when it was submitted.
     rows = (
@@ -117,7 +118,8 @@ def history_workload(start: datetime, end: datetime) -> History:
         )
         jobs.append(sim_job)
         until = min(job.finished_at or end, end)
-        held += sim_job.milli * max((until - began).total_seconds(), 0.0)
+        span = max((until - began).total_seconds(), 0.0)
+        held[sim_job.tenant] = held.get(sim_job.tenant, 0.0) + sim_job.milli * span
         if job.submitted_at >= start:
             wait = (job.admitted_at - job.submitted_at).total_seconds()
             waits[size_class(sim_job.gpus)].append(wait)
@@ -136,8 +138,11 @@ def history_workload(start: datetime, end: datetime) -> History:
     )
     actual = {label: wait_stats(values) for label, values in waits.items()}
     capacity = workload.capacity_milli * horizon
-    allocation = held / capacity if capacity else 0.0
-    return History(workload, start, end, never, actual, allocation, late)
+    allocation = sum(held.values()) / capacity if capacity else 0.0
+    for quota in workload.quotas:  # tenants with a guarantee and no job: 0
+        held.setdefault(quota.tenant, 0.0)
+    use = {t: area / horizon / core.FULL_DEVICE_MILLI for t, area in sorted(held.items())}
+    return History(workload, start, end, never, actual, allocation, late, use)
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
@@ -205,6 +210,15 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
                 "large_longest_wait_s": s["large_longest_wait"],
                 "large_over_2x": s["large_over_2x_expectation"],
                 "large_checked": s["large_checked"],
+                "tenants": [
+                    {
+                        "tenant": t["tenant"],
+                        "guarantee_gpus": t["guarantee"],
+                        "mean_used_gpus": t["mean_used"],
+                        "short_when_demanding": t["short_when_demanding"],
+                    }
+                    for t in r.tenants
+                ],
                 "waits": {
                     label: _waits(s[f"wait_{label}"])
                     for label, _, _ in SIZE_CLASSES
@@ -224,6 +238,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         },
         "actual_allocation": history.actual_allocation,
         "actual_late_jobs": history.actual_late,
+        "actual_tenant_use": history.actual_tenant_use,
         "policies": policies,
     }
 

@@ -93,6 +93,7 @@ def test_history_becomes_a_workload_of_what_ran(history_db):
     # "late" 8 x 1 h (it ran on past the end), of 32 GPUs x 10 h.
     assert history.actual_allocation == pytest.approx((8 + 32 + 8 + 8) / 320)
     assert history.actual_late == 1  # "pair" waited 30 minutes of its 15
+    assert history.actual_tenant_use == {"vision": pytest.approx(5.6)}  # 56 GPU-hours / 10 h
 
 
 def test_replay_runs_each_policy_on_the_history(history_db):
@@ -118,6 +119,7 @@ def test_whatif_command_prints_policies_and_real_waits(history_db, monkeypatch):
     assert "| Ours (all switches + fragmentation-aware) | Volcano-like" in text
     assert "| 9-64 (1 jobs) | 30.0 m / 30.0 m / 30.0 m |" in text
     assert "As it happened: 17.5% of the accelerators allocated on average, 1 jobs" in text
+    assert "GPUs in use by tenant, mean over the window: vision 5.6" in text
     with pytest.raises(CommandError, match="unknown policy round-robin"):
         call_command("whatif", "--policies", "ours,round-robin", stdout=StringIO())
     with pytest.raises(CommandError, match="--hours must be positive"):
@@ -192,10 +194,19 @@ def test_a_replay_runs_in_a_worker_and_reports_progress_and_results(
         "count": 1, "mean_s": 1800.0, "p95_s": 1800.0, "p99_s": 1800.0
     }  # fmt: skip
     assert (result["actual_allocation"], result["actual_late_jobs"]) == (0.175, 1)
+    assert result["actual_tenant_use"] == {"vision": pytest.approx(5.6)}
     assert [p["policy"] for p in result["policies"]] == ["ours", "best-fit"]
     ours = result["policies"][0]
     assert ours["completed"] == 2 and ours["one_leaf"] == [1, 1]
     assert set(ours["waits"]) == {"1", "2-8", "9-64"}  # the notebook, 8-GPU jobs, the pair
+    [vision] = ours["tenants"]
+    assert (vision["tenant"], vision["guarantee_gpus"]) == ("vision", 16)
+    # Every job starts as it arrives in the replay and runs as long as it really held its
+    # GPUs, all inside the window, so the replay holds what really was held: the two
+    # measures, worked out apart, agree.
+    assert vision["mean_used_gpus"] == pytest.approx(result["actual_tenant_use"]["vision"])
+    assert ours["allocation"] == pytest.approx(result["actual_allocation"])
+    assert vision["short_when_demanding"] == 0  # it never waited below its guarantee
     assert whatif.execute(body["id"]).finished_at == run.finished_at  # done: left alone
 
 

@@ -2851,6 +2851,8 @@ export interface components {
             /** Format: double */
             preempted_gpu_hours: number;
             preemptions: number;
+            /** @description Each tenant's use. */
+            tenants?: components["schemas"]["TenantUse"][];
             /** @description The policy as the benchmarks name it. */
             title: string;
             /** @description By job size class. */
@@ -2887,6 +2889,8 @@ export interface components {
             /** Format: double */
             preempted_gpu_hours: number;
             preemptions: number;
+            /** @description Each tenant's use. */
+            tenants?: components["schemas"]["TenantUseRequest"][];
             /** @description The policy as the benchmarks name it. */
             title: string;
             /** @description By job size class. */
@@ -3218,6 +3222,42 @@ export interface components {
             name: string;
             slug: string;
         };
+        TenantUse: {
+            /**
+             * Format: double
+             * @description Its guarantees, summed over pools.
+             */
+            guarantee_gpus: number;
+            /**
+             * Format: double
+             * @description Devices it held, mean over the window.
+             */
+            mean_used_gpus: number;
+            /**
+             * Format: double
+             * @description Share of the time it had jobs waiting that it held under 90% of its guarantee, 0..1.
+             */
+            short_when_demanding: number;
+            tenant: string;
+        };
+        TenantUseRequest: {
+            /**
+             * Format: double
+             * @description Its guarantees, summed over pools.
+             */
+            guarantee_gpus: number;
+            /**
+             * Format: double
+             * @description Devices it held, mean over the window.
+             */
+            mean_used_gpus: number;
+            /**
+             * Format: double
+             * @description Share of the time it had jobs waiting that it held under 90% of its guarantee, 0..1.
+             */
+            short_when_demanding: number;
+            tenant: string;
+        };
         /**
          * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
          *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
@@ -3337,6 +3377,10 @@ export interface components {
             actual_allocation?: number;
             /** @description Replayed jobs that really waited past their maximum wait. */
             actual_late_jobs?: number;
+            /** @description Devices each tenant's replayed jobs really held, mean over the window. */
+            actual_tenant_use?: {
+                [key: string]: number;
+            };
             /** @description Submission to admission as it happened, by size class. */
             actual_waits: {
                 [key: string]: components["schemas"]["Wait"];
@@ -3357,6 +3401,10 @@ export interface components {
             actual_allocation?: number;
             /** @description Replayed jobs that really waited past their maximum wait. */
             actual_late_jobs?: number;
+            /** @description Devices each tenant's replayed jobs really held, mean over the window. */
+            actual_tenant_use?: {
+                [key: string]: number;
+            };
             /** @description Submission to admission as it happened, by size class. */
             actual_waits: {
                 [key: string]: components["schemas"]["WaitRequest"];

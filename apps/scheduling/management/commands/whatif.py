@@ -71,6 +71,9 @@ class Command(BaseCommand):
             f"allocated on average, {history.actual_late} jobs admitted past their maximum "
             "wait\n"
         )
+        if history.actual_tenant_use:
+            use = ", ".join(f"{t} {gpus:.1f}" for t, gpus in history.actual_tenant_use.items())
+            self.stdout.write(f"GPUs in use by tenant, mean over the window: {use}\n")
         for r in results:
             if r.summary.get("large_over"):
                 self.stdout.write(

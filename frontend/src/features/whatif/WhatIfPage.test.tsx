@@ -20,6 +20,9 @@ const POLICY = {
   large_longest_wait_s: 0,
   large_over_2x: 0,
   large_checked: 0,
+  tenants: [
+    { tenant: 'vision', guarantee_gpus: 56, mean_used_gpus: 42, short_when_demanding: 0.1 },
+  ],
   waits: { '2-8': WAIT },
   cycles: 120,
   cpu_s: 0.4,
@@ -42,6 +45,7 @@ const DONE = {
     actual_waits: { '2-8': { count: 3, mean_s: 5400, p95_s: 7200, p99_s: 7200 } },
     actual_allocation: 0.804,
     actual_late_jobs: 5,
+    actual_tenant_use: { nlp: 3.25, vision: 28 },
     policies: [
       POLICY,
       {
@@ -83,6 +87,22 @@ describe('what-if', () => {
       '0',
       '5',
     ]);
+    // A tenant in the history but in no policy's list (no guarantee) still gets its row.
+    expect(
+      [...(row('GPUs in use, vision (guarantee 56)') ?? [])].map((c) => c.textContent),
+    ).toEqual([
+      'GPUs in use, vision (guarantee 56)',
+      '42.0 (75%); short 10%',
+      '42.0 (75%); short 10%',
+      '28.0 (50%)',
+    ]);
+    expect([...(row('GPUs in use, nlp (guarantee 0)') ?? [])].map((c) => c.textContent)).toEqual([
+      'GPUs in use, nlp (guarantee 0)',
+      '—',
+      '—',
+      '3.3',
+    ]);
+    expect(within(result).getByText(/share of the time it had jobs waiting/)).toBeTruthy();
     expect([...(row('Multi-node jobs in one leaf') ?? [])].map((c) => c.textContent)).toEqual([
       'Multi-node jobs in one leaf',
       '95% (19/20)',

@@ -247,6 +247,11 @@ function RunResult({ run }: { run: WhatIfRun }) {
           },
         ]}
       />
+      {rows.some((r) => r.key.startsWith('tenant-')) && (
+        <Typography.Paragraph type="secondary" style={{ marginTop: 12, marginBottom: 0 }}>
+          {t('whatif.tenantNote')}
+        </Typography.Paragraph>
+      )}
     </Card>
   );
 }

@@ -69,6 +69,32 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
       cells: ps.map((p) => `${p.large_over_2x}/${p.large_checked}`),
     },
   ];
+  // One row per tenant: the GPUs it held on average (share of its guarantee), and how
+  // much of the time it had jobs waiting it held under 90% of its guarantee.
+  const tenants = new Map<string, number>();
+  for (const p of ps) for (const u of p.tenants ?? []) tenants.set(u.tenant, u.guarantee_gpus);
+  for (const name of Object.keys(result.actual_tenant_use ?? {})) {
+    if (!tenants.has(name)) tenants.set(name, 0);
+  }
+  const used = (gpus: number, guarantee: number) =>
+    guarantee ? `${gpus.toFixed(1)} (${formatShare(gpus, guarantee, language)})` : gpus.toFixed(1);
+  for (const [name, guarantee] of [...tenants].sort(([a], [b]) => a.localeCompare(b))) {
+    const real = result.actual_tenant_use?.[name];
+    rows.push({
+      key: `tenant-${name}`,
+      measure: t('whatif.m.tenant', { tenant: name, gpus: guarantee.toFixed(0) }),
+      cells: ps.map((p) => {
+        const u = p.tenants?.find((x) => x.tenant === name);
+        return u
+          ? t('whatif.m.tenantCell', {
+              used: used(u.mean_used_gpus, guarantee),
+              short: formatShare(u.short_when_demanding, 1, language),
+            })
+          : '—';
+      }),
+      actual: real === undefined ? '—' : used(real, guarantee),
+    });
+  }
   const sizes = new Set([
     ...Object.keys(result.actual_waits),
     ...ps.flatMap((p) => Object.keys(p.waits)),

@@ -320,6 +320,8 @@ export const en = {
     clusterSize: '{{nodes}} nodes, {{gpus}} GPUs',
     measure: 'Measure',
     actual: 'As it happened',
+    tenantNote:
+      'GPUs in use: what the tenant held on average over the window, and as a share of its guarantee; short: the share of the time it had jobs waiting that it held under 90% of its guarantee.',
     policy: {
       ours: 'Ours',
       volcano: 'Volcano-like',
@@ -334,6 +336,8 @@ export const en = {
       preemptions: 'Preemptions / GPU-hours lost',
       late: 'Jobs past their max wait',
       large: '>=256-GPU jobs over 2x fair share',
+      tenant: 'GPUs in use, {{tenant}} (guarantee {{gpus}})',
+      tenantCell: '{{used}}; short {{short}}',
       wait: 'Wait, {{size}} GPUs (mean / p95)',
     },
   },

@@ -319,6 +319,8 @@ export const zh: Messages = {
     clusterSize: '{{nodes}} 个节点，{{gpus}} 块 GPU',
     measure: '指标',
     actual: '实际情况',
+    tenantNote:
+      '使用中的 GPU：该租户在时间窗口内平均占用的 GPU 数，以及占其保障额度的比例；不足：该租户有作业排队期间，占用低于保障额度 90% 的时间比例。',
     policy: {
       ours: '本平台',
       volcano: '类 Volcano',
@@ -333,6 +335,8 @@ export const zh: Messages = {
       preemptions: '抢占次数 / 损失 GPU 时',
       late: '超过最长等待的作业',
       large: '≥256 GPU 作业等待超过公平份额 2 倍',
+      tenant: '使用中的 GPU，{{tenant}}（保障 {{gpus}}）',
+      tenantCell: '{{used}}；不足 {{short}}',
       wait: '等待时间，{{size}} GPU（均值 / p95）',
     },
   },
