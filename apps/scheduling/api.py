@@ -37,6 +37,12 @@ class TenantUseSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
 
+class SamplePointSerializer(serializers.Serializer[dict[str, Any]]):
+    t_h = serializers.FloatField(help_text="Hours from the window's start.")
+    allocation = serializers.FloatField(help_text="Share of accelerators allocated, 0..1.")
+    waiting = serializers.IntegerField(help_text="Jobs waiting to start.")
+
+
 class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     policy = serializers.CharField()
     title = serializers.CharField(help_text="The policy as the benchmarks name it.")
@@ -62,6 +68,9 @@ class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     # Not required: runs stored before tenant use was measured do not have it.
     tenants = TenantUseSerializer(many=True, required=False, help_text="Each tenant's use.")
     waits = serializers.DictField(child=WaitSerializer(), help_text="By job size class.")
+    series = SamplePointSerializer(
+        many=True, required=False, help_text="Allocation and queue over the window."
+    )
     cycles = serializers.IntegerField()
     cpu_s = serializers.FloatField()
 
@@ -87,6 +96,11 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
         child=serializers.FloatField(),
         required=False,
         help_text="Devices each tenant's replayed jobs really held, mean over the window.",
+    )
+    actual_series = SamplePointSerializer(
+        many=True,
+        required=False,
+        help_text="Allocation and queue as they really were, at the replay's sample times.",
     )
     policies = PolicyResultSerializer(many=True)
 

@@ -16,6 +16,7 @@ jobs that declared none.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -52,6 +53,9 @@ class History:
     actual_allocation: float = 0.0  # mean share of the accelerators held in the window, 0..1
     actual_late: int = 0  # jobs submitted in the window and admitted past their maximum wait
     actual_tenant_use: dict[str, float] = field(default_factory=dict)  # mean devices held
+    # (seconds from the window's start, share of the accelerators held, jobs waiting) at
+    # the replay's sample times (``sample_times``)
+    actual_series: list[tuple[float, float, int]] = field(default_factory=list)
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -63,6 +67,50 @@ def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float 
     left = (job.admitted_at - began).total_seconds() + job.max_runtime_s
     ran = 0.0 if ran_until is None else (ran_until - began).total_seconds()
     return max(left, ran, 1.0)
+
+
+SAMPLES = 200
+"""Samples of a replay's allocation and queue over its window (and of what happened)."""
+
+
+def sample_times(horizon: float) -> list[float]:
+    """When a replay of ``horizon`` seconds samples: from the window's start, every
+    ``sample_interval(horizon)`` seconds, before its end (at the end, work still running
+    has stopped being counted)."""
+    step = sample_interval(horizon)
+    return [i * step for i in range(math.ceil(horizon / step))]
+
+
+def sample_interval(horizon: float) -> float:
+    return max(horizon, 3600.0) / SAMPLES
+
+
+def actual_series(
+    held: list[tuple[float, float, int]],
+    waited: list[tuple[float, float]],
+    horizon: float,
+    capacity_milli: int,
+) -> list[tuple[float, float, int]]:
+    """What happened at each sample time: the share of ``capacity_milli`` that the
+    ``held`` spans (from, until, milli-devices) cover, and how many ``waited`` spans
+    (submitted, admitted) are open; times in seconds from the window's start."""
+    events: list[tuple[float, int, int]] = []  # time, milli change, waiting change
+    for began, until, milli in held:
+        if until > began:
+            events += [(began, milli, 0), (until, -milli, 0)]
+    for submitted, admitted in waited:
+        if admitted > submitted:
+            events += [(submitted, 0, 1), (admitted, 0, -1)]
+    events.sort()
+    out: list[tuple[float, float, int]] = []
+    i = milli = waiting = 0
+    for t in sample_times(horizon):
+        while i < len(events) and events[i][0] <= t:
+            milli += events[i][1]
+            waiting += events[i][2]
+            i += 1
+        out.append((t, milli / capacity_milli if capacity_milli else 0.0, waiting))
+    return out
 
 
 def history_workload(start: datetime, end: datetime) -> History:
@@ -83,6 +131,8 @@ def history_workload(start: datetime, end: datetime) -> History:
     never = 0
     late = 0
     held: dict[str, float] = {}  # tenant -> milli-device-seconds held inside the window
+    spans: list[tuple[float, float, int]] = []  # seconds from start: began, until, milli
+    queued: list[tuple[float, float]] = []  # seconds from start: submitted, admitted
     # Work that was running when the window opened arrives at its start with the run time
     # it had left; the rest arrives when it was submitted.
     rows = (
@@ -120,9 +170,12 @@ def history_workload(start: datetime, end: datetime) -> History:
         until = min(job.finished_at or end, end)
         span = max((until - began).total_seconds(), 0.0)
         held[sim_job.tenant] = held.get(sim_job.tenant, 0.0) + sim_job.milli * span
+        at = (began - start).total_seconds()
+        spans.append((at, at + span, sim_job.milli))
         if job.submitted_at >= start:
             wait = (job.admitted_at - job.submitted_at).total_seconds()
             waits[size_class(sim_job.gpus)].append(wait)
+            queued.append((sim_job.submit, sim_job.submit + wait))
             if job.max_wait_s and wait > job.max_wait_s:
                 late += 1
     workload = Workload(
@@ -142,7 +195,8 @@ def history_workload(start: datetime, end: datetime) -> History:
     for quota in workload.quotas:  # tenants with a guarantee and no job: 0
         held.setdefault(quota.tenant, 0.0)
     use = {t: area / horizon / core.FULL_DEVICE_MILLI for t, area in sorted(held.items())}
-    return History(workload, start, end, never, actual, allocation, late, use)
+    series = actual_series(spans, queued, horizon, workload.capacity_milli)
+    return History(workload, start, end, never, actual, allocation, late, use, series)
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
@@ -168,7 +222,7 @@ def replay(
             seed=seed,
             progress=progress,
             cycle_interval=60.0,
-            sample_interval=max(history.workload.horizon or 0.0, 3600.0) / 200,
+            sample_interval=sample_interval(history.workload.horizon or 0.0),
         )
         results.append(sim.run())
     return results
@@ -186,6 +240,19 @@ MAX_HOURS = 90 * 24.0
 
 def _waits(stats: WaitStats) -> dict[str, float | int]:
     return {"count": stats.count, "mean_s": stats.mean, "p95_s": stats.p95, "p99_s": stats.p99}
+
+
+def _series(result: SimResult, horizon: float) -> list[dict[str, float | int]]:
+    """The replay's samples at ``sample_times(horizon)``. The simulator stops sampling
+    once nothing is left to happen (only work that runs to the end), so the last sample
+    stands for the rest of the window: nothing changes after it."""
+    times = sample_times(horizon)
+    samples = [x for x in result.samples if x["t"] < horizon] or [{"alloc": 0.0, "waiting": 0.0}]
+    out: list[dict[str, float | int]] = []
+    for i, t in enumerate(times):
+        x = samples[min(i, len(samples) - 1)]
+        out.append({"t_h": t / 3600, "allocation": x["alloc"], "waiting": int(x["waiting"])})
+    return out
 
 
 def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
@@ -224,6 +291,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
                     for label, _, _ in SIZE_CLASSES
                     if s[f"wait_{label}"].count
                 },
+                "series": _series(r, w.horizon or 0.0),
                 "cycles": r.cycles,
                 "cpu_s": r.wall_s,
             }
@@ -239,6 +307,9 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "actual_allocation": history.actual_allocation,
         "actual_late_jobs": history.actual_late,
         "actual_tenant_use": history.actual_tenant_use,
+        "actual_series": [
+            {"t_h": t / 3600, "allocation": a, "waiting": n} for t, a, n in history.actual_series
+        ],
         "policies": policies,
     }
 

@@ -170,6 +170,12 @@ process.exitCode = await runScenario('operator', async (page) => {
       (await result.locator('.ant-descriptions-item-content').nth(1).innerText()).trim(),
     );
     check(jobs > 0, `the what-if replayed ${jobs} jobs`);
+    const chart = result.getByTestId('whatif-chart');
+    await expectVisible(chart.locator('canvas'), 'the what-if allocation chart');
+    check(
+      (await chart.getAttribute('aria-label'))?.endsWith('Ours, FIFO + spread, As it happened'),
+      `the what-if chart shows ${await chart.getAttribute('aria-label')}`,
+    );
     const whatIfShot = await screenshot(page, 'operator-what-if');
     return (
       `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +

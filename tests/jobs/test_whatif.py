@@ -94,6 +94,14 @@ def test_history_becomes_a_workload_of_what_ran(history_db):
     assert history.actual_allocation == pytest.approx((8 + 32 + 8 + 8) / 320)
     assert history.actual_late == 1  # "pair" waited 30 minutes of its 15
     assert history.actual_tenant_use == {"vision": pytest.approx(5.6)}  # 56 GPU-hours / 10 h
+    # Over time, every 3 minutes (10 h / 200): held GPUs of 32 and jobs waiting.
+    series = {round(t / H, 2): (a * 32, n) for t, a, n in history.actual_series}
+    assert len(series) == 200 and min(series) == 0 and max(series) == 9.95
+    assert series[0] == (8, 0)  # "before"
+    assert series[1.0] == (0, 1)  # "before" ended; "pair" submitted, waiting
+    assert series[1.5] == (16, 0)  # "pair" admitted
+    assert series[2.5] == (17, 0)  # and the notebook
+    assert series[9.5] == (9, 0)  # the notebook and "late"
 
 
 def test_replay_runs_each_policy_on_the_history(history_db):
@@ -207,6 +215,14 @@ def test_a_replay_runs_in_a_worker_and_reports_progress_and_results(
     assert vision["mean_used_gpus"] == pytest.approx(result["actual_tenant_use"]["vision"])
     assert ours["allocation"] == pytest.approx(result["actual_allocation"])
     assert vision["short_when_demanding"] == 0  # it never waited below its guarantee
+    assert result["actual_series"][0] == {"t_h": 0.0, "allocation": 0.25, "waiting": 0}
+    assert len(result["actual_series"]) == len(ours["series"]) == 200
+    # The replay samples at the same times; at 2.5 h both have the pair and the notebook running.
+    assert [p["t_h"] for p in ours["series"]] == [p["t_h"] for p in result["actual_series"]]
+    assert ours["series"][50] == {"t_h": 2.5, "allocation": 17 / 32, "waiting": 0}
+    # After "late" arrives at 9 h nothing happens (the rest runs to the end): the replay's
+    # last sample stands for the rest of the window.
+    assert ours["series"][-1] == {"t_h": 9.95, "allocation": 9 / 32, "waiting": 0}
     assert whatif.execute(body["id"]).finished_at == run.finished_at  # done: left alone
 
 
@@ -228,3 +244,16 @@ def test_a_run_stored_before_the_real_allocation_was_measured_still_reads(world,
     assert response.status_code == 200
     result = response.json()["result"]
     assert result["accelerators"] == 8 and "actual_allocation" not in result
+
+
+def test_actual_series_counts_what_was_held_and_waiting_at_each_sample():
+    # 2 h window: a sample every 36 s (200 of them, the last before the end). 1,000 milli
+    # held from 0 to 1 h and 2,000 from 30 min on; a job waits from 36 s to 108 s.
+    held = [(0.0, 3600.0, 1000), (1800.0, 7200.0, 2000), (50.0, 50.0, 4000)]  # last: empty
+    series = whatif.actual_series(held, [(36.0, 108.0)], 7200.0, 4000)
+    assert len(series) == 200 and series[-1][0] == 7164.0
+    at = {t: (a, n) for t, a, n in series}
+    assert at[0.0] == (0.25, 0) and at[36.0] == (0.25, 1) and at[72.0] == (0.25, 1)
+    assert at[108.0] == (0.25, 0)  # admitted at 108 s: no longer waiting
+    assert at[1800.0] == (0.75, 0) and at[3600.0] == (0.5, 0)  # ends count at their time
+    assert whatif.actual_series(held, [], 7200.0, 0)[0] == (0.0, 0.0, 0)  # no capacity

@@ -2851,6 +2851,8 @@ export interface components {
             /** Format: double */
             preempted_gpu_hours: number;
             preemptions: number;
+            /** @description Allocation and queue over the window. */
+            series?: components["schemas"]["SamplePoint"][];
             /** @description Each tenant's use. */
             tenants?: components["schemas"]["TenantUse"][];
             /** @description The policy as the benchmarks name it. */
@@ -2889,6 +2891,8 @@ export interface components {
             /** Format: double */
             preempted_gpu_hours: number;
             preemptions: number;
+            /** @description Allocation and queue over the window. */
+            series?: components["schemas"]["SamplePointRequest"][];
             /** @description Each tenant's use. */
             tenants?: components["schemas"]["TenantUseRequest"][];
             /** @description The policy as the benchmarks name it. */
@@ -3108,6 +3112,34 @@ export interface components {
          * @enum {string}
          */
         RunStateEnum: "running" | "finished" | "failed";
+        SamplePoint: {
+            /**
+             * Format: double
+             * @description Share of accelerators allocated, 0..1.
+             */
+            allocation: number;
+            /**
+             * Format: double
+             * @description Hours from the window's start.
+             */
+            t_h: number;
+            /** @description Jobs waiting to start. */
+            waiting: number;
+        };
+        SamplePointRequest: {
+            /**
+             * Format: double
+             * @description Share of accelerators allocated, 0..1.
+             */
+            allocation: number;
+            /**
+             * Format: double
+             * @description Hours from the window's start.
+             */
+            t_h: number;
+            /** @description Jobs waiting to start. */
+            waiting: number;
+        };
         ScalingDecision: {
             /** Format: date-time */
             readonly at: string;
@@ -3377,6 +3409,8 @@ export interface components {
             actual_allocation?: number;
             /** @description Replayed jobs that really waited past their maximum wait. */
             actual_late_jobs?: number;
+            /** @description Allocation and queue as they really were, at the replay's sample times. */
+            actual_series?: components["schemas"]["SamplePoint"][];
             /** @description Devices each tenant's replayed jobs really held, mean over the window. */
             actual_tenant_use?: {
                 [key: string]: number;
@@ -3401,6 +3435,8 @@ export interface components {
             actual_allocation?: number;
             /** @description Replayed jobs that really waited past their maximum wait. */
             actual_late_jobs?: number;
+            /** @description Allocation and queue as they really were, at the replay's sample times. */
+            actual_series?: components["schemas"]["SamplePointRequest"][];
             /** @description Devices each tenant's replayed jobs really held, mean over the window. */
             actual_tenant_use?: {
                 [key: string]: number;

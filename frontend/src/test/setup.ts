@@ -82,6 +82,35 @@ vi.mock('../features/inference/TrafficChart', () => ({
     }),
 }));
 
+vi.mock('../features/whatif/WhatIfChart', () => ({
+  WhatIfChart: ({
+    start,
+    lines,
+    label,
+  }: {
+    start: string;
+    lines: {
+      name: string;
+      actual?: boolean;
+      points: { t_h: number; allocation: number; waiting: number }[];
+    }[];
+    label: string;
+  }) =>
+    createElement('div', {
+      'data-testid': 'whatif-chart',
+      role: 'img',
+      'aria-label': label,
+      'data-start': start,
+      'data-lines': lines
+        .map(
+          (l) =>
+            `${l.name}${l.actual ? ' (actual)' : ''}:` +
+            l.points.map((p) => [p.t_h, p.allocation, p.waiting].join('/')).join('|'),
+        )
+        .join(';'),
+    }),
+}));
+
 // jsdom lacks these browser APIs; antd (responsive grid, Select) and echarts call them.
 Object.defineProperty(window, 'matchMedia', {
   writable: true,

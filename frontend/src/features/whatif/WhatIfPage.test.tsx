@@ -24,6 +24,10 @@ const POLICY = {
     { tenant: 'vision', guarantee_gpus: 56, mean_used_gpus: 42, short_when_demanding: 0.1 },
   ],
   waits: { '2-8': WAIT },
+  series: [
+    { t_h: 0, allocation: 0.5, waiting: 2 },
+    { t_h: 12, allocation: 0.9, waiting: 0 },
+  ],
   cycles: 120,
   cpu_s: 0.4,
 };
@@ -46,6 +50,10 @@ const DONE = {
     actual_allocation: 0.804,
     actual_late_jobs: 5,
     actual_tenant_use: { nlp: 3.25, vision: 28 },
+    actual_series: [
+      { t_h: 0, allocation: 0.4, waiting: 3 },
+      { t_h: 12, allocation: 0.8, waiting: 1 },
+    ],
     policies: [
       POLICY,
       {
@@ -103,6 +111,15 @@ describe('what-if', () => {
       '3.3',
     ]);
     expect(within(result).getByText(/share of the time it had jobs waiting/)).toBeTruthy();
+    // Allocation and queue over the window: each policy, then what happened.
+    const chart = within(result).getByTestId('whatif-chart');
+    expect(chart.getAttribute('data-start')).toBe('2026-11-29T00:00:00Z');
+    expect(chart.getAttribute('data-lines')).toBe(
+      'Ours:0/0.5/2|12/0.9/0;FIFO + spread:0/0.5/2|12/0.9/0;As it happened (actual):0/0.4/3|12/0.8/1',
+    );
+    expect(chart.getAttribute('aria-label')).toBe(
+      'Line chart of GPU allocation and jobs waiting over the window: Ours, FIFO + spread, As it happened',
+    );
     expect([...(row('Multi-node jobs in one leaf') ?? [])].map((c) => c.textContent)).toEqual([
       'Multi-node jobs in one leaf',
       '95% (19/20)',
@@ -119,9 +136,14 @@ describe('what-if', () => {
   });
 
   it('shows a dash where a run stored before the real allocation was measured has none', async () => {
-    const older: Partial<typeof DONE.result> = { ...DONE.result };
+    // A result as stored before these fields existed.
+    const older = JSON.parse(JSON.stringify(DONE.result)) as Record<string, unknown> & {
+      policies: Record<string, unknown>[];
+    };
+    for (const p of older.policies) delete p.series;
     delete older.actual_allocation;
     delete older.actual_late_jobs;
+    delete older.actual_series;
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': page([{ ...DONE, result: older }]),
@@ -138,6 +160,7 @@ describe('what-if', () => {
       '85%',
       '—',
     ]);
+    expect(within(result).queryByTestId('whatif-chart')).toBeNull();
   });
 
   it('starts a replay, shows its progress and a server field error', async () => {

@@ -27,6 +27,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useTenant } from '../tenancy/useTenant';
 import { policyLabel, resultRows, type ResultRow } from './whatIfRows';
+import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
 
 const RUNS_KEY = ['what-if', 'runs'];
 const STATE_COLOR: Record<WhatIfRun['state'], string> = {
@@ -212,6 +213,15 @@ function RunResult({ run }: { run: WhatIfRun }) {
     );
   }
   const rows = resultRows(t, result, currentLanguage());
+  // Runs stored before the series were recorded have none: no chart then.
+  const lines: WhatIfLine[] = [
+    ...result.policies
+      .filter((p) => p.series?.length)
+      .map((p) => ({ name: policyLabel(t, p.policy), points: p.series ?? [] })),
+  ];
+  if (lines.length && result.actual_series?.length) {
+    lines.push({ name: t('whatif.actual'), points: result.actual_series, actual: true });
+  }
   return (
     <Card title={title} data-testid="whatif-result">
       <Descriptions size="small" column={4} style={{ marginBottom: 16 }}>
@@ -247,6 +257,16 @@ function RunResult({ run }: { run: WhatIfRun }) {
           },
         ]}
       />
+      {lines.length > 0 && run.window_start && (
+        <div style={{ marginTop: 16 }}>
+          <WhatIfChart
+            start={run.window_start}
+            lines={lines}
+            names={{ allocation: t('whatif.chart.allocation'), waiting: t('whatif.chart.waiting') }}
+            label={t('whatif.chart.label', { names: lines.map((l) => l.name).join(', ') })}
+          />
+        </div>
+      )}
       {rows.some((r) => r.key.startsWith('tenant-')) && (
         <Typography.Paragraph type="secondary" style={{ marginTop: 12, marginBottom: 0 }}>
           {t('whatif.tenantNote')}

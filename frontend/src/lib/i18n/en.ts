@@ -320,6 +320,11 @@ export const en = {
     clusterSize: '{{nodes}} nodes, {{gpus}} GPUs',
     measure: 'Measure',
     actual: 'As it happened',
+    chart: {
+      allocation: 'GPU allocation',
+      waiting: 'Jobs waiting',
+      label: 'Line chart of GPU allocation and jobs waiting over the window: {{names}}',
+    },
     tenantNote:
       'GPUs in use: what the tenant held on average over the window, and as a share of its guarantee; short: the share of the time it had jobs waiting that it held under 90% of its guarantee.',
     policy: {

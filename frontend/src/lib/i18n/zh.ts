@@ -319,6 +319,11 @@ export const zh: Messages = {
     clusterSize: '{{nodes}} 个节点，{{gpus}} 块 GPU',
     measure: '指标',
     actual: '实际情况',
+    chart: {
+      allocation: 'GPU 分配率',
+      waiting: '排队作业',
+      label: '时间窗口内 GPU 分配率与排队作业数折线图：{{names}}',
+    },
     tenantNote:
       '使用中的 GPU：该租户在时间窗口内平均占用的 GPU 数，以及占其保障额度的比例；不足：该租户有作业排队期间，占用低于保障额度 90% 的时间比例。',
     policy: {

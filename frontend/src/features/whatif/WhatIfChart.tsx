@@ -1,0 +1,117 @@
+import { LineChart } from 'echarts/charts';
+import {
+  AxisPointerComponent,
+  GridComponent,
+  LegendComponent,
+  TooltipComponent,
+} from 'echarts/components';
+import * as echarts from 'echarts/core';
+import { CanvasRenderer } from 'echarts/renderers';
+import { useMemo } from 'react';
+import { EChart } from '../../lib/EChart';
+
+echarts.use([
+  LineChart,
+  GridComponent,
+  LegendComponent,
+  TooltipComponent,
+  AxisPointerComponent,
+  CanvasRenderer,
+]);
+
+const PALETTE = ['#2f6fed', '#e8684a', '#2ca58d', '#f2a900'];
+
+export interface SeriesPoint {
+  t_h: number;
+  allocation: number;
+  waiting: number;
+}
+
+export interface WhatIfLine {
+  name: string;
+  points: SeriesPoint[];
+  /** What really happened: drawn dashed, so the replays stand out against it. */
+  actual?: boolean;
+}
+
+export interface WhatIfChartNames {
+  allocation: string;
+  waiting: string;
+}
+
+interface Props {
+  /** The window's start (ISO time); points are hours from it. */
+  start: string;
+  lines: WhatIfLine[];
+  names: WhatIfChartNames;
+  label: string;
+}
+
+/**
+ * GPU allocation (top) and jobs waiting (below) over the replayed window, one line per
+ * policy and one for what happened. Two grids on one time axis, as their scales differ.
+ */
+export function WhatIfChart({ start, lines, names, label }: Props) {
+  const option = useMemo(() => {
+    const t0 = Date.parse(start);
+    const at = (p: SeriesPoint) => t0 + p.t_h * 3_600_000;
+    // Both series of a line (allocation, waiting) share its colour and its legend entry.
+    const style = (l: WhatIfLine, i: number) =>
+      l.actual
+        ? { color: '#5c6470', lineStyle: { type: 'dashed' as const, width: 2 } }
+        : { color: PALETTE[i % PALETTE.length] };
+    return {
+      animation: false,
+      legend: { top: 0, type: 'scroll' },
+      tooltip: { trigger: 'axis' },
+      axisPointer: { link: [{ xAxisIndex: 'all' }] },
+      grid: [
+        { left: 56, right: 24, top: 40, height: 170 },
+        { left: 56, right: 24, top: 250, height: 80 },
+      ],
+      xAxis: [
+        { type: 'time', gridIndex: 0, axisLabel: { show: false }, splitLine: { show: false } },
+        { type: 'time', gridIndex: 1, splitLine: { show: false } },
+      ],
+      yAxis: [
+        {
+          type: 'value',
+          gridIndex: 0,
+          name: names.allocation,
+          min: 0,
+          max: 100,
+          axisLabel: { formatter: '{value}%' },
+          splitLine: { lineStyle: { color: '#eef1f5' } },
+        },
+        {
+          type: 'value',
+          gridIndex: 1,
+          name: names.waiting,
+          minInterval: 1,
+          splitNumber: 2,
+          splitLine: { lineStyle: { color: '#eef1f5' } },
+        },
+      ],
+      series: lines.flatMap((l, i) => [
+        {
+          name: l.name,
+          type: 'line',
+          showSymbol: false,
+          ...style(l, i),
+          data: l.points.map((p) => [at(p), Math.round(p.allocation * 1000) / 10]),
+        },
+        {
+          name: l.name,
+          type: 'line',
+          xAxisIndex: 1,
+          yAxisIndex: 1,
+          step: 'end',
+          showSymbol: false,
+          ...style(l, i),
+          data: l.points.map((p) => [at(p), p.waiting]),
+        },
+      ]),
+    };
+  }, [start, lines, names]);
+  return <EChart option={option} label={label} testId="whatif-chart" height={360} />;
+}
