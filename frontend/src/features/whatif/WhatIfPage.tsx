@@ -214,11 +214,9 @@ function RunResult({ run }: { run: WhatIfRun }) {
   }
   const rows = resultRows(t, result, currentLanguage());
   // Runs stored before the series were recorded have none: no chart then.
-  const lines: WhatIfLine[] = [
-    ...result.policies
-      .filter((p) => p.series?.length)
-      .map((p) => ({ name: policyLabel(t, p.policy), points: p.series ?? [] })),
-  ];
+  const lines: WhatIfLine[] = result.policies
+    .filter((p) => p.series?.length)
+    .map((p) => ({ name: policyLabel(t, p.policy), points: p.series ?? [] }));
   if (lines.length && result.actual_series?.length) {
     lines.push({ name: t('whatif.actual'), points: result.actual_series, actual: true });
   }
