@@ -11,9 +11,11 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.clusters.models import Arch, Cluster, ClusterKind, Device, Node, ResourcePool, Vendor
+from apps.core.demo_history import seed_history
 from apps.jobs.models import Job, JobKind
 from apps.jobs.services import submit_job
 from apps.quotas.models import Quota
@@ -187,10 +189,13 @@ def _training(
 
 
 def _jobs(cluster: Cluster) -> None:
-    """A few long-running jobs so the dashboard has something live to show."""
+    """A week of finished jobs (``demo_history``), then a few long-running jobs so the
+    dashboard has something live to show."""
     if Job.objects.exists():
         return
     pool = ResourcePool.objects.get(cluster=cluster, name="a800-train")
+    limits = {slug: g + b for slug, name, _, g, b in DEMO_QUOTAS if name == pool.name}
+    seed_history(pool, timezone.now(), limits, _training)
     # The last field: the runtime limit each declares, in hours (above its run time, as users
     # declare them; the scheduler plans holds with it).
     demo = [

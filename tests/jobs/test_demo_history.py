@@ -1,0 +1,58 @@
+"""The demo's week of finished jobs (apps/core/demo_history.py), written by ``seed_demo``."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from apps.accounting.models import UsageSegment
+from apps.core import demo
+from apps.core.demo_history import DAYS, plan
+from apps.jobs.models import Job, JobState
+
+
+def test_the_plan_is_a_history_the_pool_could_have_run():
+    capacity, limits, span = 128, {"nlp": 128, "vision": 80}, DAYS * 86400.0
+    jobs = plan(capacity, limits, span, random.Random(3))
+    assert len(jobs) > 100
+    assert any(j.admit > j.submit for j in jobs)  # some queued
+    for j in jobs:
+        assert 0 <= j.submit <= j.admit and j.admit + j.run < span and j.run > 0
+        # Where a job starts, what runs then fits the pool and each tenant's limit.
+        running = [k for k in jobs if k.admit <= j.admit < k.admit + k.run]
+        assert sum(k.gpus for k in running) <= capacity
+        for tenant, limit in limits.items():
+            assert sum(k.gpus for k in running if k.tenant == tenant) <= limit
+    assert plan(capacity, limits, span, random.Random(3)) == jobs  # seeded
+
+
+def test_a_job_that_fits_nowhere_is_left_out():
+    jobs = plan(4, {"nlp": 4}, 86400.0, random.Random(1))
+    assert jobs and all(j.gpus <= 4 for j in jobs)
+
+
+@pytest.mark.django_db
+def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
+    now = datetime(2026, 12, 2, 12, tzinfo=UTC)
+    monkeypatch.setattr("apps.core.demo.timezone.now", lambda: now)
+    demo.seed()
+    done = Job.objects.filter(state=JobState.SUCCEEDED)
+    assert done.count() > 100
+    assert Job.objects.filter(state=JobState.CANCELLED, admitted_at__isnull=True).count() == 2
+    first = done.order_by("submitted_at").first()
+    assert first is not None and first.submitted_at >= now - timedelta(days=DAYS)
+    assert all(j.finished_at is not None and j.finished_at < now for j in done)
+    job = done.order_by("pk")[10]
+    assert [e.to_state for e in job.events.order_by("created_at")] == [
+        "queued", "admitted", "dispatching", "running", "succeeded"
+    ]  # fmt: skip
+    [segment] = UsageSegment.objects.filter(job=job)
+    assert (segment.started_at, segment.ended_at) == (job.admitted_at, job.finished_at)
+    assert segment.device_milli == 1000 * job.requested_devices and job.requested_milli == 0
+    # The three live demo jobs come last, and seeding again writes nothing.
+    assert list(Job.objects.order_by("-pk").values_list("state", flat=True)[:3]) == ["queued"] * 3
+    count = Job.objects.count()
+    demo.seed()
+    assert Job.objects.count() == count
