@@ -326,7 +326,7 @@ export const en = {
       label: 'Line chart of GPU allocation and jobs waiting over the window: {{names}}',
     },
     tenantNote:
-      'GPUs in use: what the tenant held on average over the window, and as a share of its guarantee; short: the share of the time it had jobs waiting that it held under 90% of its guarantee.',
+      'GPUs in use: what the tenant held on average over the window, and as a share of its guarantee (summed over all its pools and accelerator models, as the simulator measures it); short: the share of the time it had jobs waiting that it held under 90% of that guarantee.',
     policy: {
       ours: 'Ours',
       volcano: 'Volcano-like',
