@@ -110,6 +110,8 @@ def seed_history(pool: ResourcePool, now: datetime, limits: dict[str, int], spec
     tenants = {t.slug: t for t in Tenant.objects.filter(slug__in=limits)}
     owners = {u.username: u for u in User.objects.filter(username__in=OWNERS.values())}
     model = pool.nodes.values_list("accelerator_model", flat=True).first() or ""
+    events: list[JobEvent] = []
+    segments: list[UsageSegment] = []
     for i, p in enumerate(planned):
         hours = p.run / 3600
         job_spec = spec(p.replicas, p.per_replica, hours)
@@ -141,15 +143,20 @@ def seed_history(pool: ResourcePool, now: datetime, limits: dict[str, int], spec
             ("dispatching", "running", "Running", p.admit + 60),
             ("running", "succeeded", "Succeeded", p.admit + p.run),
         ):
-            JobEvent.objects.create(
-                job=job, from_state=frm, to_state=to, reason=reason,
-                message="demo history", created_at=at(when),
+            events.append(
+                JobEvent(job=job, from_state=frm, to_state=to, reason=reason,
+                         message="demo history", created_at=at(when))
             )  # fmt: skip
-        UsageSegment.objects.create(
-            job=job, tenant=job.tenant, owner=job.owner, pool=pool, accelerator_model=model,
-            device_milli=p.gpus * 1000, started_at=at(p.admit), ended_at=at(p.admit + p.run),
-            reason=JobState.SUCCEEDED,
+        segments.append(
+            UsageSegment(
+                job=job, tenant=job.tenant, owner=job.owner, pool=pool, accelerator_model=model,
+                device_milli=p.gpus * 1000, started_at=at(p.admit), ended_at=at(p.admit + p.run),
+                reason=JobState.SUCCEEDED,
+            )
         )  # fmt: skip
+    # One insert each for the ~2,100 events and ~430 segments, not one per row.
+    JobEvent.objects.bulk_create(events)
+    UsageSegment.objects.bulk_create(segments)
     for k, slug in enumerate(sorted(limits)):  # cancelled while queued: never started
         submitted = start + timedelta(days=2 + 3 * k, hours=5)
         job_spec = spec(4, 8, 6)

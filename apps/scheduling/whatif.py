@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -50,12 +50,12 @@ class History:
     end: datetime
     never_started: int  # submitted in the window, never admitted: not replayed
     actual_waits: dict[str, WaitStats]  # size class -> submission to admission, as it happened
-    actual_allocation: float = 0.0  # mean share of the accelerators held in the window, 0..1
-    actual_late: int = 0  # jobs submitted in the window and admitted past their maximum wait
-    actual_tenant_use: dict[str, float] = field(default_factory=dict)  # mean devices held
+    actual_allocation: float  # mean share of the accelerators held in the window, 0..1
+    actual_late: int  # jobs submitted in the window and admitted past their maximum wait
+    actual_tenant_use: dict[str, float]  # tenant -> mean devices held in the window
     # (seconds from the window's start, share of the accelerators held, jobs waiting) at
     # the replay's sample times (``sample_times``)
-    actual_series: list[tuple[float, float, int]] = field(default_factory=list)
+    actual_series: list[tuple[float, float, int]]
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -195,8 +195,17 @@ def history_workload(start: datetime, end: datetime) -> History:
     for quota in workload.quotas:  # tenants with a guarantee and no job: 0
         held.setdefault(quota.tenant, 0.0)
     use = {t: area / horizon / core.FULL_DEVICE_MILLI for t, area in sorted(held.items())}
-    series = actual_series(spans, queued, horizon, workload.capacity_milli)
-    return History(workload, start, end, never, actual, allocation, late, use, series)
+    return History(
+        workload,
+        start,
+        end,
+        never,
+        actual,
+        actual_allocation=allocation,
+        actual_late=late,
+        actual_tenant_use=use,
+        actual_series=actual_series(spans, queued, horizon, workload.capacity_milli),
+    )
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:

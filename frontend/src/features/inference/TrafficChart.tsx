@@ -1,24 +1,7 @@
-import { LineChart } from 'echarts/charts';
-import {
-  AxisPointerComponent,
-  GridComponent,
-  LegendComponent,
-  TooltipComponent,
-} from 'echarts/components';
-import * as echarts from 'echarts/core';
-import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
 import type { TrafficSample } from '../../lib/apiTypes';
 import { EChart } from '../../lib/EChart';
-
-echarts.use([
-  LineChart,
-  GridComponent,
-  LegendComponent,
-  TooltipComponent,
-  AxisPointerComponent,
-  CanvasRenderer,
-]);
+import { timePanels } from '../../lib/timePanels';
 
 export interface TrafficChartNames {
   qps: string;
@@ -50,26 +33,12 @@ export function TrafficChart({ samples, names, label }: Props) {
     const only = samples.length === 1 ? samples[0] : undefined;
     const single = only !== undefined;
     const at = only ? Date.parse(only.at) : 0;
-    const timeAxis = {
-      type: 'time',
-      splitLine: { show: false },
-      ...(single ? { min: at - 60_000, max: at + 60_000 } : {}),
-    };
     return {
-      color: ['#2f6fed', '#e8684a', '#2ca58d', '#f2a900'],
-      animation: false,
-      legend: { top: 0, type: 'scroll' },
-      tooltip: { trigger: 'axis' },
-      axisPointer: { link: [{ xAxisIndex: 'all' }] },
-      // Fixed margins rather than containLabel, so both grids, and so both time axes, line up.
-      grid: [
-        { left: 56, right: 56, top: 40, height: 170 },
-        { left: 56, right: 56, top: 250, height: 60 },
-      ],
-      xAxis: [
-        { ...timeAxis, gridIndex: 0, axisLabel: { show: false } },
-        { ...timeAxis, gridIndex: 1 },
-      ],
+      ...timePanels({
+        right: 56,
+        lowerHeight: 60,
+        timeAxis: single ? { min: at - 60_000, max: at + 60_000 } : {},
+      }),
       yAxis: [
         {
           type: 'value',

@@ -1,25 +1,6 @@
-import { LineChart } from 'echarts/charts';
-import {
-  AxisPointerComponent,
-  GridComponent,
-  LegendComponent,
-  TooltipComponent,
-} from 'echarts/components';
-import * as echarts from 'echarts/core';
-import { CanvasRenderer } from 'echarts/renderers';
 import { useMemo } from 'react';
 import { EChart } from '../../lib/EChart';
-
-echarts.use([
-  LineChart,
-  GridComponent,
-  LegendComponent,
-  TooltipComponent,
-  AxisPointerComponent,
-  CanvasRenderer,
-]);
-
-const PALETTE = ['#2f6fed', '#e8684a', '#2ca58d', '#f2a900'];
+import { LINE_COLORS, timePanels } from '../../lib/timePanels';
 
 export interface SeriesPoint {
   t_h: number;
@@ -59,20 +40,9 @@ export function WhatIfChart({ start, lines, names, label }: Props) {
     const style = (l: WhatIfLine, i: number) =>
       l.actual
         ? { color: '#5c6470', lineStyle: { type: 'dashed' as const, width: 2 } }
-        : { color: PALETTE[i % PALETTE.length] };
+        : { color: LINE_COLORS[i % LINE_COLORS.length] };
     return {
-      animation: false,
-      legend: { top: 0, type: 'scroll' },
-      tooltip: { trigger: 'axis' },
-      axisPointer: { link: [{ xAxisIndex: 'all' }] },
-      grid: [
-        { left: 56, right: 24, top: 40, height: 170 },
-        { left: 56, right: 24, top: 250, height: 80 },
-      ],
-      xAxis: [
-        { type: 'time', gridIndex: 0, axisLabel: { show: false }, splitLine: { show: false } },
-        { type: 'time', gridIndex: 1, splitLine: { show: false } },
-      ],
+      ...timePanels({ right: 24, lowerHeight: 80 }),
       yAxis: [
         {
           type: 'value',
