@@ -93,7 +93,8 @@ def _first_fit(jobs: list[Planned], submit: float, run: float, gpus: int, capaci
     return math.inf
 
 
-Spec = Callable[[int, int, float], dict[str, Any]]  # (replicas, GPUs each, hours) -> spec
+# (replicas, GPUs each, hours, topology mode) -> spec
+Spec = Callable[[int, int, float, str], dict[str, Any]]
 
 
 def seed_history(pool: ResourcePool, now: datetime, limits: dict[str, int], spec: Spec) -> int:
@@ -114,7 +115,8 @@ def seed_history(pool: ResourcePool, now: datetime, limits: dict[str, int], spec
     segments: list[UsageSegment] = []
     for i, p in enumerate(planned):
         hours = p.run / 3600
-        job_spec = spec(p.replicas, p.per_replica, hours)
+        # Gangs ask to sit under one leaf where they can, as distributed training does.
+        job_spec = spec(p.replicas, p.per_replica, hours, "soft" if p.replicas > 1 else "none")
         devices, milli = spec_devices(job_spec)
         job = Job.objects.create(
             tenant=tenants[p.tenant],
@@ -159,7 +161,7 @@ def seed_history(pool: ResourcePool, now: datetime, limits: dict[str, int], spec
     UsageSegment.objects.bulk_create(segments)
     for k, slug in enumerate(sorted(limits)):  # cancelled while queued: never started
         submitted = start + timedelta(days=2 + 3 * k, hours=5)
-        job_spec = spec(4, 8, 6)
+        job_spec = spec(4, 8, 6, "soft")
         devices, milli = spec_devices(job_spec)
         Job.objects.create(
             tenant=tenants[slug], owner=owners[OWNERS[slug]], name=f"{slug}-sweep-cancelled",

@@ -8,6 +8,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.clusters.models import Node, ResourcePool
 from apps.core.permissions import IsPlatformAdmin as PlatformAdminOnly
 from apps.core.viewsets import request_user
 from apps.scheduling import whatif
@@ -60,6 +61,9 @@ class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     preemptions = serializers.IntegerField()
     preempted_gpu_hours = serializers.FloatField()
     late_jobs = serializers.IntegerField(help_text="Jobs that waited past their maximum wait.")
+    not_started = serializers.IntegerField(
+        required=False, help_text="Replayed jobs that had not started when the window ended."
+    )
     large_longest_wait_s = serializers.FloatField()
     large_over_2x = serializers.IntegerField(
         help_text="Jobs of >= 256 GPUs that waited over 2x their fair-share expectation."
@@ -75,11 +79,23 @@ class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     cpu_s = serializers.FloatField()
 
 
+class CapacityChangeSerializer(serializers.Serializer[dict[str, Any]]):
+    pool = serializers.CharField(help_text="The pool, as cluster/pool.")
+    nodes = serializers.IntegerField(help_text="Nodes added (> 0) or removed (< 0).")
+    accelerators = serializers.IntegerField(help_text="Accelerators added or removed.")
+
+
 class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     jobs = serializers.IntegerField(help_text="Jobs replayed.")
     never_started = serializers.IntegerField(help_text="Jobs left out: they never started.")
-    nodes = serializers.IntegerField()
-    accelerators = serializers.IntegerField()
+    nodes = serializers.IntegerField(help_text="Nodes of the replayed cluster.")
+    accelerators = serializers.IntegerField(help_text="Accelerators of the replayed cluster.")
+    capacity_changes = CapacityChangeSerializer(
+        many=True,
+        required=False,
+        help_text="Pools grown or shrunk for the replay; the real measures are of the cluster "
+        "as it was.",
+    )
     actual_waits = serializers.DictField(
         child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
     )
@@ -105,6 +121,37 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     policies = PolicyResultSerializer(many=True)
 
 
+MAX_NODE_CHANGE = 10_000
+
+
+class NodeChangeSerializer(serializers.Serializer[dict[str, Any]]):
+    pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
+    nodes = serializers.IntegerField(
+        min_value=-MAX_NODE_CHANGE,
+        max_value=MAX_NODE_CHANGE,
+        help_text="Nodes to add (> 0) or remove (< 0); added ones copy the pool's most "
+        "common node.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        pool: ResourcePool = attrs["pool"]
+        has = Node.objects.filter(pool=pool, is_spare=False).count()
+        if attrs["nodes"] == 0:
+            raise serializers.ValidationError({"nodes": "Add or remove at least one node."})
+        if attrs["nodes"] > 0 and has == 0:
+            raise serializers.ValidationError(
+                {"pool": "This pool has no node whose shape new ones could copy."}
+            )
+        if -attrs["nodes"] > has:
+            raise serializers.ValidationError(
+                {"nodes": f"This pool has {has} nodes; it cannot lose {-attrs['nodes']}."}
+            )
+        return attrs
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return {"pool": instance["pool"], "nodes": instance["nodes"]}
+
+
 class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
     hours = serializers.FloatField(
         min_value=0.1, max_value=whatif.MAX_HOURS, default=168.0, help_text="Window to replay."
@@ -115,6 +162,11 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         default=list(whatif.POLICIES),
     )
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    node_changes = NodeChangeSerializer(
+        many=True,
+        default=list,
+        help_text="Pools to grow or shrink for the replay (none: the cluster as it is).",
+    )
     result = WhatIfResultSerializer(read_only=True, allow_null=True)
 
     class Meta:
@@ -124,6 +176,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "hours",
             "policies",
             "seed",
+            "node_changes",
             "state",
             "progress",
             "message",
@@ -149,6 +202,12 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             raise serializers.ValidationError("Each policy at most once.")
         return value
 
+    def validate_node_changes(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        pools = [c["pool"].pk for c in value]
+        if len(set(pools)) != len(pools):
+            raise serializers.ValidationError("Each pool at most once.")
+        return value
+
 
 class WhatIfRunViewSet(
     mixins.ListModelMixin,
@@ -166,8 +225,9 @@ class WhatIfRunViewSet(
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        changes = [{"pool": c["pool"].pk, "nodes": c["nodes"]} for c in data["node_changes"]]
         run = whatif.request_run(
             hours=data["hours"], policies=data["policies"], seed=data["seed"],
-            actor=request_user(request),
+            actor=request_user(request), node_changes=changes,
         )  # fmt: skip
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_201_CREATED)

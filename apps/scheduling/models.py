@@ -50,6 +50,11 @@ class WhatIfRun(models.Model):
     hours = models.FloatField(help_text="Length of the replayed window, ending when it ran.")
     policies = models.JSONField(default=list)
     seed = models.PositiveIntegerField(default=0)
+    node_changes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Pools grown or shrunk for the replay: [{"pool": pool id, "nodes": +-n}].',
+    )
     state = models.CharField(max_length=8, choices=WhatIfState.choices, default="pending")
     progress = models.FloatField(default=0.0, help_text="Share of the replay done, 0..1.")
     message = models.CharField(max_length=500, blank=True)

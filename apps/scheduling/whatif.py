@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,6 +35,7 @@ from apps.scheduling.sim import SimResult, Simulator
 from apps.scheduling.sim import policies as pol
 from apps.scheduling.sim.engine import ProgressFn
 from apps.scheduling.sim.metrics import WaitStats, wait_stats
+from apps.scheduling.sim.resize import NodeChange, ResizeError, resize
 from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_class
 from apps.scheduling.snapshot import core_node, core_quotas, pool_key, replica_groups, topology
 
@@ -56,6 +58,10 @@ class History:
     # (seconds from the window's start, share of the accelerators held, jobs waiting) at
     # the replay's sample times (``sample_times``)
     actual_series: list[tuple[float, float, int]]
+    # Pools grown or shrunk for the replay (``resized``); the real measures above are of
+    # the cluster as it was.
+    # Each: {"pool": its key, "nodes": +-n, "accelerators": +-n}.
+    changes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -111,6 +117,18 @@ def actual_series(
             i += 1
         out.append((t, milli / capacity_milli if capacity_milli else 0.0, waiting))
     return out
+
+
+def domain_sizes(nodes: tuple[core.Node, ...]) -> dict[str, int]:
+    """The nodes of the largest leaf and Scalable Unit: the measures count a multi-node job
+    as one that fits a leaf (an SU) by these, not by the benchmarks' reference topology
+    (0: no topology recorded, so no job counts)."""
+    leaves = Counter((n.pool, n.leaf_switch) for n in nodes if n.leaf_switch)
+    units = Counter((n.pool, n.scalable_unit) for n in nodes if n.scalable_unit)
+    return {
+        "nodes_per_leaf": max(leaves.values(), default=0),
+        "nodes_per_su": max(units.values(), default=0),
+    }
 
 
 def history_workload(start: datetime, end: datetime) -> History:
@@ -187,7 +205,7 @@ def history_workload(start: datetime, end: datetime) -> History:
         horizon=horizon,
         measure_until=horizon,
         exact_runtimes=False,
-        meta={"window_h": horizon / 3600},
+        meta={"window_h": horizon / 3600, **domain_sizes(nodes)},
     )
     actual = {label: wait_stats(values) for label, values in waits.items()}
     capacity = workload.capacity_milli * horizon
@@ -206,6 +224,42 @@ def history_workload(start: datetime, end: datetime) -> History:
         actual_tenant_use=use,
         actual_series=actual_series(spans, queued, horizon, workload.capacity_milli),
     )
+
+
+def pool_changes(changes: list[dict[str, int]]) -> list[NodeChange]:
+    """A run's stored changes (``{"pool": pool id, "nodes": +-n}``) as the simulator's."""
+    keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
+    out = []
+    for change in changes:
+        if change["pool"] not in keys:
+            raise ResizeError(f"resource pool {change['pool']} no longer exists")
+        out.append(NodeChange(pool=keys[change["pool"]], nodes=int(change["nodes"])))
+    return out
+
+
+def resized(history: History, changes: list[NodeChange]) -> History:
+    """The history on a cluster with some pools grown or shrunk (``sim.resize``); what
+    really happened is kept as it was, on the real cluster."""
+    if not changes:
+        return history
+    before = history.workload.nodes
+    after = resize(before, changes)
+
+    def devices(nodes: tuple[core.Node, ...], pool: str) -> int:
+        return sum(n.accelerator_count for n in nodes if n.pool == pool)
+
+    made = [
+        {
+            "pool": c.pool,
+            "nodes": c.nodes,
+            "accelerators": devices(after, c.pool) - devices(before, c.pool),
+        }
+        for c in changes
+    ]
+    workload = replace(
+        history.workload, nodes=after, meta={**history.workload.meta, **domain_sizes(after)}
+    )
+    return replace(history, workload=workload, changes=made)
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
@@ -283,6 +337,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
                 "preemptions": s["preemptions"],
                 "preempted_gpu_hours": s["preempt_lost_gpu_h"],
                 "late_jobs": s["late_jobs"],
+                "not_started": s["never_started"],
                 "large_longest_wait_s": s["large_longest_wait"],
                 "large_over_2x": s["large_over_2x_expectation"],
                 "large_checked": s["large_checked"],
@@ -310,6 +365,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "never_started": history.never_started,
         "nodes": len(w.nodes),
         "accelerators": w.capacity_milli // 1000,
+        "capacity_changes": history.changes,
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
         },
@@ -323,9 +379,22 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
     }
 
 
-def request_run(*, hours: float, policies: list[str], seed: int, actor: User) -> WhatIfRun:
+def request_run(
+    *,
+    hours: float,
+    policies: list[str],
+    seed: int,
+    actor: User,
+    node_changes: list[dict[str, int]] | None = None,
+) -> WhatIfRun:
     """Records a run and has a worker execute it once the transaction commits."""
-    run = WhatIfRun.objects.create(hours=hours, policies=policies, seed=seed, requested_by=actor)
+    run = WhatIfRun.objects.create(
+        hours=hours,
+        policies=policies,
+        seed=seed,
+        node_changes=node_changes or [],
+        requested_by=actor,
+    )
 
     def start() -> None:
         from apps.scheduling.tasks import whatif_replay
@@ -359,7 +428,7 @@ def execute(run_id: int) -> WhatIfRun:
         return report
 
     try:
-        history = history_workload(start, end)
+        history = resized(history_workload(start, end), pool_changes(run.node_changes))
         results = [
             replay(history, [name], seed=run.seed, progress=progress_of(i))[0]
             for i, name in enumerate(names)

@@ -158,9 +158,15 @@ process.exitCode = await runScenario('operator', async (page) => {
     await expectVisible(form, 'the what-if form');
     await page.getByRole('checkbox', { name: 'Volcano-like' }).uncheck();
     await page.getByRole('checkbox', { name: 'Best-fit' }).uncheck();
+    // On the cluster with four more servers in the first pool (the capacity question).
+    await page.getByRole('button', { name: 'Grow or shrink a pool' }).click();
+    await page.getByRole('combobox', { name: 'Pool' }).click();
+    await page.locator('.ant-select-item-option').first().click();
     await form.click();
     const result = page.getByTestId('whatif-result');
     await expectVisible(result, 'the what-if result', 60_000);
+    const grown = (await result.locator('.ant-tag').allInnerTexts()).join(' ');
+    check(/: \+4 nodes \(\+\d+ GPUs\)/.test(grown), `the what-if says what it grew ("${grown}")`);
     const heads = (await result.getByRole('columnheader').allInnerTexts()).map((h) => h.trim());
     check(
       heads.join('|') === 'Measure|Ours|FIFO + spread|As it happened',
@@ -180,7 +186,7 @@ process.exitCode = await runScenario('operator', async (page) => {
     return (
       `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +
       `cordoned and uncordoned ${toCordon.name}; heatmap tooltip "${tooltip.split('\n')[0]}"; ` +
-      `what-if replayed ${jobs} jobs under two policies; ` +
+      `what-if replayed ${jobs} jobs under two policies on ${grown}; ` +
       `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}, ${whatIfShot}`
     );
   } finally {

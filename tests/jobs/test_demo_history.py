@@ -51,6 +51,11 @@ def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
     [segment] = UsageSegment.objects.filter(job=job)
     assert (segment.started_at, segment.ended_at) == (job.admitted_at, job.finished_at)
     assert segment.device_milli == 1000 * job.requested_devices and job.requested_milli == 0
+    # Gangs ask for one leaf where they can (soft), one-node jobs for nothing.
+    modes = {
+        (j.spec["replica_groups"][0]["replicas"] > 1, j.spec["topology"]["mode"]) for j in done
+    }
+    assert modes == {(True, "soft"), (False, "none")}
     # The three live demo jobs come last, and seeding again writes nothing.
     assert list(Job.objects.order_by("-pk").values_list("state", flat=True)[:3]) == ["queued"] * 3
     count = Job.objects.count()

@@ -13,6 +13,7 @@ from apps.jobs.models import Job, JobKind, JobState
 from apps.quotas.models import Quota
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
+from apps.scheduling.sim.resize import ResizeError
 from tests.factories import make_node, make_pool, make_tenant
 
 pytestmark = pytest.mark.django_db
@@ -85,6 +86,8 @@ def test_history_becomes_a_workload_of_what_ran(history_db):
     # Today's cordon says nothing about the past: every node is schedulable.
     assert len(w.nodes) == 4 and all(n.healthy and not n.cordoned for n in w.nodes)
     assert [(q.guarantee, q.borrow_limit) for q in w.quotas] == [(16, 16)]
+    # Its topology, not the benchmarks' reference one, says which jobs fit a leaf or an SU.
+    assert (w.meta["nodes_per_leaf"], w.meta["nodes_per_su"]) == (2, 4)
     # As it happened: "pair" waited 30 minutes; the job running at T0 is not counted.
     assert history.actual_waits["9-64"].count == 1
     assert history.actual_waits["9-64"].mean == 0.5 * H
@@ -257,3 +260,109 @@ def test_actual_series_counts_what_was_held_and_waiting_at_each_sample():
     assert at[108.0] == (0.25, 0)  # admitted at 108 s: no longer waiting
     assert at[1800.0] == (0.75, 0) and at[3600.0] == (0.5, 0)  # ends count at their time
     assert whatif.actual_series(held, [], 7200.0, 0)[0] == (0.0, 0.0, 0)  # no capacity
+
+
+def test_a_replay_on_a_shrunk_cluster_leaves_what_no_longer_fits_waiting(history_db):
+    pool_id = history_db.pk
+    history = whatif.resized(
+        whatif.history_workload(T0, T0 + timedelta(hours=10)),
+        whatif.pool_changes([{"pool": pool_id, "nodes": -3}]),
+    )
+    key = history.workload.nodes[0].pool
+    assert history.changes == [{"pool": key, "nodes": -3, "accelerators": -24}]
+    assert len(history.workload.nodes) == 1
+    assert (history.workload.meta["nodes_per_leaf"], history.workload.meta["nodes_per_su"]) == (
+        1,
+        1,
+    )
+    [ours] = whatif.replay(history, ["ours"])
+    # One 8-GPU node: "pair" (two 8-GPU replicas) never fits, and "late" (8 GPUs, at 9 h)
+    # finds the notebook's GPU taken: two jobs never start.
+    assert ours.summary["never_started"] == 2
+    result = whatif.result_of(history, [ours])
+    assert (result["nodes"], result["accelerators"]) == (1, 8)
+    assert result["policies"][0]["not_started"] == 2
+    # What really happened is of the cluster as it was: 56 GPU-hours of 32 GPUs x 10 h.
+    assert result["actual_allocation"] == pytest.approx(56 / 320)
+    with pytest.raises(ResizeError, match="has 4 nodes; cannot remove 5"):
+        whatif.resized(
+            whatif.history_workload(T0, T0 + timedelta(hours=1)),
+            whatif.pool_changes([{"pool": pool_id, "nodes": -5}]),
+        )
+    with pytest.raises(ResizeError, match="resource pool 999999 no longer exists"):
+        whatif.pool_changes([{"pool": 999999, "nodes": 1}])
+
+
+def test_an_api_replay_on_a_grown_cluster(
+    world, client_for, history_db, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    monkeypatch.setattr("apps.scheduling.tasks.whatif_replay.delay", lambda pk: None)
+    client = client_for(world.platform_admin)
+    body = {
+        "hours": 10,
+        "policies": ["ours"],
+        "node_changes": [{"pool": history_db.pk, "nodes": 2}],
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(URL, body, format="json")
+    assert response.status_code == 201
+    assert response.json()["node_changes"] == [{"pool": history_db.pk, "nodes": 2}]
+    whatif.execute(response.json()["id"])
+    result = client.get(f"{URL}{response.json()['id']}/").json()["result"]
+    assert (result["nodes"], result["accelerators"]) == (6, 48)
+    [change] = result["capacity_changes"]
+    assert (change["nodes"], change["accelerators"]) == (2, 16)
+    [ours] = result["policies"]
+    # Every job starts as it arrives either way, so the replay holds the same 56
+    # GPU-hours, now of 48 GPUs x 10 h; as it happened stays of the real 32.
+    assert ours["allocation"] == pytest.approx(56 / 480)
+    assert result["actual_allocation"] == pytest.approx(56 / 320)
+    assert ours["not_started"] == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "where"),
+    [
+        ([{"pool": "POOL", "nodes": 0}], "nodes"),
+        ([{"pool": "POOL", "nodes": -5}], "nodes"),  # it has 4
+        ([{"pool": "POOL", "nodes": 20_000}], "nodes"),
+        ([{"pool": 999_999, "nodes": 1}], "pool"),
+        ([{"pool": "EMPTY", "nodes": 1}], "pool"),  # no node to copy
+        ([{"pool": "POOL", "nodes": 1}, {"pool": "POOL", "nodes": 2}], None),
+        ("four more", None),
+    ],
+)
+def test_bad_node_changes_get_field_errors(world, client_for, history_db, changes, where):
+    empty = make_pool(name="empty")
+    ids = {"POOL": history_db.pk, "EMPTY": empty.pk}
+    if isinstance(changes, list):
+        changes = [{**c, "pool": ids.get(c["pool"], c["pool"])} for c in changes]
+    response = client_for(world.platform_admin).post(
+        URL, {"hours": 1, "node_changes": changes}, format="json"
+    )
+    assert response.status_code == 400
+    errors = response.json()["errors"]["node_changes"]
+    if where:
+        assert where in errors["0"]  # the first change's field
+    assert not WhatIfRun.objects.exists()
+
+
+def test_whatif_command_resizes_pools(history_db, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command(
+        "whatif", "--hours", "10", "--policies", "ours", "--nodes", f"{history_db.name}=-3",
+        stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "on 1 nodes (8 accelerators)" in text
+    assert "Replayed with -3 nodes (-24 accelerators) in" in text
+    for bad, why in [
+        ("gpu-pool", "expected POOL=N"),
+        (f"{history_db.name}=0", "expected POOL=N"),
+        ("nowhere=2", "nowhere is not a pool"),
+        (f"{history_db.pk}=-9", "has 4 nodes; cannot remove 9"),
+    ]:
+        with pytest.raises(CommandError, match=why):
+            call_command("whatif", "--nodes", bad, stdout=StringIO())

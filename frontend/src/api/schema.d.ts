@@ -1608,6 +1608,22 @@ export interface components {
             readonly object_type: string;
             readonly tenant: string;
         };
+        CapacityChange: {
+            /** @description Accelerators added or removed. */
+            accelerators: number;
+            /** @description Nodes added (> 0) or removed (< 0). */
+            nodes: number;
+            /** @description The pool, as cluster/pool. */
+            pool: string;
+        };
+        CapacityChangeRequest: {
+            /** @description Accelerators added or removed. */
+            accelerators: number;
+            /** @description Nodes added (> 0) or removed (< 0). */
+            nodes: number;
+            /** @description The pool, as cluster/pool. */
+            pool: string;
+        };
         CheckChange: {
             readonly check_name: string;
             /** Format: date-time */
@@ -2258,6 +2274,16 @@ export interface components {
             /** @description Shown once; store it now. */
             readonly token: string;
         };
+        NodeChange: {
+            /** @description Nodes to add (> 0) or remove (< 0); added ones copy the pool's most common node. */
+            nodes: number;
+            pool: number;
+        };
+        NodeChangeRequest: {
+            /** @description Nodes to add (> 0) or remove (< 0); added ones copy the pool's most common node. */
+            nodes: number;
+            pool: number;
+        };
         NodeCheck: {
             readonly check_name: string;
             readonly data: unknown;
@@ -2843,6 +2869,8 @@ export interface components {
             mean_fragmented_gpus: number;
             /** Format: double */
             mean_free_gpus: number;
+            /** @description Replayed jobs that had not started when the window ended. */
+            not_started?: number;
             /** @description Multi-node jobs that fit a leaf: [in one, all]. */
             one_leaf: number[];
             /** @description Multi-node jobs that fit an SU: [in one, all]. */
@@ -2883,6 +2911,8 @@ export interface components {
             mean_fragmented_gpus: number;
             /** Format: double */
             mean_free_gpus: number;
+            /** @description Replayed jobs that had not started when the window ended. */
+            not_started?: number;
             /** @description Multi-node jobs that fit a leaf: [in one, all]. */
             one_leaf: number[];
             /** @description Multi-node jobs that fit an SU: [in one, all]. */
@@ -3401,6 +3431,7 @@ export interface components {
             p99_s: number;
         };
         WhatIfResult: {
+            /** @description Accelerators of the replayed cluster. */
             accelerators: number;
             /**
              * Format: double
@@ -3419,14 +3450,18 @@ export interface components {
             actual_waits: {
                 [key: string]: components["schemas"]["Wait"];
             };
+            /** @description Pools grown or shrunk for the replay; the real measures are of the cluster as it was. */
+            capacity_changes?: components["schemas"]["CapacityChange"][];
             /** @description Jobs replayed. */
             jobs: number;
             /** @description Jobs left out: they never started. */
             never_started: number;
+            /** @description Nodes of the replayed cluster. */
             nodes: number;
             policies: components["schemas"]["PolicyResult"][];
         };
         WhatIfResultRequest: {
+            /** @description Accelerators of the replayed cluster. */
             accelerators: number;
             /**
              * Format: double
@@ -3445,10 +3480,13 @@ export interface components {
             actual_waits: {
                 [key: string]: components["schemas"]["WaitRequest"];
             };
+            /** @description Pools grown or shrunk for the replay; the real measures are of the cluster as it was. */
+            capacity_changes?: components["schemas"]["CapacityChangeRequest"][];
             /** @description Jobs replayed. */
             jobs: number;
             /** @description Jobs left out: they never started. */
             never_started: number;
+            /** @description Nodes of the replayed cluster. */
             nodes: number;
             policies: components["schemas"]["PolicyResultRequest"][];
         };
@@ -3465,6 +3503,8 @@ export interface components {
             hours: number;
             readonly id: number;
             readonly message: string;
+            /** @description Pools to grow or shrink for the replay (none: the cluster as it is). */
+            node_changes?: components["schemas"]["NodeChange"][];
             /**
              * @default [
              *       "ours",
@@ -3495,6 +3535,8 @@ export interface components {
              * @default 168
              */
             hours: number;
+            /** @description Pools to grow or shrink for the replay (none: the cluster as it is). */
+            node_changes?: components["schemas"]["NodeChangeRequest"][];
             /**
              * @default [
              *       "ours",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../test/fetchStub';
-import { api, ApiError, unwrap } from './api';
+import { api, ApiError, flattenErrors, unwrap } from './api';
 
 describe('api client', () => {
   it('fetches the CSRF cookie first when an unsafe request has none', async () => {
@@ -51,6 +51,32 @@ describe('api client', () => {
       status: 400,
       detail: 'Invalid input.',
       errors: { password: ['Wrong.'] },
+    });
+  });
+
+  it('puts nested field errors under dotted keys', () => {
+    const error = new ApiError(
+      400,
+      {
+        detail: 'Invalid input.',
+        errors: {
+          hours: ['Too long.'],
+          node_changes: { '1': { nodes: ['Too many.'], pool: ['Gone.'] } },
+          replicas: [{}, { name: ['Blank.'] }],
+          policies: 'One only.',
+        },
+      },
+      'fallback',
+    );
+    expect(error.errors).toEqual({
+      hours: ['Too long.'],
+      'node_changes.1.nodes': ['Too many.'],
+      'node_changes.1.pool': ['Gone.'],
+      'replicas.1.name': ['Blank.'],
+      policies: ['One only.'],
+    });
+    expect(flattenErrors(['Each pool at most once.'], 'node_changes')).toEqual({
+      node_changes: ['Each pool at most once.'],
     });
   });
 

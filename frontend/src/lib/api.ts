@@ -2,10 +2,34 @@ import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from '../api/schema';
 import { CSRF_COOKIE, CSRF_HEADER, isUnsafeMethod, readCookie } from './csrf';
 
-/** The API's error body: `{"detail": str, "errors"?: {field: [messages]}}`. */
+/**
+ * The API's error body: `{"detail": str, "errors"?: {field: [messages]}}`. A list of nested
+ * objects nests its errors: `{"node_changes": {"0": {"nodes": [messages]}}}`.
+ */
 export interface ApiErrorBody {
   detail?: string;
-  errors?: Record<string, string[]>;
+  errors?: Record<string, unknown>;
+}
+
+/** Nested field errors under dotted keys (`node_changes.0.nodes`), the shape forms map to
+ * field paths; messages with no field of their own stay under their parent's key. */
+export function flattenErrors(errors: unknown, prefix = ''): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const under = (key: string | number) => (prefix ? `${prefix}.${key}` : String(key));
+  if (Array.isArray(errors)) {
+    const messages = errors.filter((e): e is string => typeof e === 'string');
+    if (messages.length) out[prefix || 'non_field_errors'] = messages;
+    errors.forEach((e, i) => {
+      if (e !== null && typeof e === 'object') Object.assign(out, flattenErrors(e, under(i)));
+    });
+  } else if (errors !== null && typeof errors === 'object') {
+    for (const [key, value] of Object.entries(errors)) {
+      Object.assign(out, flattenErrors(value, under(key)));
+    }
+  } else if (typeof errors === 'string') {
+    out[prefix || 'non_field_errors'] = [errors];
+  }
+  return out;
 }
 
 /** A failed API call. `status` is 0 when the server could not be reached at all. */
@@ -20,7 +44,7 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.status = status;
     this.detail = detail;
-    this.errors = body?.errors ?? {};
+    this.errors = flattenErrors(body?.errors ?? {});
   }
 
   /** Not logged in (DRF answers 401 or 403 depending on the authentication class). */

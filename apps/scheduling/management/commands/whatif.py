@@ -8,8 +8,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from apps.clusters.models import ResourcePool
 from apps.scheduling import whatif
 from apps.scheduling.sim.report import large_over_table, llm_tables, table, wait_cell
+from apps.scheduling.sim.resize import NodeChange, ResizeError
+from apps.scheduling.snapshot import pool_key
 
 
 class Command(BaseCommand):
@@ -26,6 +29,14 @@ class Command(BaseCommand):
             help=f"comma-separated, from {', '.join(whatif.POLICIES)}",
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--nodes",
+            action="append",
+            default=[],
+            metavar="POOL=N",
+            help="replay with N nodes added to (N > 0) or removed from (N < 0) a pool, named "
+            "by id, by name or as cluster/pool; repeatable",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         hours = options["hours"]
@@ -38,8 +49,12 @@ class Command(BaseCommand):
                 f"unknown policy {', '.join(unknown) or '(none given)'}; "
                 f"choose from {', '.join(whatif.POLICIES)}"
             )
+        changes = [_change(text) for text in options["nodes"]]
         start, end = whatif.window_ending(timezone.now(), hours)
-        history = whatif.history_workload(start, end)
+        try:
+            history = whatif.resized(whatif.history_workload(start, end), changes)
+        except ResizeError as exc:
+            raise CommandError(str(exc)) from exc
         w = history.workload
         if not w.nodes:
             raise CommandError("no nodes in any resource pool: nothing to replay on")
@@ -49,6 +64,11 @@ class Command(BaseCommand):
             f"({w.capacity_milli // 1000} accelerators); {history.never_started} never "
             "started and are not replayed\n"
         )
+        for c in history.changes:
+            self.stdout.write(
+                f"Replayed with {c['nodes']:+d} nodes ({c['accelerators']:+d} accelerators) in "
+                f"{c['pool']}; the measures as it happened are of the cluster as it was\n"
+            )
         if not w.jobs:
             self.stdout.write("No job ran in this window.")
             return
@@ -80,3 +100,26 @@ class Command(BaseCommand):
                     f"\n{r.label}: >=256-GPU jobs over 2x their fair-share expectation\n"
                 )
                 self.stdout.write(large_over_table(r))
+
+
+def _change(text: str) -> NodeChange:
+    """``POOL=N`` as a change; the pool by id, by name (if only one pool has it) or as
+    cluster/pool."""
+    name, sep, count = text.rpartition("=")
+    try:
+        nodes = int(count)
+    except ValueError:
+        nodes = 0
+    if not sep or not name or nodes == 0:
+        raise CommandError(f"--nodes {text}: expected POOL=N with N a non-zero whole number")
+    pools = {pool_key(p): p for p in ResourcePool.objects.select_related("cluster")}
+    found = [
+        key
+        for key, p in pools.items()
+        if name in (key, p.name) or (name.isdigit() and int(name) == p.pk)
+    ]
+    if len(found) != 1:
+        some = ", ".join(sorted(pools)) or "(none)"
+        why = "names more than one pool" if found else "is not a pool"
+        raise CommandError(f"--nodes {text}: {name} {why}; pools: {some}")
+    return NodeChange(pool=found[0], nodes=nodes)

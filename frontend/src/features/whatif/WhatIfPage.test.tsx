@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
-import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
+import { ADMIN, BOB, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const WAIT = { count: 3, mean_s: 90, p95_s: 120, p99_s: 120 };
@@ -74,6 +74,7 @@ describe('what-if', () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': page([DONE]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
     });
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
@@ -88,6 +89,13 @@ describe('what-if', () => {
       '91.3%',
       '85%',
       '80.4%',
+    ]);
+    // 91.3% and 85% of 160 GPUs; as it happened 80.4% of the same.
+    expect([...(row('GPUs allocated (mean)') ?? [])].map((c) => c.textContent)).toEqual([
+      'GPUs allocated (mean)',
+      '146.1',
+      '136.0',
+      '128.6',
     ]);
     expect([...(row('Jobs past their max wait') ?? [])].map((c) => c.textContent)).toEqual([
       'Jobs past their max wait',
@@ -147,6 +155,7 @@ describe('what-if', () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': page([{ ...DONE, result: older }]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
     });
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
@@ -168,6 +177,7 @@ describe('what-if', () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': [page([]), page([RUNNING])],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
       'POST /api/v1/scheduling/what-if/': [
         { status: 400, body: { detail: 'Invalid input.', errors: { hours: ['Too long.'] } } },
         { status: 201, body: { ...RUNNING, state: 'pending', progress: 0 } },
@@ -183,8 +193,94 @@ describe('what-if', () => {
     });
     const posts = requests.filter((r) => r.method === 'POST');
     expect(posts.map((r) => r.body)).toEqual([
-      { hours: 168, policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'], seed: 0 },
-      { hours: 168, policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'], seed: 0 },
+      {
+        hours: 168,
+        policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
+        seed: 0,
+        node_changes: [],
+      },
+      {
+        hours: 168,
+        policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
+        seed: 0,
+        node_changes: [],
+      },
+    ]);
+  });
+
+  it('replays on a grown pool, shows a change the server refused on its field', async () => {
+    const GROWN = {
+      ...DONE,
+      id: 9,
+      result: {
+        ...DONE.result,
+        nodes: 24,
+        accelerators: 192,
+        capacity_changes: [{ pool: 'sim-a800/a800-train', nodes: 4, accelerators: 32 }],
+        policies: DONE.result.policies.map((p, i) => ({ ...p, not_started: i })),
+      },
+    };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': [page([]), page([GROWN])],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'POST /api/v1/scheduling/what-if/': [
+        {
+          status: 400,
+          body: {
+            detail: 'Invalid input.',
+            errors: {
+              node_changes: { '0': { nodes: ['This pool has 16 nodes; it cannot lose 20.'] } },
+            },
+          },
+        },
+        { status: 201, body: GROWN },
+      ],
+    });
+    renderApp('/what-if');
+    fireEvent.click(await screen.findByRole('button', { name: /Grow or shrink a pool/ }));
+    // The new row starts at +4 nodes; a pool must be picked first.
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    expect(await screen.findByText('Pick a pool.')).toBeTruthy();
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Pool' }));
+    fireEvent.click(await screen.findByTitle('sim-a800/a800-train'));
+    const nodes = screen.getByRole('spinbutton', { name: 'Nodes' });
+    fireEvent.change(nodes, { target: { value: '0' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    expect(await screen.findByText('Add or remove at least one node.')).toBeTruthy();
+    fireEvent.change(nodes, { target: { value: '-20' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    // The server's nested error lands on the row's field.
+    expect(await screen.findByText('This pool has 16 nodes; it cannot lose 20.')).toBeTruthy();
+    fireEvent.change(nodes, { target: { value: '4' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    const result = await screen.findByTestId('whatif-result');
+    expect(within(result).getByText('sim-a800/a800-train: +4 nodes (+32 GPUs)')).toBeTruthy();
+    expect(within(result).getByText('24 nodes, 192 GPUs')).toBeTruthy();
+    expect(within(result).getByText(/allocation is a share of the changed cluster/)).toBeTruthy();
+    // The replay's shares are of 192 GPUs, as it happened of the real 160.
+    const inUse = within(result).getByText('GPUs allocated (mean)').closest('tr');
+    expect([...(inUse?.querySelectorAll('td') ?? [])].map((c) => c.textContent)).toEqual([
+      'GPUs allocated (mean)',
+      '175.3',
+      '163.2',
+      '128.6',
+    ]);
+    const cells = within(result)
+      .getByText('Jobs not started by the end')
+      .closest('tr')
+      ?.querySelectorAll('td');
+    expect([...(cells ?? [])].map((c) => c.textContent)).toEqual([
+      'Jobs not started by the end',
+      '0',
+      '1',
+      '0',
+    ]);
+    const posts = requests.filter((r) => r.method === 'POST').map((r) => r.body);
+    expect(posts).toHaveLength(2);
+    expect(posts.map((b) => (b as { node_changes: unknown }).node_changes)).toEqual([
+      [{ pool: 1, nodes: -20 }],
+      [{ pool: 1, nodes: 4 }],
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { MinusCircleOutlined, PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   Alert,
@@ -10,6 +11,7 @@ import {
   InputNumber,
   Progress,
   Result,
+  Select,
   Space,
   Table,
   Tag,
@@ -26,6 +28,7 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useTenant } from '../tenancy/useTenant';
+import { usePools } from '../jobs/api';
 import { policyLabel, resultRows, type ResultRow } from './whatIfRows';
 import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
 
@@ -123,16 +126,23 @@ function WhatIfOverview() {
   );
 }
 
+interface NodeChangeValue {
+  pool?: number;
+  nodes?: number;
+}
+
 interface FormValues {
   hours: number;
   policies: string[];
   seed: number;
+  node_changes?: NodeChangeValue[];
 }
 
 function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
   const { t } = useTranslation();
   const [form] = Form.useForm<FormValues>();
   const [problems, setProblems] = useState<string[]>([]);
+  const pools = usePools();
   const client = useQueryClient();
   const start = useMutation({
     mutationFn: (body: WhatIfSubmit) => unwrap(api.POST('/api/v1/scheduling/what-if/', { body })),
@@ -142,7 +152,16 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
       void client.invalidateQueries({ queryKey: RUNS_KEY });
     },
     onError: (error) => {
-      const known = [['hours'], ['policies'], ['seed']];
+      const changes = form.getFieldValue('node_changes') as NodeChangeValue[] | undefined;
+      const known = [
+        ['hours'],
+        ['policies'],
+        ['seed'],
+        ...(changes ?? []).flatMap((_, i) => [
+          ['node_changes', i, 'pool'],
+          ['node_changes', i, 'nodes'],
+        ]),
+      ];
       setProblems(applyServerErrors(form, error, known).unmatched);
     },
   });
@@ -158,6 +177,10 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
             hours: values.hours,
             policies: values.policies as WhatIfSubmit['policies'],
             seed: values.seed,
+            node_changes: (values.node_changes ?? []).map((c) => ({
+              pool: c.pool ?? 0,
+              nodes: c.nodes ?? 0,
+            })),
           });
         }}
       >
@@ -179,6 +202,71 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
             {t('whatif.run')}
           </Button>
         </Form.Item>
+        {/* Capacity: replay on the cluster with some pools grown or shrunk. */}
+        <Form.List name="node_changes">
+          {(fields, { add, remove }) => (
+            <div style={{ width: '100%', marginTop: 8 }}>
+              {fields.map((field) => (
+                <Space key={field.key} align="baseline" wrap>
+                  <Form.Item
+                    label={t('whatif.pool')}
+                    name={[field.name, 'pool']}
+                    rules={[{ required: true, message: t('whatif.pickPool') }]}
+                  >
+                    <Select
+                      style={{ width: 220 }}
+                      loading={pools.isLoading}
+                      aria-label={t('whatif.pool')}
+                      options={(pools.data ?? []).map((p) => ({
+                        value: p.id,
+                        label: `${p.cluster}/${p.name}`,
+                      }))}
+                    />
+                  </Form.Item>
+                  <Form.Item
+                    label={t('whatif.nodeChange')}
+                    name={[field.name, 'nodes']}
+                    tooltip={t('whatif.nodeChangeHint')}
+                    rules={[
+                      { required: true, message: t('whatif.nodeChangeNeeded') },
+                      {
+                        validator: (_, v: number | null) =>
+                          v === 0
+                            ? Promise.reject(new Error(t('whatif.nodeChangeNeeded')))
+                            : Promise.resolve(),
+                      },
+                    ]}
+                  >
+                    <InputNumber
+                      min={-10000}
+                      max={10000}
+                      precision={0}
+                      style={{ width: 110 }}
+                      aria-label={t('whatif.nodeChange')}
+                    />
+                  </Form.Item>
+                  <Button
+                    type="text"
+                    icon={<MinusCircleOutlined />}
+                    aria-label={t('whatif.removeChange')}
+                    onClick={() => {
+                      remove(field.name);
+                    }}
+                  />
+                </Space>
+              ))}
+              <Button
+                type="dashed"
+                icon={<PlusOutlined />}
+                onClick={() => {
+                  add({ nodes: 4 });
+                }}
+              >
+                {t('whatif.addChange')}
+              </Button>
+            </div>
+          )}
+        </Form.List>
       </Form>
       {problems.length > 0 ? (
         <Alert type="error" showIcon style={{ marginTop: 12 }} title={problems.join(' ')} />
@@ -213,6 +301,7 @@ function RunResult({ run }: { run: WhatIfRun }) {
     );
   }
   const rows = resultRows(t, result, currentLanguage());
+  const changes = result.capacity_changes ?? [];
   // Runs stored before the series were recorded have none: no chart then.
   const lines: WhatIfLine[] = result.policies
     .filter((p) => p.series?.length)
@@ -235,7 +324,25 @@ function RunResult({ run }: { run: WhatIfRun }) {
         <Descriptions.Item label={t('whatif.cluster')}>
           {t('whatif.clusterSize', { nodes: result.nodes, gpus: result.accelerators })}
         </Descriptions.Item>
+        {changes.length > 0 && (
+          <Descriptions.Item label={t('whatif.changes')} span={4}>
+            <Space wrap>
+              {changes.map((c) => (
+                <Tag key={c.pool} color={c.nodes > 0 ? 'green' : 'orange'}>
+                  {t('whatif.changeTag', {
+                    pool: c.pool,
+                    nodes: signed(c.nodes),
+                    gpus: signed(c.accelerators),
+                  })}
+                </Tag>
+              ))}
+            </Space>
+          </Descriptions.Item>
+        )}
       </Descriptions>
+      {changes.length > 0 && (
+        <Typography.Paragraph type="secondary">{t('whatif.changesNote')}</Typography.Paragraph>
+      )}
       <Table<ResultRow>
         size="small"
         pagination={false}
@@ -272,4 +379,8 @@ function RunResult({ run }: { run: WhatIfRun }) {
       )}
     </Card>
   );
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
 }

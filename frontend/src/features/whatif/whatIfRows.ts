@@ -30,6 +30,12 @@ function wait(w: Wait | undefined): string {
 
 const SIZE_ORDER = ['cpu', '<1', '1', '2-8', '9-64', '65-255', '>=256'];
 
+/** The accelerators of the cluster as it was: the replayed ones less what was added. */
+function realAccelerators(result: WhatIfResult): number {
+  const changed = (result.capacity_changes ?? []).reduce((n, c) => n + c.accelerators, 0);
+  return result.accelerators - changed;
+}
+
 /** The measures of a replay as table rows, policies side by side. */
 export function resultRows(t: TFunction, result: WhatIfResult, language: Language): ResultRow[] {
   const ps = result.policies;
@@ -44,6 +50,17 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
         result.actual_allocation === undefined
           ? '—'
           : formatShare(result.actual_allocation, 1, language),
+    },
+    {
+      // The same in GPUs: with pools grown or shrunk the shares are of different clusters,
+      // so this is the row that compares them (as it happened: on the cluster as it was).
+      key: 'in-use',
+      measure: t('whatif.m.inUse'),
+      cells: ps.map((p) => (p.allocation * result.accelerators).toFixed(1)),
+      actual:
+        result.actual_allocation === undefined
+          ? '—'
+          : (result.actual_allocation * realAccelerators(result)).toFixed(1),
     },
     {
       key: 'fragmented',
@@ -63,6 +80,18 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
       cells: ps.map((p) => String(p.late_jobs)),
       actual: result.actual_late_jobs === undefined ? '—' : String(result.actual_late_jobs),
     },
+    // Every replayed job really started (those that never did are left out), so as it
+    // happened this is 0. Runs stored before it was counted have no row.
+    ...(ps.some((p) => p.not_started !== undefined)
+      ? [
+          {
+            key: 'not-started',
+            measure: t('whatif.m.notStarted'),
+            cells: ps.map((p) => (p.not_started === undefined ? '—' : String(p.not_started))),
+            actual: '0',
+          },
+        ]
+      : []),
     {
       key: 'large',
       measure: t('whatif.m.large'),

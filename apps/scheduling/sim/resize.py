@@ -1,0 +1,93 @@
+"""A cluster with more or fewer nodes: the capacity question of a what-if replay.
+
+"Would four more servers have cut our queue?" and "can we retire this rack?" are asked of
+the same history, so a replay can run on the cluster's nodes with some pools grown or
+shrunk (``resize``). Added servers copy the pool's most common node shape (accelerator
+model and count, CPU, memory, arch, labels) and come as new leaf switches and Scalable
+Units of the sizes of the pool's largest, the way servers are bought: a rack at a time,
+cabled to switches of their own. Removed servers are the pool's last ones (in the
+order given, the node list's order), so the first leaves stay whole.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from apps.scheduling.core import Node
+
+
+class ResizeError(ValueError):
+    """A change that cannot be made (an unknown pool, removing more nodes than it has)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """``nodes`` servers added to (> 0) or removed from (< 0) the pool ``pool``."""
+
+    pool: str
+    nodes: int
+
+
+def _shape(n: Node) -> tuple[object, ...]:
+    return (
+        n.accelerator_model,
+        n.accelerator_vendor,
+        n.accelerator_count,
+        n.cpu_milli,
+        n.memory_mib,
+        n.arch,
+        tuple(sorted(n.labels.items())),
+    )
+
+
+def _template(pool_nodes: list[Node]) -> Node:
+    """The pool's most common shape; on a tie, the shape of the first node."""
+    counts = Counter(_shape(n) for n in pool_nodes)
+    best = max(counts.values())
+    return next(n for n in pool_nodes if counts[_shape(n)] == best)
+
+
+def _added(pool: str, pool_nodes: list[Node], count: int) -> list[Node]:
+    template = _template(pool_nodes)
+    per_leaf = max(Counter(n.leaf_switch for n in pool_nodes if n.leaf_switch).values(), default=0)
+    per_su = max(
+        Counter(n.scalable_unit for n in pool_nodes if n.scalable_unit).values(), default=0
+    )
+    name = pool.replace("/", "-")
+    # A pool without a known topology (no leaf or no SU names) stays without one.
+    return [
+        replace(
+            template,
+            node_id=f"whatif-{name}-{i}",
+            free_devices=None,
+            healthy=True,
+            cordoned=False,
+            leaf_switch=f"whatif-{name}-leaf{i // per_leaf}" if per_leaf else "",
+            scalable_unit=f"whatif-{name}-su{i // per_su}" if per_su else "",
+        )
+        for i in range(count)
+    ]
+
+
+def resize(nodes: tuple[Node, ...], changes: list[NodeChange]) -> tuple[Node, ...]:
+    """``nodes`` with each change made; raises ``ResizeError`` for one that cannot be."""
+    out = list(nodes)
+    seen: set[str] = set()
+    for change in changes:
+        if change.pool in seen:
+            raise ResizeError(f"pool {change.pool} is changed more than once")
+        seen.add(change.pool)
+        pool_nodes = [n for n in out if n.pool == change.pool]
+        if change.nodes > 0:
+            if not pool_nodes:
+                raise ResizeError(f"pool {change.pool} has no node to copy")
+            out.extend(_added(change.pool, pool_nodes, change.nodes))
+        elif change.nodes < 0:
+            if -change.nodes > len(pool_nodes):
+                raise ResizeError(
+                    f"pool {change.pool} has {len(pool_nodes)} nodes; cannot remove {-change.nodes}"
+                )
+            gone = {id(n) for n in pool_nodes[change.nodes :]}
+            out = [n for n in out if id(n) not in gone]
+    return tuple(out)
