@@ -13,6 +13,7 @@ from apps.core.permissions import IsPlatformAdmin as PlatformAdminOnly
 from apps.core.viewsets import request_user
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
+from apps.tenancy.models import Tenant
 
 
 class IsPlatformAdmin(PlatformAdminOnly):
@@ -85,6 +86,18 @@ class CapacityChangeSerializer(serializers.Serializer[dict[str, Any]]):
     accelerators = serializers.IntegerField(help_text="Accelerators added or removed.")
 
 
+class QuotaChangeResultSerializer(serializers.Serializer[dict[str, Any]]):
+    tenant = serializers.CharField(help_text="The tenant's slug.")
+    pool = serializers.CharField(help_text="The pool, as cluster/pool.")
+    accelerator_model = serializers.CharField()
+    guarantee = serializers.IntegerField()
+    borrow_limit = serializers.IntegerField()
+    was_guarantee = serializers.IntegerField(
+        allow_null=True, help_text="Its guarantee on the real cluster; null: it had no quota."
+    )
+    was_borrow_limit = serializers.IntegerField(allow_null=True)
+
+
 class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     jobs = serializers.IntegerField(help_text="Jobs replayed.")
     never_started = serializers.IntegerField(help_text="Jobs left out: they never started.")
@@ -95,6 +108,9 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
         required=False,
         help_text="Pools grown or shrunk for the replay; the real measures are of the cluster "
         "as it was.",
+    )
+    quota_changes = QuotaChangeResultSerializer(
+        many=True, required=False, help_text="Quotas set for the replay."
     )
     actual_waits = serializers.DictField(
         child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
@@ -152,6 +168,26 @@ class NodeChangeSerializer(serializers.Serializer[dict[str, Any]]):
         return {"pool": instance["pool"], "nodes": instance["nodes"]}
 
 
+class QuotaChangeSerializer(serializers.Serializer[dict[str, Any]]):
+    tenant = serializers.SlugRelatedField(slug_field="slug", queryset=Tenant.objects.all())
+    pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
+    accelerator_model = serializers.CharField(max_length=32)
+    guarantee = serializers.IntegerField(min_value=0, max_value=10_000_000)
+    borrow_limit = serializers.IntegerField(min_value=0, max_value=10_000_000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        pool: ResourcePool = attrs["pool"]
+        model = attrs["accelerator_model"]
+        if not Node.objects.filter(pool=pool, accelerator_model=model, is_spare=False).exists():
+            raise serializers.ValidationError(
+                {"accelerator_model": f"Pool {pool.name} has no {model} devices."}
+            )
+        return attrs
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(instance)
+
+
 class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
     hours = serializers.FloatField(
         min_value=0.1, max_value=whatif.MAX_HOURS, default=168.0, help_text="Window to replay."
@@ -167,6 +203,11 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         default=list,
         help_text="Pools to grow or shrink for the replay (none: the cluster as it is).",
     )
+    quota_changes = QuotaChangeSerializer(
+        many=True,
+        default=list,
+        help_text="Quotas to set for the replay (a tenant x pool x model at most once).",
+    )
     result = WhatIfResultSerializer(read_only=True, allow_null=True)
 
     class Meta:
@@ -177,6 +218,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "policies",
             "seed",
             "node_changes",
+            "quota_changes",
             "state",
             "progress",
             "message",
@@ -208,6 +250,40 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             raise serializers.ValidationError("Each pool at most once.")
         return value
 
+    def validate_quota_changes(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        keys = [(c["tenant"].slug, c["pool"].pk, c["accelerator_model"]) for c in value]
+        if len(set(keys)) != len(keys):
+            raise serializers.ValidationError(
+                "Each tenant's quota of a model in a pool at most once."
+            )
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        problems = whatif.scenario_problems(
+            stored_node_changes(attrs.get("node_changes", [])),
+            stored_quota_changes(attrs.get("quota_changes", [])),
+        )
+        if problems:
+            raise serializers.ValidationError({"quota_changes": problems})
+        return attrs
+
+
+def stored_node_changes(changes: list[dict[str, Any]]) -> list[dict[str, int]]:
+    return [{"pool": c["pool"].pk, "nodes": c["nodes"]} for c in changes]
+
+
+def stored_quota_changes(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "tenant": c["tenant"].slug,
+            "pool": c["pool"].pk,
+            "accelerator_model": c["accelerator_model"],
+            "guarantee": c["guarantee"],
+            "borrow_limit": c["borrow_limit"],
+        }
+        for c in changes
+    ]
+
 
 class WhatIfRunViewSet(
     mixins.ListModelMixin,
@@ -225,9 +301,10 @@ class WhatIfRunViewSet(
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        changes = [{"pool": c["pool"].pk, "nodes": c["nodes"]} for c in data["node_changes"]]
         run = whatif.request_run(
             hours=data["hours"], policies=data["policies"], seed=data["seed"],
-            actor=request_user(request), node_changes=changes,
+            actor=request_user(request),
+            node_changes=stored_node_changes(data["node_changes"]),
+            quota_changes=stored_quota_changes(data["quota_changes"]),
         )  # fmt: skip
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_201_CREATED)

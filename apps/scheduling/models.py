@@ -55,6 +55,12 @@ class WhatIfRun(models.Model):
         blank=True,
         help_text='Pools grown or shrunk for the replay: [{"pool": pool id, "nodes": +-n}].',
     )
+    quota_changes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Quotas set for the replay: [{"tenant": slug, "pool": id, "accelerator_model": '
+        'str, "guarantee": n, "borrow_limit": n}].',
+    )
     state = models.CharField(max_length=8, choices=WhatIfState.choices, default="pending")
     progress = models.FloatField(default=0.0, help_text="Share of the replay done, 0..1.")
     message = models.CharField(max_length=500, blank=True)

@@ -1,9 +1,11 @@
 """What-if replay: the cluster's own recent history under another scheduling policy.
 
 The jobs that were admitted in a window are replayed through the simulator
-(``apps.scheduling.sim``) on the cluster's nodes and quotas as they are now: each job arrives
-when it was submitted (work already running when the window opened: at its start, with the
-run time it had left) and runs for as long as it held its devices (admission to finish);
+(``apps.scheduling.sim``) on the cluster's nodes and quotas as they are now, or with some
+pools grown or shrunk and some quotas set anew (``changed``: the capacity and quota
+questions): each job arrives when it was submitted (work already running when the window
+opened: at its start, with the run time it had left) and runs for as long as it held its
+devices (admission to finish);
 jobs still running at the end of the window, notebooks and services included, run until
 the window ends. Jobs that never started (cancelled or still queued) are left out, since
 their run time is unknown, and counted. The same core, policies and measures as the
@@ -35,9 +37,17 @@ from apps.scheduling.sim import SimResult, Simulator
 from apps.scheduling.sim import policies as pol
 from apps.scheduling.sim.engine import ProgressFn
 from apps.scheduling.sim.metrics import WaitStats, wait_stats
-from apps.scheduling.sim.resize import NodeChange, ResizeError, resize
+from apps.scheduling.sim.scenario import (
+    NodeChange,
+    ScenarioError,
+    guarantee_problems,
+    quota_key,
+    requota,
+    resize,
+)
 from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_class
 from apps.scheduling.snapshot import core_node, core_quotas, pool_key, replica_groups, topology
+from apps.tenancy.models import Tenant
 
 logger = logging.getLogger(__name__)
 POLICIES = pol.NAMES
@@ -58,10 +68,13 @@ class History:
     # (seconds from the window's start, share of the accelerators held, jobs waiting) at
     # the replay's sample times (``sample_times``)
     actual_series: list[tuple[float, float, int]]
-    # Pools grown or shrunk for the replay (``resized``); the real measures above are of
-    # the cluster as it was.
-    # Each: {"pool": its key, "nodes": +-n, "accelerators": +-n}.
+    # Pools grown or shrunk and quotas set for the replay (``changed``); the real measures
+    # above are of the cluster as it was. Each node change: {"pool": its key, "nodes": +-n,
+    # "accelerators": +-n}; each quota change: {"tenant", "pool", "accelerator_model",
+    # "guarantee", "borrow_limit", "was_guarantee", "was_borrow_limit"} (was_*: None for a
+    # quota the tenant did not have).
     changes: list[dict[str, Any]] = field(default_factory=list)
+    quota_changes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -131,18 +144,39 @@ def domain_sizes(nodes: tuple[core.Node, ...]) -> dict[str, int]:
     }
 
 
+def current_nodes(pool_keys: dict[int, str]) -> tuple[core.Node, ...]:
+    """Every node in a pool (hot spares held back) as a healthy, schedulable machine:
+    today's cordons and faults say nothing about the past, and the question is what the
+    policy does with this cluster."""
+    return tuple(
+        replace(core_node(n, pool_keys, set()), healthy=True, cordoned=False)
+        for n in Node.objects.filter(pool__isnull=False, is_spare=False).order_by("pk")
+    )
+
+
+def scenario_problems(
+    stored_nodes: list[dict[str, int]], stored_quotas: list[dict[str, Any]]
+) -> list[str]:
+    """What would make a run with these (stored) changes fail, checked before it is
+    queued: a change that cannot be made, or the guarantees of a pool's model adding up to
+    more than the replayed pool has."""
+    pool_keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
+    try:
+        nodes = resize(current_nodes(pool_keys), pool_changes(stored_nodes))
+        changes = quota_changes(stored_quotas)
+        quotas = requota(core_quotas(pool_keys), changes)
+    except ScenarioError as exc:
+        return [str(exc)]
+    return guarantee_problems(nodes, quotas, changes)
+
+
 def history_workload(start: datetime, end: datetime) -> History:
     """The jobs submitted in ``[start, end)``, and those already running at ``start``, on
     the current nodes and quotas."""
     if end <= start:
         raise ValueError("the window must end after it starts")
     pool_keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
-    # Every node as a healthy, schedulable machine: today's cordons and faults say nothing
-    # about the past, and the question is what the policy does with this cluster.
-    nodes = tuple(
-        replace(core_node(n, pool_keys, set()), healthy=True, cordoned=False)
-        for n in Node.objects.filter(pool__isnull=False, is_spare=False).order_by("pk")
-    )
+    nodes = current_nodes(pool_keys)
     horizon = (end - start).total_seconds()
     jobs: list[SimJob] = []
     waits: dict[str, list[float]] = {label: [] for label, _, _ in SIZE_CLASSES}
@@ -227,39 +261,85 @@ def history_workload(start: datetime, end: datetime) -> History:
 
 
 def pool_changes(changes: list[dict[str, int]]) -> list[NodeChange]:
-    """A run's stored changes (``{"pool": pool id, "nodes": +-n}``) as the simulator's."""
+    """A run's stored node changes (``{"pool": pool id, "nodes": +-n}``) as the simulator's."""
     keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
     out = []
     for change in changes:
         if change["pool"] not in keys:
-            raise ResizeError(f"resource pool {change['pool']} no longer exists")
+            raise ScenarioError(f"resource pool {change['pool']} no longer exists")
         out.append(NodeChange(pool=keys[change["pool"]], nodes=int(change["nodes"])))
     return out
 
 
-def resized(history: History, changes: list[NodeChange]) -> History:
-    """The history on a cluster with some pools grown or shrunk (``sim.resize``); what
-    really happened is kept as it was, on the real cluster."""
-    if not changes:
-        return history
-    before = history.workload.nodes
-    after = resize(before, changes)
+def quota_changes(changes: list[dict[str, Any]]) -> list[core.Quota]:
+    """A run's stored quota changes (tenant by slug, pool by id) as the core's quotas."""
+    keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
+    slugs = set(Tenant.objects.values_list("slug", flat=True))
+    out = []
+    for c in changes:
+        if c["pool"] not in keys:
+            raise ScenarioError(f"resource pool {c['pool']} no longer exists")
+        if c["tenant"] not in slugs:
+            raise ScenarioError(f"tenant {c['tenant']} no longer exists")
+        out.append(
+            core.Quota(
+                tenant=c["tenant"],
+                pool=keys[c["pool"]],
+                accelerator_model=c["accelerator_model"],
+                guarantee=int(c["guarantee"]),
+                borrow_limit=int(c["borrow_limit"]),
+            )
+        )
+    return out
 
-    def devices(nodes: tuple[core.Node, ...], pool: str) -> int:
-        return sum(n.accelerator_count for n in nodes if n.pool == pool)
+
+def changed(
+    history: History,
+    nodes: list[NodeChange] | None = None,
+    quotas: list[core.Quota] | None = None,
+) -> History:
+    """The history on a cluster with some pools grown or shrunk (``sim.scenario.resize``)
+    and some quotas set anew (``requota``); what really happened is kept as it was, on the
+    real cluster. Raises ``ScenarioError`` for a change that cannot be made, quotas whose
+    guarantees would exceed their pool included."""
+    nodes, quotas = nodes or [], quotas or []
+    if not nodes and not quotas:
+        return history
+    w = history.workload
+    after = resize(w.nodes, nodes)
+    new_quotas = requota(w.quotas, quotas)
+    problems = guarantee_problems(after, new_quotas, quotas)
+    if problems:
+        raise ScenarioError(" ".join(problems))
+
+    def devices(of: tuple[core.Node, ...], pool: str) -> int:
+        return sum(n.accelerator_count for n in of if n.pool == pool)
 
     made = [
         {
             "pool": c.pool,
             "nodes": c.nodes,
-            "accelerators": devices(after, c.pool) - devices(before, c.pool),
+            "accelerators": devices(after, c.pool) - devices(w.nodes, c.pool),
         }
-        for c in changes
+        for c in nodes
     ]
-    workload = replace(
-        history.workload, nodes=after, meta={**history.workload.meta, **domain_sizes(after)}
-    )
-    return replace(history, workload=workload, changes=made)
+    was = {quota_key(q): q for q in w.quotas}
+    quota_made = []
+    for q in quotas:
+        old = was.get(quota_key(q))
+        quota_made.append(
+            {
+                "tenant": q.tenant,
+                "pool": q.pool,
+                "accelerator_model": q.accelerator_model,
+                "guarantee": q.guarantee,
+                "borrow_limit": q.borrow_limit,
+                "was_guarantee": None if old is None else old.guarantee,
+                "was_borrow_limit": None if old is None else old.borrow_limit,
+            }
+        )
+    workload = replace(w, nodes=after, quotas=new_quotas, meta={**w.meta, **domain_sizes(after)})
+    return replace(history, workload=workload, changes=made, quota_changes=quota_made)
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
@@ -366,6 +446,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "nodes": len(w.nodes),
         "accelerators": w.capacity_milli // 1000,
         "capacity_changes": history.changes,
+        "quota_changes": history.quota_changes,
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
         },
@@ -386,6 +467,7 @@ def request_run(
     seed: int,
     actor: User,
     node_changes: list[dict[str, int]] | None = None,
+    quota_changes: list[dict[str, Any]] | None = None,
 ) -> WhatIfRun:
     """Records a run and has a worker execute it once the transaction commits."""
     run = WhatIfRun.objects.create(
@@ -393,6 +475,7 @@ def request_run(
         policies=policies,
         seed=seed,
         node_changes=node_changes or [],
+        quota_changes=quota_changes or [],
         requested_by=actor,
     )
 
@@ -428,7 +511,11 @@ def execute(run_id: int) -> WhatIfRun:
         return report
 
     try:
-        history = resized(history_workload(start, end), pool_changes(run.node_changes))
+        history = changed(
+            history_workload(start, end),
+            pool_changes(run.node_changes),
+            quota_changes(run.quota_changes),
+        )
         results = [
             replay(history, [name], seed=run.seed, progress=progress_of(i))[0]
             for i, name in enumerate(names)

@@ -162,11 +162,20 @@ process.exitCode = await runScenario('operator', async (page) => {
     await page.getByRole('button', { name: 'Grow or shrink a pool' }).click();
     await page.getByRole('combobox', { name: 'Pool' }).click();
     await page.locator('.ant-select-item-option').first().click();
+    // And with the first tenant quota's borrowing limit cut to none.
+    await page.getByRole('button', { name: 'Change a quota' }).click();
+    await page.getByRole('combobox', { name: 'Quota' }).click();
+    await page.locator('.ant-select-item-option[title*=" · "]').first().click();
+    await page.getByRole('spinbutton', { name: 'Borrow' }).fill('0');
     await form.click();
     const result = page.getByTestId('whatif-result');
     await expectVisible(result, 'the what-if result', 60_000);
     const grown = (await result.locator('.ant-tag').allInnerTexts()).join(' ');
     check(/: \+4 nodes \(\+\d+ GPUs\)/.test(grown), `the what-if says what it grew ("${grown}")`);
+    check(
+      /: \d+ \+ \d+ → \d+ \+ 0/.test(grown),
+      `the what-if says which quota it set ("${grown}")`,
+    );
     const heads = (await result.getByRole('columnheader').allInnerTexts()).map((h) => h.trim());
     check(
       heads.join('|') === 'Measure|Ours|FIFO + spread|As it happened',

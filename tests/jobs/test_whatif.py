@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
@@ -13,7 +14,7 @@ from apps.jobs.models import Job, JobKind, JobState
 from apps.quotas.models import Quota
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
-from apps.scheduling.sim.resize import ResizeError
+from apps.scheduling.sim.scenario import ScenarioError
 from tests.factories import make_node, make_pool, make_tenant
 
 pytestmark = pytest.mark.django_db
@@ -264,7 +265,7 @@ def test_actual_series_counts_what_was_held_and_waiting_at_each_sample():
 
 def test_a_replay_on_a_shrunk_cluster_leaves_what_no_longer_fits_waiting(history_db):
     pool_id = history_db.pk
-    history = whatif.resized(
+    history = whatif.changed(
         whatif.history_workload(T0, T0 + timedelta(hours=10)),
         whatif.pool_changes([{"pool": pool_id, "nodes": -3}]),
     )
@@ -284,12 +285,12 @@ def test_a_replay_on_a_shrunk_cluster_leaves_what_no_longer_fits_waiting(history
     assert result["policies"][0]["not_started"] == 2
     # What really happened is of the cluster as it was: 56 GPU-hours of 32 GPUs x 10 h.
     assert result["actual_allocation"] == pytest.approx(56 / 320)
-    with pytest.raises(ResizeError, match="has 4 nodes; cannot remove 5"):
-        whatif.resized(
+    with pytest.raises(ScenarioError, match="has 4 nodes; cannot remove 5"):
+        whatif.changed(
             whatif.history_workload(T0, T0 + timedelta(hours=1)),
             whatif.pool_changes([{"pool": pool_id, "nodes": -5}]),
         )
-    with pytest.raises(ResizeError, match="resource pool 999999 no longer exists"):
+    with pytest.raises(ScenarioError, match="resource pool 999999 no longer exists"):
         whatif.pool_changes([{"pool": 999999, "nodes": 1}])
 
 
@@ -366,3 +367,100 @@ def test_whatif_command_resizes_pools(history_db, monkeypatch):
     ]:
         with pytest.raises(CommandError, match=why):
             call_command("whatif", "--nodes", bad, stdout=StringIO())
+
+
+def test_a_replay_with_a_tighter_quota_makes_the_notebook_wait(history_db):
+    history = whatif.history_workload(T0, T0 + timedelta(hours=10))
+    [before] = whatif.replay(history, ["ours"])
+    tight = whatif.changed(
+        history,
+        quotas=whatif.quota_changes(
+            [{"tenant": "vision", "pool": history_db.pk, "accelerator_model": "A800",
+              "guarantee": 16, "borrow_limit": 0}]
+        ),
+    )  # fmt: skip
+    [q] = tight.workload.quotas
+    assert (q.guarantee, q.borrow_limit) == (16, 0)
+    assert tight.quota_changes == [
+        {"tenant": "vision", "pool": q.pool, "accelerator_model": "A800", "guarantee": 16,
+         "borrow_limit": 0, "was_guarantee": 16, "was_borrow_limit": 16}
+    ]  # fmt: skip
+    [after] = whatif.replay(tight, ["ours"])
+    # At 2 h the notebook (1 GPU) finds "pair" holding all 16 GPUs vision may hold now, so
+    # it waits until "pair" ends, about an hour later; with 16 to borrow it started at once.
+    assert before.summary["wait_1"].mean < 120
+    assert 0.9 * H < after.summary["wait_1"].mean < 1.1 * H
+    with pytest.raises(ScenarioError, match="would total 40, but the replayed pool has 32"):
+        whatif.changed(history, quotas=[replace(q, guarantee=40)])
+    # With two more nodes the pool has 48: a guarantee of 40 fits.
+    grown = whatif.changed(
+        history, whatif.pool_changes([{"pool": history_db.pk, "nodes": 2}]),
+        [replace(q, guarantee=40)],
+    )  # fmt: skip
+    assert grown.workload.quotas[0].guarantee == 40
+
+
+def test_an_api_replay_with_a_quota_change(
+    world, client_for, history_db, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    monkeypatch.setattr("apps.scheduling.tasks.whatif_replay.delay", lambda pk: None)
+    client = client_for(world.platform_admin)
+    change = {"tenant": "vision", "pool": history_db.pk, "accelerator_model": "A800",
+              "guarantee": 16, "borrow_limit": 0}  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            URL, {"hours": 10, "policies": ["ours"], "quota_changes": [change]}, format="json"
+        )
+    assert response.status_code == 201
+    assert response.json()["quota_changes"] == [change]
+    whatif.execute(response.json()["id"])
+    result = client.get(f"{URL}{response.json()['id']}/").json()["result"]
+    [made] = result["quota_changes"]
+    assert (made["tenant"], made["borrow_limit"], made["was_borrow_limit"]) == ("vision", 0, 16)
+    assert result["policies"][0]["waits"]["1"]["mean_s"] > 0.9 * H
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"accelerator_model": "H100"}, "0"),  # the pool has none
+        ({"guarantee": 33}, None),  # the pool has 32
+        ({"guarantee": -1}, "0"),
+        ({"tenant": "nobody"}, "0"),
+    ],
+)
+def test_bad_quota_changes_get_field_errors(world, client_for, history_db, change, where):
+    body = {"tenant": "vision", "pool": history_db.pk, "accelerator_model": "A800",
+            "guarantee": 16, "borrow_limit": 0} | change  # fmt: skip
+    client = client_for(world.platform_admin)
+    response = client.post(URL, {"hours": 1, "quota_changes": [body]}, format="json")
+    assert response.status_code == 400
+    errors = response.json()["errors"]["quota_changes"]
+    if where:
+        assert where in errors
+    else:
+        assert errors == [
+            f"Guarantees in {history_db.cluster.name}/{history_db.name} for A800 would total "
+            "33, but the replayed pool has 32."
+        ]
+    twice = client.post(URL, {"hours": 1, "quota_changes": [body, body]}, format="json")
+    assert twice.status_code == 400
+    assert not WhatIfRun.objects.exists()
+
+
+def test_whatif_command_sets_quotas(history_db, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command("whatif", "--hours", "10", "--policies", "ours",
+                 "--quota", f"vision:{history_db.name}:A800=16+0", stdout=out)  # fmt: skip
+    assert "Replayed with vision's quota of A800 in" in out.getvalue()
+    assert "at 16 guaranteed + 0 to borrow (was 16 + 16)" in out.getvalue()
+    for bad, why in [
+        ("vision:A800=16+0", "expected TENANT:POOL:MODEL=G"),
+        (f"vision:{history_db.name}:A800=16", "expected TENANT:POOL:MODEL=G"),
+        (f"nobody:{history_db.name}:A800=1+0", "no tenant nobody"),
+        (f"vision:{history_db.name}:A800=99+0", "would total 99"),
+    ]:
+        with pytest.raises(CommandError, match=why):
+            call_command("whatif", "--quota", bad, stdout=StringIO())

@@ -3023,6 +3023,44 @@ export interface components {
              */
             weight?: number;
         };
+        QuotaChange: {
+            accelerator_model: string;
+            borrow_limit: number;
+            guarantee: number;
+            pool: number;
+            tenant: string;
+        };
+        QuotaChangeRequest: {
+            accelerator_model: string;
+            borrow_limit: number;
+            guarantee: number;
+            pool: number;
+            tenant: string;
+        };
+        QuotaChangeResult: {
+            accelerator_model: string;
+            borrow_limit: number;
+            guarantee: number;
+            /** @description The pool, as cluster/pool. */
+            pool: string;
+            /** @description The tenant's slug. */
+            tenant: string;
+            was_borrow_limit: number | null;
+            /** @description Its guarantee on the real cluster; null: it had no quota. */
+            was_guarantee: number | null;
+        };
+        QuotaChangeResultRequest: {
+            accelerator_model: string;
+            borrow_limit: number;
+            guarantee: number;
+            /** @description The pool, as cluster/pool. */
+            pool: string;
+            /** @description The tenant's slug. */
+            tenant: string;
+            was_borrow_limit: number | null;
+            /** @description Its guarantee on the real cluster; null: it had no quota. */
+            was_guarantee: number | null;
+        };
         QuotaRequest: {
             accelerator_model: string;
             /** Format: int64 */
@@ -3459,6 +3497,8 @@ export interface components {
             /** @description Nodes of the replayed cluster. */
             nodes: number;
             policies: components["schemas"]["PolicyResult"][];
+            /** @description Quotas set for the replay. */
+            quota_changes?: components["schemas"]["QuotaChangeResult"][];
         };
         WhatIfResultRequest: {
             /** @description Accelerators of the replayed cluster. */
@@ -3489,6 +3529,8 @@ export interface components {
             /** @description Nodes of the replayed cluster. */
             nodes: number;
             policies: components["schemas"]["PolicyResultRequest"][];
+            /** @description Quotas set for the replay. */
+            quota_changes?: components["schemas"]["QuotaChangeResultRequest"][];
         };
         WhatIfRun: {
             /** Format: date-time */
@@ -3519,6 +3561,8 @@ export interface components {
              * @description Share of the replay done, 0..1.
              */
             readonly progress: number;
+            /** @description Quotas to set for the replay (a tenant x pool x model at most once). */
+            quota_changes?: components["schemas"]["QuotaChange"][];
             readonly result: components["schemas"]["WhatIfResult"] | null;
             /** @default 0 */
             seed: number;
@@ -3546,6 +3590,8 @@ export interface components {
              *     ]
              */
             policies: components["schemas"]["PoliciesEnum"][];
+            /** @description Quotas to set for the replay (a tenant x pool x model at most once). */
+            quota_changes?: components["schemas"]["QuotaChangeRequest"][];
             /** @default 0 */
             seed: number;
         };

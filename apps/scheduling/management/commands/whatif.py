@@ -10,9 +10,11 @@ from django.utils import timezone
 
 from apps.clusters.models import ResourcePool
 from apps.scheduling import whatif
+from apps.scheduling.core import Quota
 from apps.scheduling.sim.report import large_over_table, llm_tables, table, wait_cell
-from apps.scheduling.sim.resize import NodeChange, ResizeError
+from apps.scheduling.sim.scenario import NodeChange, ScenarioError
 from apps.scheduling.snapshot import pool_key
+from apps.tenancy.models import Tenant
 
 
 class Command(BaseCommand):
@@ -37,6 +39,14 @@ class Command(BaseCommand):
             help="replay with N nodes added to (N > 0) or removed from (N < 0) a pool, named "
             "by id, by name or as cluster/pool; repeatable",
         )
+        parser.add_argument(
+            "--quota",
+            action="append",
+            default=[],
+            metavar="TENANT:POOL:MODEL=G+B",
+            help="replay with the tenant's quota of MODEL in POOL set to a guarantee of G and "
+            "a borrowing limit of B devices; repeatable",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         hours = options["hours"]
@@ -50,10 +60,11 @@ class Command(BaseCommand):
                 f"choose from {', '.join(whatif.POLICIES)}"
             )
         changes = [_change(text) for text in options["nodes"]]
+        quotas = [_quota(text) for text in options["quota"]]
         start, end = whatif.window_ending(timezone.now(), hours)
         try:
-            history = whatif.resized(whatif.history_workload(start, end), changes)
-        except ResizeError as exc:
+            history = whatif.changed(whatif.history_workload(start, end), changes, quotas)
+        except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
         w = history.workload
         if not w.nodes:
@@ -68,6 +79,16 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Replayed with {c['nodes']:+d} nodes ({c['accelerators']:+d} accelerators) in "
                 f"{c['pool']}; the measures as it happened are of the cluster as it was\n"
+            )
+        for q in history.quota_changes:
+            was = (
+                "none"
+                if q["was_guarantee"] is None
+                else f"{q['was_guarantee']} + {q['was_borrow_limit']}"
+            )
+            self.stdout.write(
+                f"Replayed with {q['tenant']}'s quota of {q['accelerator_model']} in {q['pool']} "
+                f"at {q['guarantee']} guaranteed + {q['borrow_limit']} to borrow (was {was})\n"
             )
         if not w.jobs:
             self.stdout.write("No job ran in this window.")
@@ -102,16 +123,8 @@ class Command(BaseCommand):
                 self.stdout.write(large_over_table(r))
 
 
-def _change(text: str) -> NodeChange:
-    """``POOL=N`` as a change; the pool by id, by name (if only one pool has it) or as
-    cluster/pool."""
-    name, sep, count = text.rpartition("=")
-    try:
-        nodes = int(count)
-    except ValueError:
-        nodes = 0
-    if not sep or not name or nodes == 0:
-        raise CommandError(f"--nodes {text}: expected POOL=N with N a non-zero whole number")
+def _pool(name: str, text: str, flag: str) -> str:
+    """A pool's key from its id, its name (if only one pool has it) or cluster/pool."""
     pools = {pool_key(p): p for p in ResourcePool.objects.select_related("cluster")}
     found = [
         key
@@ -121,5 +134,38 @@ def _change(text: str) -> NodeChange:
     if len(found) != 1:
         some = ", ".join(sorted(pools)) or "(none)"
         why = "names more than one pool" if found else "is not a pool"
-        raise CommandError(f"--nodes {text}: {name} {why}; pools: {some}")
-    return NodeChange(pool=found[0], nodes=nodes)
+        raise CommandError(f"{flag} {text}: {name} {why}; pools: {some}")
+    return found[0]
+
+
+def _change(text: str) -> NodeChange:
+    """``POOL=N`` as a node change."""
+    name, sep, count = text.rpartition("=")
+    try:
+        nodes = int(count)
+    except ValueError:
+        nodes = 0
+    if not sep or not name or nodes == 0:
+        raise CommandError(f"--nodes {text}: expected POOL=N with N a non-zero whole number")
+    return NodeChange(pool=_pool(name, text, "--nodes"), nodes=nodes)
+
+
+def _quota(text: str) -> Quota:
+    """``TENANT:POOL:MODEL=G+B`` as a quota for the replay."""
+    where, _, amounts = text.rpartition("=")
+    parts = where.split(":")
+    numbers = amounts.split("+")
+    if len(parts) != 3 or len(numbers) != 2 or not all(x.strip().isdigit() for x in numbers):
+        raise CommandError(
+            f"--quota {text}: expected TENANT:POOL:MODEL=G+B with G and B whole numbers"
+        )
+    slug, pool, model = parts
+    if not Tenant.objects.filter(slug=slug).exists():
+        raise CommandError(f"--quota {text}: no tenant {slug}")
+    return Quota(
+        tenant=slug,
+        pool=_pool(pool, text, "--quota"),
+        accelerator_model=model,
+        guarantee=int(numbers[0]),
+        borrow_limit=int(numbers[1]),
+    )

@@ -5,6 +5,20 @@ import { ADMIN, BOB, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const WAIT = { count: 3, mean_s: 90, p95_s: 120, p99_s: 120 };
+const QUOTAS = [
+  {
+    id: 3,
+    tenant: 'vision',
+    pool: 1,
+    pool_name: 'a800-train',
+    accelerator_model: 'A800',
+    guarantee: 56,
+    borrow_limit: 24,
+    weight: 1,
+    used: 8,
+    updated_at: '2026-11-30T00:00:00Z',
+  },
+];
 const POLICY = {
   policy: 'ours',
   title: 'Ours (all switches + fragmentation-aware)',
@@ -75,6 +89,7 @@ describe('what-if', () => {
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': page([DONE]),
       'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
     });
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
@@ -156,6 +171,7 @@ describe('what-if', () => {
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': page([{ ...DONE, result: older }]),
       'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
     });
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
@@ -178,6 +194,7 @@ describe('what-if', () => {
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': [page([]), page([RUNNING])],
       'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
       'POST /api/v1/scheduling/what-if/': [
         { status: 400, body: { detail: 'Invalid input.', errors: { hours: ['Too long.'] } } },
         { status: 201, body: { ...RUNNING, state: 'pending', progress: 0 } },
@@ -198,12 +215,14 @@ describe('what-if', () => {
         policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
         node_changes: [],
+        quota_changes: [],
       },
       {
         hours: 168,
         policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
         node_changes: [],
+        quota_changes: [],
       },
     ]);
   });
@@ -224,6 +243,7 @@ describe('what-if', () => {
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/scheduling/what-if/': [page([]), page([GROWN])],
       'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
       'POST /api/v1/scheduling/what-if/': [
         {
           status: 400,
@@ -281,6 +301,66 @@ describe('what-if', () => {
     expect(posts.map((b) => (b as { node_changes: unknown }).node_changes)).toEqual([
       [{ pool: 1, nodes: -20 }],
       [{ pool: 1, nodes: 4 }],
+    ]);
+  });
+
+  it("replays with a tenant's quota changed, starting from its current values", async () => {
+    const CHANGED = {
+      ...DONE,
+      id: 10,
+      result: {
+        ...DONE.result,
+        quota_changes: [
+          {
+            tenant: 'vision',
+            pool: 'sim-a800/a800-train',
+            accelerator_model: 'A800',
+            guarantee: 56,
+            borrow_limit: 40,
+            was_guarantee: 56,
+            was_borrow_limit: 24,
+          },
+        ],
+      },
+    };
+    const guaranteeError = 'Guarantees in sim-a800/a800-train for A800 would total 200.';
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': [page([]), page([CHANGED])],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+      'POST /api/v1/scheduling/what-if/': [
+        {
+          status: 400,
+          body: { detail: 'Invalid input.', errors: { quota_changes: [guaranteeError] } },
+        },
+        { status: 201, body: CHANGED },
+      ],
+    });
+    renderApp('/what-if');
+    fireEvent.click(await screen.findByRole('button', { name: /Change a quota/ }));
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Quota' }));
+    fireEvent.click(await screen.findByTitle('vision · a800-train · A800 (56 + 24)'));
+    const borrow = screen.getByRole<HTMLInputElement>('spinbutton', { name: 'Borrow' });
+    await waitFor(() => {
+      expect(borrow.value).toBe('24');
+    });
+    expect(screen.getByRole<HTMLInputElement>('spinbutton', { name: 'Guarantee' }).value).toBe(
+      '56',
+    );
+    fireEvent.change(borrow, { target: { value: '40' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    // A problem of the whole set of changes comes back under quota_changes: the alert says it.
+    expect(await screen.findByText(`quota_changes: ${guaranteeError}`)).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    const result = await screen.findByTestId('whatif-result');
+    expect(
+      within(result).getByText('vision · sim-a800/a800-train · A800: 56 + 24 → 56 + 40'),
+    ).toBeTruthy();
+    const posts = requests.filter((r) => r.method === 'POST').map((r) => r.body);
+    expect(posts.map((b) => (b as { quota_changes: unknown }).quota_changes)).toEqual([
+      [{ tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 40 }],
+      [{ tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 40 }],
     ]);
   });
 

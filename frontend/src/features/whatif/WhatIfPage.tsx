@@ -1,4 +1,3 @@
-import { MinusCircleOutlined, PlusOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   Alert,
@@ -11,7 +10,6 @@ import {
   InputNumber,
   Progress,
   Result,
-  Select,
   Space,
   Table,
   Tag,
@@ -28,9 +26,12 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useTenant } from '../tenancy/useTenant';
-import { usePools } from '../jobs/api';
 import { policyLabel, resultRows, type ResultRow } from './whatIfRows';
 import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
+import { QuotaChangeRows } from './QuotaChanges';
+import { quotaChanges, type QuotaChangeValue } from './whatIfQuotas';
+import { NodeChangeRows } from './NodeChanges';
+import { useAllQuotas } from '../quotas/api';
 
 const RUNS_KEY = ['what-if', 'runs'];
 const STATE_COLOR: Record<WhatIfRun['state'], string> = {
@@ -136,13 +137,14 @@ interface FormValues {
   policies: string[];
   seed: number;
   node_changes?: NodeChangeValue[];
+  quota_changes?: QuotaChangeValue[];
 }
 
 function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
   const { t } = useTranslation();
   const [form] = Form.useForm<FormValues>();
   const [problems, setProblems] = useState<string[]>([]);
-  const pools = usePools();
+  const quotas = useAllQuotas(true);
   const client = useQueryClient();
   const start = useMutation({
     mutationFn: (body: WhatIfSubmit) => unwrap(api.POST('/api/v1/scheduling/what-if/', { body })),
@@ -153,6 +155,7 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
     },
     onError: (error) => {
       const changes = form.getFieldValue('node_changes') as NodeChangeValue[] | undefined;
+      const quotaRows = form.getFieldValue('quota_changes') as QuotaChangeValue[] | undefined;
       const known = [
         ['hours'],
         ['policies'],
@@ -160,6 +163,10 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
         ...(changes ?? []).flatMap((_, i) => [
           ['node_changes', i, 'pool'],
           ['node_changes', i, 'nodes'],
+        ]),
+        ...(quotaRows ?? []).flatMap((_, i) => [
+          ['quota_changes', i, 'guarantee'],
+          ['quota_changes', i, 'borrow_limit'],
         ]),
       ];
       setProblems(applyServerErrors(form, error, known).unmatched);
@@ -181,6 +188,7 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
               pool: c.pool ?? 0,
               nodes: c.nodes ?? 0,
             })),
+            quota_changes: quotaChanges(values.quota_changes, quotas.data ?? []),
           });
         }}
       >
@@ -203,70 +211,8 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
           </Button>
         </Form.Item>
         {/* Capacity: replay on the cluster with some pools grown or shrunk. */}
-        <Form.List name="node_changes">
-          {(fields, { add, remove }) => (
-            <div style={{ width: '100%', marginTop: 8 }}>
-              {fields.map((field) => (
-                <Space key={field.key} align="baseline" wrap>
-                  <Form.Item
-                    label={t('whatif.pool')}
-                    name={[field.name, 'pool']}
-                    rules={[{ required: true, message: t('whatif.pickPool') }]}
-                  >
-                    <Select
-                      style={{ width: 220 }}
-                      loading={pools.isLoading}
-                      aria-label={t('whatif.pool')}
-                      options={(pools.data ?? []).map((p) => ({
-                        value: p.id,
-                        label: `${p.cluster}/${p.name}`,
-                      }))}
-                    />
-                  </Form.Item>
-                  <Form.Item
-                    label={t('whatif.nodeChange')}
-                    name={[field.name, 'nodes']}
-                    tooltip={t('whatif.nodeChangeHint')}
-                    rules={[
-                      { required: true, message: t('whatif.nodeChangeNeeded') },
-                      {
-                        validator: (_, v: number | null) =>
-                          v === 0
-                            ? Promise.reject(new Error(t('whatif.nodeChangeNeeded')))
-                            : Promise.resolve(),
-                      },
-                    ]}
-                  >
-                    <InputNumber
-                      min={-10000}
-                      max={10000}
-                      precision={0}
-                      style={{ width: 110 }}
-                      aria-label={t('whatif.nodeChange')}
-                    />
-                  </Form.Item>
-                  <Button
-                    type="text"
-                    icon={<MinusCircleOutlined />}
-                    aria-label={t('whatif.removeChange')}
-                    onClick={() => {
-                      remove(field.name);
-                    }}
-                  />
-                </Space>
-              ))}
-              <Button
-                type="dashed"
-                icon={<PlusOutlined />}
-                onClick={() => {
-                  add({ nodes: 4 });
-                }}
-              >
-                {t('whatif.addChange')}
-              </Button>
-            </div>
-          )}
-        </Form.List>
+        <NodeChangeRows />
+        <QuotaChangeRows form={form} />
       </Form>
       {problems.length > 0 ? (
         <Alert type="error" showIcon style={{ marginTop: 12 }} title={problems.join(' ')} />
@@ -302,6 +248,7 @@ function RunResult({ run }: { run: WhatIfRun }) {
   }
   const rows = resultRows(t, result, currentLanguage());
   const changes = result.capacity_changes ?? [];
+  const quotaRows = result.quota_changes ?? [];
   // Runs stored before the series were recorded have none: no chart then.
   const lines: WhatIfLine[] = result.policies
     .filter((p) => p.series?.length)
@@ -333,6 +280,26 @@ function RunResult({ run }: { run: WhatIfRun }) {
                     pool: c.pool,
                     nodes: signed(c.nodes),
                     gpus: signed(c.accelerators),
+                  })}
+                </Tag>
+              ))}
+            </Space>
+          </Descriptions.Item>
+        )}
+        {quotaRows.length > 0 && (
+          <Descriptions.Item label={t('whatif.quotasChanged')} span={4}>
+            <Space wrap>
+              {quotaRows.map((q) => (
+                <Tag key={`${q.tenant}|${q.pool}|${q.accelerator_model}`} color="blue">
+                  {t('whatif.quotaTag', {
+                    tenant: q.tenant,
+                    pool: q.pool,
+                    model: q.accelerator_model,
+                    was:
+                      q.was_guarantee === null
+                        ? t('whatif.noQuota')
+                        : `${q.was_guarantee} + ${q.was_borrow_limit ?? 0}`,
+                    now: `${q.guarantee} + ${q.borrow_limit}`,
                   })}
                 </Tag>
               ))}

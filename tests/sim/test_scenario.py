@@ -1,9 +1,15 @@
-"""Pools grown or shrunk for a what-if replay (apps/scheduling/sim/resize.py)."""
+"""Pools grown or shrunk for a what-if replay (apps/scheduling/sim/scenario.py)."""
 
 import pytest
 
-from apps.scheduling.core import Node
-from apps.scheduling.sim.resize import NodeChange, ResizeError, resize
+from apps.scheduling.core import Node, Quota
+from apps.scheduling.sim.scenario import (
+    NodeChange,
+    ScenarioError,
+    guarantee_problems,
+    requota,
+    resize,
+)
 
 
 def _node(i: int, pool: str = "c/a800", *, leaf: str = "", count: int = 8, **kw) -> Node:
@@ -69,5 +75,35 @@ def test_removed_nodes_are_the_pools_last():
     ],
 )
 def test_changes_that_cannot_be_made_say_why(changes, message):
-    with pytest.raises(ResizeError, match=message):
+    with pytest.raises(ScenarioError, match=message):
         resize(CLUSTER, changes)
+
+
+def _quota(tenant: str, guarantee: int, borrow: int = 0, pool: str = "c/a800") -> Quota:
+    return Quota(tenant=tenant, pool=pool, accelerator_model="A800", guarantee=guarantee,
+                 borrow_limit=borrow)  # fmt: skip
+
+
+def test_requota_sets_a_quota_in_place_or_adds_one():
+    quotas = (_quota("vision", 16, 8), _quota("nlp", 8))
+    out = requota(quotas, [_quota("nlp", 4, 12), _quota("speech", 2)])
+    assert out == (_quota("vision", 16, 8), _quota("nlp", 4, 12), _quota("speech", 2))
+    assert requota(quotas, []) == quotas
+    with pytest.raises(ScenarioError, match="changed more than once"):
+        requota(quotas, [_quota("nlp", 1), _quota("nlp", 2)])
+
+
+def test_guarantees_are_checked_where_a_quota_changed():
+    # c/a800 has four 8-GPU A800 nodes (and an H100 node, another model).
+    a800 = [n for n in CLUSTER if n.pool == "c/a800" and n.accelerator_model == "A800"]
+    assert sum(n.accelerator_count for n in a800) == 32
+    quotas = (_quota("vision", 20), _quota("nlp", 12))
+    assert guarantee_problems(CLUSTER, quotas, [_quota("nlp", 12)]) == []
+    raised = requota(quotas, [_quota("nlp", 13)])
+    assert guarantee_problems(CLUSTER, raised, [_quota("nlp", 13)]) == [
+        "Guarantees in c/a800 for A800 would total 33, but the replayed pool has 32."
+    ]
+    # A pool shrunk under its guarantees is replayed as it is when no quota there changed.
+    shrunk = resize(CLUSTER, [NodeChange("c/a800", -3)])
+    assert guarantee_problems(shrunk, quotas, []) == []
+    assert guarantee_problems(shrunk, quotas, [_quota("other", 0, pool="c/infer")]) == []

@@ -1,8 +1,10 @@
-"""A cluster with more or fewer nodes: the capacity question of a what-if replay.
+"""A changed cluster for a what-if replay: more or fewer nodes, other quotas.
 
-"Would four more servers have cut our queue?" and "can we retire this rack?" are asked of
-the same history, so a replay can run on the cluster's nodes with some pools grown or
-shrunk (``resize``). Added servers copy the pool's most common node shape (accelerator
+"Would four more servers have cut our queue?", "can we retire this rack?" and "what if
+this team could borrow more?" are asked of the same history, so a replay can run on the
+cluster's nodes with some pools grown or shrunk (``resize``) and some quotas set anew
+(``requota``; ``guarantee_problems`` holds them to the product's rule that guarantees never
+exceed what a pool has). Added servers copy the pool's most common node shape (accelerator
 model and count, CPU, memory, arch, labels) and come as new leaf switches and Scalable
 Units of the sizes of the pool's largest, the way servers are bought: a rack at a time,
 cabled to switches of their own. Removed servers are the pool's last ones (in the
@@ -14,11 +16,18 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from apps.scheduling.core import Node
+from apps.scheduling.core import Node, Quota
 
 
-class ResizeError(ValueError):
+class ScenarioError(ValueError):
     """A change that cannot be made (an unknown pool, removing more nodes than it has)."""
+
+
+QuotaKey = tuple[str, str, str]  # tenant, pool, accelerator model
+
+
+def quota_key(q: Quota) -> QuotaKey:
+    return (q.tenant, q.pool, q.accelerator_model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +80,54 @@ def _added(pool: str, pool_nodes: list[Node], count: int) -> list[Node]:
 
 
 def resize(nodes: tuple[Node, ...], changes: list[NodeChange]) -> tuple[Node, ...]:
-    """``nodes`` with each change made; raises ``ResizeError`` for one that cannot be."""
+    """``nodes`` with each change made; raises ``ScenarioError`` for one that cannot be."""
     out = list(nodes)
     seen: set[str] = set()
     for change in changes:
         if change.pool in seen:
-            raise ResizeError(f"pool {change.pool} is changed more than once")
+            raise ScenarioError(f"pool {change.pool} is changed more than once")
         seen.add(change.pool)
         pool_nodes = [n for n in out if n.pool == change.pool]
         if change.nodes > 0:
             if not pool_nodes:
-                raise ResizeError(f"pool {change.pool} has no node to copy")
+                raise ScenarioError(f"pool {change.pool} has no node to copy")
             out.extend(_added(change.pool, pool_nodes, change.nodes))
         elif change.nodes < 0:
             if -change.nodes > len(pool_nodes):
-                raise ResizeError(
+                raise ScenarioError(
                     f"pool {change.pool} has {len(pool_nodes)} nodes; cannot remove {-change.nodes}"
                 )
             gone = {id(n) for n in pool_nodes[change.nodes :]}
             out = [n for n in out if id(n) not in gone]
     return tuple(out)
+
+
+def requota(quotas: tuple[Quota, ...], changes: list[Quota]) -> tuple[Quota, ...]:
+    """``quotas`` with each change's tenant x pool x model set to its guarantee and
+    borrowing limit (a quota the tenant did not have is added)."""
+    new = {quota_key(q): q for q in changes}
+    if len(new) != len(changes):
+        raise ScenarioError("a tenant's quota in a pool is changed more than once")
+    kept = tuple(new.pop(quota_key(q), q) for q in quotas)
+    return kept + tuple(new.values())
+
+
+def guarantee_problems(
+    nodes: tuple[Node, ...], quotas: tuple[Quota, ...], changed: list[Quota]
+) -> list[str]:
+    """Where the guarantees of a pool's model add up to more than the pool has of it, for
+    the pools and models whose quotas were ``changed``. A pool shrunk under its guarantees
+    alone is replayed as it is: "what if we retire these servers?" asks what happens then."""
+    capacity: Counter[tuple[str, str]] = Counter()
+    for n in nodes:
+        capacity[(n.pool, n.accelerator_model)] += n.accelerator_count
+    touched = {(q.pool, q.accelerator_model) for q in changed}
+    guaranteed: Counter[tuple[str, str]] = Counter()
+    for q in quotas:
+        guaranteed[(q.pool, q.accelerator_model)] += q.guarantee
+    return [
+        f"Guarantees in {pool} for {model} would total {total}, but the replayed pool has "
+        f"{capacity[(pool, model)]}."
+        for (pool, model), total in sorted(guaranteed.items())
+        if total > capacity[(pool, model)] and (pool, model) in touched
+    ]
