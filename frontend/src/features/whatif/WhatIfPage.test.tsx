@@ -231,6 +231,7 @@ describe('what-if', () => {
     const GROWN = {
       ...DONE,
       id: 9,
+      node_changes: [{ pool: 1, nodes: 4 }],
       result: {
         ...DONE.result,
         nodes: 24,
@@ -276,6 +277,8 @@ describe('what-if', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
     const result = await screen.findByTestId('whatif-result');
     expect(within(result).getByText('sim-a800/a800-train: +4 nodes (+32 GPUs)')).toBeTruthy();
+    // The list of runs says what each changed.
+    expect(await screen.findByText('sim-a800/a800-train +4')).toBeTruthy();
     expect(within(result).getByText('24 nodes, 192 GPUs')).toBeTruthy();
     expect(within(result).getByText(/allocation is a share of the changed cluster/)).toBeTruthy();
     // The replay's shares are of 192 GPUs, as it happened of the real 160.
@@ -308,6 +311,9 @@ describe('what-if', () => {
     const CHANGED = {
       ...DONE,
       id: 10,
+      quota_changes: [
+        { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 40 },
+      ],
       result: {
         ...DONE.result,
         quota_changes: [
@@ -357,6 +363,7 @@ describe('what-if', () => {
     expect(
       within(result).getByText('vision · sim-a800/a800-train · A800: 56 + 24 → 56 + 40'),
     ).toBeTruthy();
+    expect(await screen.findByText('quotas changed: 1')).toBeTruthy();
     const posts = requests.filter((r) => r.method === 'POST').map((r) => r.body);
     expect(posts.map((b) => (b as { quota_changes: unknown }).quota_changes)).toEqual([
       [{ tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 40 }],

@@ -16,6 +16,7 @@ import {
   Typography,
 } from 'antd';
 import { useState } from 'react';
+import type { TFunction } from 'i18next';
 import { useTranslation } from 'react-i18next';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
@@ -32,6 +33,7 @@ import { QuotaChangeRows } from './QuotaChanges';
 import { quotaChanges, type QuotaChangeValue } from './whatIfQuotas';
 import { NodeChangeRows } from './NodeChanges';
 import { useAllQuotas } from '../quotas/api';
+import { usePools } from '../jobs/api';
 
 const RUNS_KEY = ['what-if', 'runs'];
 const STATE_COLOR: Record<WhatIfRun['state'], string> = {
@@ -72,6 +74,8 @@ export function WhatIfPage() {
 function WhatIfOverview() {
   const { t } = useTranslation();
   const runs = useRuns();
+  const pools = usePools();
+  const poolNames = new Map((pools.data ?? []).map((p) => [p.id, `${p.cluster}/${p.name}`]));
   const [chosen, setChosen] = useState<number | null>(null);
   const list = runs.data?.results ?? [];
   const shown = list.find((r) => r.id === chosen) ?? list.find((r) => r.state === 'done');
@@ -106,6 +110,12 @@ function WhatIfOverview() {
                 title: t('whatif.policies'),
                 dataIndex: 'policies',
                 render: (v: string[]) => v.map((p) => policyLabel(t, p)).join(', '),
+              },
+              {
+                // What the replay changed, so runs of several sizes can be told apart.
+                title: t('whatif.changesColumn'),
+                key: 'changes',
+                render: (_: unknown, run: WhatIfRun) => changesSummary(t, run, poolNames),
               },
               {
                 title: t('whatif.state'),
@@ -350,4 +360,14 @@ function RunResult({ run }: { run: WhatIfRun }) {
 
 function signed(n: number): string {
   return n > 0 ? `+${n}` : String(n);
+}
+
+/** "sim-a800/a800-train +4, quotas changed: 1"; "—" for the cluster as it is. */
+function changesSummary(t: TFunction, run: WhatIfRun, poolNames: Map<number, string>): string {
+  const parts = (run.node_changes ?? []).map(
+    (c) => `${poolNames.get(c.pool) ?? `#${c.pool}`} ${signed(c.nodes)}`,
+  );
+  const quotas = run.quota_changes?.length ?? 0;
+  if (quotas) parts.push(t('whatif.quotaCount', { count: quotas }));
+  return parts.join(', ') || '—';
 }

@@ -300,7 +300,7 @@ export const en = {
     subtitle: "Replay the cluster's recent jobs under other scheduling policies.",
     start: 'New replay',
     explain:
-      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is.",
+      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is. Add rows to ask what more or fewer servers in a pool, or another quota, would have done.",
     hours: 'Hours',
     policies: 'Policies',
     seed: 'Seed',
@@ -328,6 +328,8 @@ export const en = {
     quotasChanged: 'Quotas changed',
     quotaTag: '{{tenant}} · {{pool}} · {{model}}: {{was}} → {{now}}',
     noQuota: 'none',
+    changesColumn: 'Changes',
+    quotaCount: 'quotas changed: {{count}}',
     runs: 'Replays',
     created: 'Started',
     state: 'State',

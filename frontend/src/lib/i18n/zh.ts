@@ -299,7 +299,7 @@ export const zh: Messages = {
     subtitle: '用其他调度策略重放集群最近的作业。',
     start: '新建回放',
     explain:
-      '时间窗口内被接纳的作业在模拟器中按本集群的节点和配额、经同一调度内核逐策略重放。此为模拟：每个作业运行的时长等于它实际占用 GPU 的时长；“本平台”策略只知道作业声明的运行时间上限，与线上调度器相同。',
+      '时间窗口内被接纳的作业在模拟器中按本集群的节点和配额、经同一调度内核逐策略重放。此为模拟：每个作业运行的时长等于它实际占用 GPU 的时长；“本平台”策略只知道作业声明的运行时间上限，与线上调度器相同。可添加变更，查看资源池增减服务器或调整配额后的效果。',
     hours: '小时',
     policies: '策略',
     seed: '随机种子',
@@ -326,6 +326,8 @@ export const zh: Messages = {
     quotasChanged: '配额变更',
     quotaTag: '{{tenant}} · {{pool}} · {{model}}：{{was}} → {{now}}',
     noQuota: '无',
+    changesColumn: '变更',
+    quotaCount: '配额变更 {{count}} 项',
     runs: '回放记录',
     created: '开始时间',
     state: '状态',
