@@ -359,6 +359,9 @@ def test_whatif_command_resizes_pools(history_db, monkeypatch):
     text = out.getvalue()
     assert "on 1 nodes (8 accelerators)" in text
     assert "Replayed with -3 nodes (-24 accelerators) in" in text
+    # On one node "pair" and "late" never start: "before" holds 8 GPUs for 1 h and the
+    # notebook 1 from 2 h on, 16 GPU-hours over 10 h; really 56 GPU-hours were held.
+    assert "GPUs allocated on average: ours 1.6; as it happened 5.6" in text
     for bad, why in [
         ("gpu-pool", "expected POOL=N"),
         (f"{history_db.name}=0", "expected POOL=N"),

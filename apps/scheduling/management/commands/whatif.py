@@ -112,6 +112,14 @@ class Command(BaseCommand):
             f"allocated on average, {history.actual_late} jobs admitted past their maximum "
             "wait\n"
         )
+        # In GPUs too: with pools resized, the shares above are of different clusters.
+        replayed = w.capacity_milli // 1000
+        real = replayed - sum(c["accelerators"] for c in history.changes)
+        held = ", ".join(f"{r.policy} {r.summary['alloc_window'] * replayed:.1f}" for r in results)
+        self.stdout.write(
+            f"GPUs allocated on average: {held}; as it happened "
+            f"{history.actual_allocation * real:.1f}\n"
+        )
         if history.actual_tenant_use:
             use = ", ".join(f"{t} {gpus:.1f}" for t, gpus in history.actual_tenant_use.items())
             self.stdout.write(f"GPUs in use by tenant, mean over the window: {use}\n")
