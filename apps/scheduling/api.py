@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from apps.clusters.models import Node, ResourcePool
 from apps.core.permissions import IsPlatformAdmin as PlatformAdminOnly
 from apps.core.viewsets import request_user
+from apps.quotas.services import pool_capacity
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
 from apps.tenancy.models import Tenant
@@ -178,7 +179,7 @@ class QuotaChangeSerializer(serializers.Serializer[dict[str, Any]]):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         pool: ResourcePool = attrs["pool"]
         model = attrs["accelerator_model"]
-        if not Node.objects.filter(pool=pool, accelerator_model=model, is_spare=False).exists():
+        if pool_capacity(pool, model) == 0:  # the quota console's check
             raise serializers.ValidationError(
                 {"accelerator_model": f"Pool {pool.name} has no {model} devices."}
             )

@@ -33,6 +33,11 @@ def pool_key(pool: ResourcePool) -> str:
     return f"{pool.cluster.name}/{pool.name}"
 
 
+def pool_keys() -> dict[int, str]:
+    """Every pool's id -> its key."""
+    return {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
+
+
 def replica_groups(spec: dict[str, Any]) -> tuple[core.ReplicaGroup, ...]:
     models = frozenset(spec.get("accelerator_models") or [])
     return tuple(

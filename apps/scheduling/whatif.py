@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,7 +28,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.clusters.models import Node, ResourcePool
+from apps.clusters.models import Node
 from apps.jobs.models import Job
 from apps.scheduling import core
 from apps.scheduling.models import WhatIfRun, WhatIfState
@@ -41,12 +40,13 @@ from apps.scheduling.sim.scenario import (
     NodeChange,
     ScenarioError,
     guarantee_problems,
+    largest_domains,
     quota_key,
     requota,
     resize,
 )
 from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_class
-from apps.scheduling.snapshot import core_node, core_quotas, pool_key, replica_groups, topology
+from apps.scheduling.snapshot import core_node, core_quotas, pool_keys, replica_groups, topology
 from apps.tenancy.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class History:
     # "accelerators": +-n}; each quota change: {"tenant", "pool", "accelerator_model",
     # "guarantee", "borrow_limit", "was_guarantee", "was_borrow_limit"} (was_*: None for a
     # quota the tenant did not have).
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    node_changes: list[dict[str, Any]] = field(default_factory=list)
     quota_changes: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -133,15 +133,11 @@ def actual_series(
 
 
 def domain_sizes(nodes: tuple[core.Node, ...]) -> dict[str, int]:
-    """The nodes of the largest leaf and Scalable Unit: the measures count a multi-node job
-    as one that fits a leaf (an SU) by these, not by the benchmarks' reference topology
-    (0: no topology recorded, so no job counts)."""
-    leaves = Counter((n.pool, n.leaf_switch) for n in nodes if n.leaf_switch)
-    units = Counter((n.pool, n.scalable_unit) for n in nodes if n.scalable_unit)
-    return {
-        "nodes_per_leaf": max(leaves.values(), default=0),
-        "nodes_per_su": max(units.values(), default=0),
-    }
+    """The workload's leaf and SU sizes: the measures count a multi-node job as one that
+    fits a leaf (an SU) by the cluster's own largest, not by the benchmarks' reference
+    topology (0: no topology recorded, so no job counts)."""
+    per_leaf, per_su = largest_domains(nodes)
+    return {"nodes_per_leaf": per_leaf, "nodes_per_su": per_su}
 
 
 def current_nodes(pool_keys: dict[int, str]) -> tuple[core.Node, ...]:
@@ -160,11 +156,13 @@ def scenario_problems(
     """What would make a run with these (stored) changes fail, checked before it is
     queued: a change that cannot be made, or the guarantees of a pool's model adding up to
     more than the replayed pool has."""
-    pool_keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
+    if not stored_nodes and not stored_quotas:
+        return []  # the cluster as it is: nothing to load
+    keys = pool_keys()
     try:
-        nodes = resize(current_nodes(pool_keys), pool_changes(stored_nodes))
-        changes = quota_changes(stored_quotas)
-        quotas = requota(core_quotas(pool_keys), changes)
+        nodes = resize(current_nodes(keys), pool_changes(stored_nodes, keys))
+        changes = quota_changes(stored_quotas, keys)
+        quotas = requota(core_quotas(keys), changes)
     except ScenarioError as exc:
         return [str(exc)]
     return guarantee_problems(nodes, quotas, changes)
@@ -175,8 +173,8 @@ def history_workload(start: datetime, end: datetime) -> History:
     the current nodes and quotas."""
     if end <= start:
         raise ValueError("the window must end after it starts")
-    pool_keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
-    nodes = current_nodes(pool_keys)
+    keys = pool_keys()
+    nodes = current_nodes(keys)
     horizon = (end - start).total_seconds()
     jobs: list[SimJob] = []
     waits: dict[str, list[float]] = {label: [] for label, _, _ in SIZE_CLASSES}
@@ -209,7 +207,7 @@ def history_workload(start: datetime, end: datetime) -> History:
             job_id=str(job.pk),
             submit=max((job.submitted_at - start).total_seconds(), 0.0),
             tenant=job.tenant.slug,
-            pool=pool_keys[job.pool_id],
+            pool=keys[job.pool_id],
             priority=job.priority,
             groups=replica_groups(job.spec),
             duration=(None if ran_until is None else max((ran_until - began).total_seconds(), 1.0)),
@@ -234,8 +232,8 @@ def history_workload(start: datetime, end: datetime) -> History:
         name="history",
         nodes=nodes,
         jobs=tuple(jobs),
-        quotas=core_quotas(pool_keys),
-        pools=tuple(core.Pool(pool_id=k) for k in pool_keys.values()),
+        quotas=core_quotas(keys),
+        pools=tuple(core.Pool(pool_id=k) for k in keys.values()),
         horizon=horizon,
         measure_until=horizon,
         exact_runtimes=False,
@@ -260,9 +258,9 @@ def history_workload(start: datetime, end: datetime) -> History:
     )
 
 
-def pool_changes(changes: list[dict[str, int]]) -> list[NodeChange]:
-    """A run's stored node changes (``{"pool": pool id, "nodes": +-n}``) as the simulator's."""
-    keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
+def pool_changes(changes: list[dict[str, int]], keys: dict[int, str]) -> list[NodeChange]:
+    """A run's stored node changes (``{"pool": pool id, "nodes": +-n}``) as the simulator's;
+    ``keys``: pool id -> key (``snapshot.pool_keys``)."""
     out = []
     for change in changes:
         if change["pool"] not in keys:
@@ -271,9 +269,8 @@ def pool_changes(changes: list[dict[str, int]]) -> list[NodeChange]:
     return out
 
 
-def quota_changes(changes: list[dict[str, Any]]) -> list[core.Quota]:
+def quota_changes(changes: list[dict[str, Any]], keys: dict[int, str]) -> list[core.Quota]:
     """A run's stored quota changes (tenant by slug, pool by id) as the core's quotas."""
-    keys = {p.pk: pool_key(p) for p in ResourcePool.objects.select_related("cluster")}
     slugs = set(Tenant.objects.values_list("slug", flat=True))
     out = []
     for c in changes:
@@ -339,7 +336,7 @@ def changed(
             }
         )
     workload = replace(w, nodes=after, quotas=new_quotas, meta={**w.meta, **domain_sizes(after)})
-    return replace(history, workload=workload, changes=made, quota_changes=quota_made)
+    return replace(history, workload=workload, node_changes=made, quota_changes=quota_made)
 
 
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
@@ -445,7 +442,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "never_started": history.never_started,
         "nodes": len(w.nodes),
         "accelerators": w.capacity_milli // 1000,
-        "capacity_changes": history.changes,
+        "capacity_changes": history.node_changes,
         "quota_changes": history.quota_changes,
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
@@ -511,10 +508,11 @@ def execute(run_id: int) -> WhatIfRun:
         return report
 
     try:
+        keys = pool_keys()
         history = changed(
             history_workload(start, end),
-            pool_changes(run.node_changes),
-            quota_changes(run.quota_changes),
+            pool_changes(run.node_changes, keys),
+            quota_changes(run.quota_changes, keys),
         )
         results = [
             replay(history, [name], seed=run.seed, progress=progress_of(i))[0]

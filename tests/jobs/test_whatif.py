@@ -15,6 +15,7 @@ from apps.quotas.models import Quota
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
 from apps.scheduling.sim.scenario import ScenarioError
+from apps.scheduling.snapshot import pool_keys
 from tests.factories import make_node, make_pool, make_tenant
 
 pytestmark = pytest.mark.django_db
@@ -267,10 +268,10 @@ def test_a_replay_on_a_shrunk_cluster_leaves_what_no_longer_fits_waiting(history
     pool_id = history_db.pk
     history = whatif.changed(
         whatif.history_workload(T0, T0 + timedelta(hours=10)),
-        whatif.pool_changes([{"pool": pool_id, "nodes": -3}]),
+        whatif.pool_changes([{"pool": pool_id, "nodes": -3}], pool_keys()),
     )
     key = history.workload.nodes[0].pool
-    assert history.changes == [{"pool": key, "nodes": -3, "accelerators": -24}]
+    assert history.node_changes == [{"pool": key, "nodes": -3, "accelerators": -24}]
     assert len(history.workload.nodes) == 1
     assert (history.workload.meta["nodes_per_leaf"], history.workload.meta["nodes_per_su"]) == (
         1,
@@ -288,10 +289,10 @@ def test_a_replay_on_a_shrunk_cluster_leaves_what_no_longer_fits_waiting(history
     with pytest.raises(ScenarioError, match="has 4 nodes; cannot remove 5"):
         whatif.changed(
             whatif.history_workload(T0, T0 + timedelta(hours=1)),
-            whatif.pool_changes([{"pool": pool_id, "nodes": -5}]),
+            whatif.pool_changes([{"pool": pool_id, "nodes": -5}], pool_keys()),
         )
     with pytest.raises(ScenarioError, match="resource pool 999999 no longer exists"):
-        whatif.pool_changes([{"pool": 999999, "nodes": 1}])
+        whatif.pool_changes([{"pool": 999999, "nodes": 1}], pool_keys())
 
 
 def test_an_api_replay_on_a_grown_cluster(
@@ -379,7 +380,8 @@ def test_a_replay_with_a_tighter_quota_makes_the_notebook_wait(history_db):
         history,
         quotas=whatif.quota_changes(
             [{"tenant": "vision", "pool": history_db.pk, "accelerator_model": "A800",
-              "guarantee": 16, "borrow_limit": 0}]
+              "guarantee": 16, "borrow_limit": 0}],
+            pool_keys(),
         ),
     )  # fmt: skip
     [q] = tight.workload.quotas
@@ -397,7 +399,7 @@ def test_a_replay_with_a_tighter_quota_makes_the_notebook_wait(history_db):
         whatif.changed(history, quotas=[replace(q, guarantee=40)])
     # With two more nodes the pool has 48: a guarantee of 40 fits.
     grown = whatif.changed(
-        history, whatif.pool_changes([{"pool": history_db.pk, "nodes": 2}]),
+        history, whatif.pool_changes([{"pool": history_db.pk, "nodes": 2}], pool_keys()),
         [replace(q, guarantee=40)],
     )  # fmt: skip
     assert grown.workload.quotas[0].guarantee == 40

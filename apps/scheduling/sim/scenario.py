@@ -57,12 +57,16 @@ def _template(pool_nodes: list[Node]) -> Node:
     return next(n for n in pool_nodes if counts[_shape(n)] == best)
 
 
+def largest_domains(nodes: tuple[Node, ...] | list[Node]) -> tuple[int, int]:
+    """The nodes of the largest leaf switch and the largest Scalable Unit (0: none named)."""
+    leaves = Counter((n.pool, n.leaf_switch) for n in nodes if n.leaf_switch)
+    units = Counter((n.pool, n.scalable_unit) for n in nodes if n.scalable_unit)
+    return max(leaves.values(), default=0), max(units.values(), default=0)
+
+
 def _added(pool: str, pool_nodes: list[Node], count: int) -> list[Node]:
     template = _template(pool_nodes)
-    per_leaf = max(Counter(n.leaf_switch for n in pool_nodes if n.leaf_switch).values(), default=0)
-    per_su = max(
-        Counter(n.scalable_unit for n in pool_nodes if n.scalable_unit).values(), default=0
-    )
+    per_leaf, per_su = largest_domains(pool_nodes)
     name = pool.replace("/", "-")
     # A pool without a known topology (no leaf or no SU names) stays without one.
     return [

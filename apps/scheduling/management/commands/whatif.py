@@ -75,7 +75,7 @@ class Command(BaseCommand):
             f"({w.capacity_milli // 1000} accelerators); {history.never_started} never "
             "started and are not replayed\n"
         )
-        for c in history.changes:
+        for c in history.node_changes:
             self.stdout.write(
                 f"Replayed with {c['nodes']:+d} nodes ({c['accelerators']:+d} accelerators) in "
                 f"{c['pool']}; the measures as it happened are of the cluster as it was\n"
@@ -114,7 +114,7 @@ class Command(BaseCommand):
         )
         # In GPUs too: with pools resized, the shares above are of different clusters.
         replayed = w.capacity_milli // 1000
-        real = replayed - sum(c["accelerators"] for c in history.changes)
+        real = replayed - sum(c["accelerators"] for c in history.node_changes)
         held = ", ".join(f"{r.policy} {r.summary['alloc_window'] * replayed:.1f}" for r in results)
         self.stdout.write(
             f"GPUs allocated on average: {held}; as it happened "
