@@ -14,6 +14,7 @@ from apps.core.viewsets import request_user
 from apps.quotas.services import pool_capacity
 from apps.scheduling import whatif
 from apps.scheduling.models import WhatIfRun
+from apps.scheduling.sim.scenario import MAX_LOAD
 from apps.tenancy.models import Tenant
 
 
@@ -99,6 +100,12 @@ class QuotaChangeResultSerializer(serializers.Serializer[dict[str, Any]]):
     was_borrow_limit = serializers.IntegerField(allow_null=True)
 
 
+class LoadChangeSerializer(serializers.Serializer[dict[str, Any]]):
+    factor = serializers.FloatField(help_text="Times the window's arriving work.")
+    jobs_added = serializers.IntegerField(help_text="Copies of arriving jobs added.")
+    jobs_dropped = serializers.IntegerField(help_text="Arriving jobs left out.")
+
+
 class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     jobs = serializers.IntegerField(help_text="Jobs replayed.")
     never_started = serializers.IntegerField(help_text="Jobs left out: they never started.")
@@ -112,6 +119,11 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     )
     quota_changes = QuotaChangeResultSerializer(
         many=True, required=False, help_text="Quotas set for the replay."
+    )
+    load_change = LoadChangeSerializer(
+        required=False,
+        allow_null=True,
+        help_text="More or less work arriving in the replay; null: as it was.",
     )
     actual_waits = serializers.DictField(
         child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
@@ -209,6 +221,13 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         default=list,
         help_text="Quotas to set for the replay (a tenant x pool x model at most once).",
     )
+    load_factor = serializers.FloatField(
+        min_value=0.1,
+        max_value=MAX_LOAD,
+        default=1.0,
+        help_text="Times the window's arriving work to replay: 1.3 is 30% more jobs in the "
+        "same pattern, 0.5 half of them (1: as it was).",
+    )
     result = WhatIfResultSerializer(read_only=True, allow_null=True)
 
     class Meta:
@@ -220,6 +239,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "seed",
             "node_changes",
             "quota_changes",
+            "load_factor",
             "state",
             "progress",
             "message",
@@ -307,5 +327,6 @@ class WhatIfRunViewSet(
             actor=request_user(request),
             node_changes=stored_node_changes(data["node_changes"]),
             quota_changes=stored_quota_changes(data["quota_changes"]),
+            load_factor=data["load_factor"],
         )  # fmt: skip
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_201_CREATED)

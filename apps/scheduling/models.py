@@ -61,6 +61,9 @@ class WhatIfRun(models.Model):
         help_text='Quotas set for the replay: [{"tenant": slug, "pool": id, "accelerator_model": '
         'str, "guarantee": n, "borrow_limit": n}].',
     )
+    load_factor = models.FloatField(
+        default=1.0, help_text="Times the window's arriving work to replay (1: as it was)."
+    )
     state = models.CharField(max_length=8, choices=WhatIfState.choices, default="pending")
     progress = models.FloatField(default=0.0, help_text="Share of the replay done, 0..1.")
     message = models.CharField(max_length=500, blank=True)

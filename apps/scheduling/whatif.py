@@ -2,15 +2,15 @@
 
 The jobs that were admitted in a window are replayed through the simulator
 (``apps.scheduling.sim``) on the cluster's nodes and quotas as they are now, or with some
-pools grown or shrunk and some quotas set anew (``changed``: the capacity and quota
-questions): each job arrives when it was submitted (work already running when the window
-opened: at its start, with the run time it had left) and runs for as long as it held its
-devices (admission to finish);
-jobs still running at the end of the window, notebooks and services included, run until
-the window ends. Jobs that never started (cancelled or still queued) are left out, since
-their run time is unknown, and counted. The same core, policies and measures as the
-benchmarks (``bench/sched_sim.py``) are used, so "ours" here is the product's scheduler with
-the simulator's settings. Unlike the benchmarks' default, it is told only what the product's
+pools grown or shrunk, some quotas set anew and more or less work arriving (``changed``:
+the capacity, quota and load questions): each job arrives when it was submitted (work
+already running when the window opened: at its start, with the run time it had left) and
+runs for as long as it held its devices (admission to finish); jobs still running at the
+end of the window, notebooks and services included, run until the window ends. Jobs that
+never started (cancelled or still queued) are left out, since their run time is unknown,
+and counted. The same core, policies and measures as the benchmarks
+(``bench/sched_sim.py``) are used, so "ours" here is the product's scheduler with the
+simulator's settings. Unlike the benchmarks' default, it is told only what the product's
 loop knows of run times: each job's declared runtime limit (``max_runtime_s``), none for
 jobs that declared none.
 """
@@ -44,6 +44,7 @@ from apps.scheduling.sim.scenario import (
     quota_key,
     requota,
     resize,
+    scale_load,
 )
 from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_class
 from apps.scheduling.snapshot import core_node, core_quotas, pool_keys, replica_groups, topology
@@ -75,6 +76,11 @@ class History:
     # quota the tenant did not have).
     node_changes: list[dict[str, Any]] = field(default_factory=list)
     quota_changes: list[dict[str, Any]] = field(default_factory=list)
+    # The ids of the jobs that were running when the window opened: the cluster's state,
+    # which a load change leaves alone.
+    carried: frozenset[str] = frozenset()
+    # A load change (``changed``): {"factor", "jobs_added", "jobs_dropped"}; None: none.
+    load_change: dict[str, Any] | None = None
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -177,6 +183,7 @@ def history_workload(start: datetime, end: datetime) -> History:
     nodes = current_nodes(keys)
     horizon = (end - start).total_seconds()
     jobs: list[SimJob] = []
+    carried: set[str] = set()
     waits: dict[str, list[float]] = {label: [] for label, _, _ in SIZE_CLASSES}
     never = 0
     late = 0
@@ -217,6 +224,8 @@ def history_workload(start: datetime, end: datetime) -> History:
             runtime_limit=_limit_left(job, began, ran_until),
         )
         jobs.append(sim_job)
+        if job.submitted_at < start:
+            carried.add(sim_job.job_id)
         until = min(job.finished_at or end, end)
         span = max((until - began).total_seconds(), 0.0)
         held[sim_job.tenant] = held.get(sim_job.tenant, 0.0) + sim_job.milli * span
@@ -255,6 +264,7 @@ def history_workload(start: datetime, end: datetime) -> History:
         actual_late=late,
         actual_tenant_use=use,
         actual_series=actual_series(spans, queued, horizon, workload.capacity_milli),
+        carried=frozenset(carried),
     )
 
 
@@ -294,12 +304,33 @@ def changed(
     history: History,
     nodes: list[NodeChange] | None = None,
     quotas: list[core.Quota] | None = None,
+    *,
+    load: float = 1.0,
+    seed: int = 0,
 ) -> History:
-    """The history on a cluster with some pools grown or shrunk (``sim.scenario.resize``)
-    and some quotas set anew (``requota``); what really happened is kept as it was, on the
-    real cluster. Raises ``ScenarioError`` for a change that cannot be made, quotas whose
-    guarantees would exceed their pool included."""
+    """The history on a cluster with some pools grown or shrunk (``sim.scenario.resize``),
+    some quotas set anew (``requota``) and ``load`` times the work arriving
+    (``scale_load``, its copies drawn with ``seed``); what really happened is kept as it
+    was, on the real cluster. Raises ``ScenarioError`` for a change that cannot be made,
+    quotas whose guarantees would exceed their pool included."""
     nodes, quotas = nodes or [], quotas or []
+    if load != 1.0:
+        jobs, made_load = scale_load(
+            history.workload.jobs,
+            load,
+            seed=seed,
+            horizon=history.workload.horizon or 0.0,
+            carried=history.carried,
+        )
+        history = replace(
+            history,
+            workload=replace(history.workload, jobs=jobs),
+            load_change={
+                "factor": load,
+                "jobs_added": made_load.added,
+                "jobs_dropped": made_load.dropped,
+            },
+        )
     if not nodes and not quotas:
         return history
     w = history.workload
@@ -444,6 +475,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "accelerators": w.capacity_milli // 1000,
         "capacity_changes": history.node_changes,
         "quota_changes": history.quota_changes,
+        "load_change": history.load_change,
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
         },
@@ -465,6 +497,7 @@ def request_run(
     actor: User,
     node_changes: list[dict[str, int]] | None = None,
     quota_changes: list[dict[str, Any]] | None = None,
+    load_factor: float = 1.0,
 ) -> WhatIfRun:
     """Records a run and has a worker execute it once the transaction commits."""
     run = WhatIfRun.objects.create(
@@ -473,6 +506,7 @@ def request_run(
         seed=seed,
         node_changes=node_changes or [],
         quota_changes=quota_changes or [],
+        load_factor=load_factor,
         requested_by=actor,
     )
 
@@ -513,6 +547,8 @@ def execute(run_id: int) -> WhatIfRun:
             history_workload(start, end),
             pool_changes(run.node_changes, keys),
             quota_changes(run.quota_changes, keys),
+            load=run.load_factor,
+            seed=run.seed,
         )
         results = [
             replay(history, [name], seed=run.seed, progress=progress_of(i))[0]

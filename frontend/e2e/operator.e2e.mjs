@@ -167,6 +167,8 @@ process.exitCode = await runScenario('operator', async (page) => {
     await page.getByRole('combobox', { name: 'Quota' }).click();
     await page.locator('.ant-select-item-option[title*=" · "]').first().click();
     await page.getByRole('spinbutton', { name: 'Borrow' }).fill('0');
+    // And 30% more arriving work (the load question).
+    await page.getByRole('spinbutton', { name: /Arriving work/ }).fill('1.3');
     await form.click();
     const result = page.getByTestId('whatif-result');
     await expectVisible(result, 'the what-if result', 60_000);
@@ -175,6 +177,10 @@ process.exitCode = await runScenario('operator', async (page) => {
     check(
       /: \d+ \+ \d+ → \d+ \+ 0/.test(grown),
       `the what-if says which quota it set ("${grown}")`,
+    );
+    check(
+      /×1\.3: [1-9]\d* jobs added, 0 left out/.test(grown),
+      `the what-if says how much work it added ("${grown}")`,
     );
     const heads = (await result.getByRole('columnheader').allInnerTexts()).map((h) => h.trim());
     check(

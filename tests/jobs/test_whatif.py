@@ -469,3 +469,64 @@ def test_whatif_command_sets_quotas(history_db, monkeypatch):
     ]:
         with pytest.raises(CommandError, match=why):
             call_command("whatif", "--quota", bad, stdout=StringIO())
+
+
+def test_a_replay_with_twice_the_work_copies_what_arrived_not_what_ran_at_the_start(
+    history_db,
+):
+    history = whatif.history_workload(T0, T0 + timedelta(hours=10))
+    [before] = whatif.replay(history, ["ours"])
+    doubled = whatif.changed(history, load=2.0, seed=5)
+    names = {str(j.pk): j.name for j in Job.objects.all()}
+    ids = [j.job_id for j in doubled.workload.jobs]
+    # "before" was running when the window opened: the cluster's state, not arriving work.
+    copied = sorted(names[i.split("+")[0]] for i in ids if "+" in i)
+    assert copied == ["late", "nb", "pair"]
+    assert doubled.load_change == {"factor": 2.0, "jobs_added": 3, "jobs_dropped": 0}
+    assert doubled.carried == history.carried and len(history.carried) == 1
+    assert whatif.changed(history, load=2.0, seed=5) == doubled  # the seed decides
+    [after] = whatif.replay(doubled, ["ours"])
+    # Two 16-GPU pairs fit the 32 GPUs with "before" gone by 1 h: more work is held.
+    assert after.summary["jobs"] == 7
+    assert after.summary["alloc_window"] > before.summary["alloc_window"] + 32 / 320
+    half = whatif.changed(history, load=0.1, seed=5)
+    assert half.load_change is not None and half.load_change["jobs_added"] == 0
+    assert len(half.workload.jobs) == 4 - half.load_change["jobs_dropped"]
+    assert whatif.changed(history).load_change is None
+
+
+def test_an_api_replay_with_more_work(
+    world, client_for, history_db, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    monkeypatch.setattr("apps.scheduling.tasks.whatif_replay.delay", lambda pk: None)
+    client = client_for(world.platform_admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            URL, {"hours": 10, "policies": ["ours"], "load_factor": 3}, format="json"
+        )
+    assert response.status_code == 201
+    assert response.json()["load_factor"] == 3.0
+    whatif.execute(response.json()["id"])
+    result = client.get(f"{URL}{response.json()['id']}/").json()["result"]
+    assert result["load_change"] == {"factor": 3.0, "jobs_added": 6, "jobs_dropped": 0}
+    assert result["jobs"] == 10
+    plain = client.post(URL, {"hours": 1}, format="json").json()
+    assert plain["load_factor"] == 1.0
+    for bad in (0, 0.05, 5.5, "lots", None):
+        response = client.post(URL, {"hours": 1, "load_factor": bad}, format="json")
+        assert response.status_code == 400
+        assert "load_factor" in response.json()["errors"]
+    assert WhatIfRun.objects.count() == 2
+
+
+def test_whatif_command_scales_the_load(history_db, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command("whatif", "--hours", "10", "--policies", "ours", "--load", "2", stdout=out)
+    text = out.getvalue()
+    assert "## What-if: 7 jobs" in text
+    assert "Replayed with 2 times the arriving work: 3 copies of jobs added, 0 jobs left" in text
+    for bad in ("0", "6"):
+        with pytest.raises(CommandError, match=r"--load must be from 0\.1 to 5"):
+            call_command("whatif", "--load", bad, stdout=StringIO())

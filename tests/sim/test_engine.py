@@ -5,8 +5,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from apps.scheduling.sim import Simulator
 from apps.scheduling.sim import policies as pol
+from apps.scheduling.sim.scenario import scale_load
 from apps.scheduling.sim.workload import NodeFailure
 
 from .helpers import job, workload
@@ -40,6 +43,26 @@ def test_preemption_requeues_from_the_last_checkpoint_with_a_restart_cost():
     assert lo.preemptions == 1 and lo.end == 350 + 10 + 800
     assert abs(result.summary["preempt_lost_gpu_h"] - 50 * 8 / 3600) < 1e-9
     assert result.summary["preemptions"] == 1
+
+
+def test_a_preempted_job_and_its_load_copy_keep_apart():
+    # "low" is preempted, so the core knows its second run as "low~1"; a what-if copy of
+    # it ("low+1") must not be taken for that run.
+    low = job("low", 0, 8, priority=4, duration=1000, ckpt=100, restart=10)
+    high = job("high", 250, 8, priority=1, duration=100)
+    jobs, change = scale_load((low, high), 2.0, seed=1, horizon=10_000.0)
+    assert change.added == 2 and {j.job_id for j in jobs} >= {"low+1", "high+1"}
+    sim, result = run(workload(list(jobs), 1), pol.volcano())
+    assert result.summary["completed"] == 4
+    assert sum(r.preemptions for r in sim.runs) >= 1
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"), [(["a", "a"], "not unique"), (["a~1"], "may not contain '~'")]
+)
+def test_job_ids_must_be_unique_and_free_of_the_part_mark(ids, message):
+    with pytest.raises(ValueError, match=message):
+        Simulator(workload([job(i, 0, 1) for i in ids]), pol.best_fit())
 
 
 def test_a_node_failure_kills_its_jobs_and_the_repair_brings_it_back():

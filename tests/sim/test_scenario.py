@@ -2,14 +2,18 @@
 
 import pytest
 
-from apps.scheduling.core import Node, Quota
+from apps.scheduling.core import Node, Quota, ReplicaGroup
 from apps.scheduling.sim.scenario import (
+    COPY_SPREAD_S,
+    LoadChange,
     NodeChange,
     ScenarioError,
     guarantee_problems,
     requota,
     resize,
+    scale_load,
 )
+from apps.scheduling.sim.workload import SimJob
 
 
 def _node(i: int, pool: str = "c/a800", *, leaf: str = "", count: int = 8, **kw) -> Node:
@@ -107,3 +111,61 @@ def test_guarantees_are_checked_where_a_quota_changed():
     shrunk = resize(CLUSTER, [NodeChange("c/a800", -3)])
     assert guarantee_problems(shrunk, quotas, []) == []
     assert guarantee_problems(shrunk, quotas, [_quota("other", 0, pool="c/infer")]) == []
+
+
+def _jobs(n: int, *, every: float = 600.0) -> tuple[SimJob, ...]:
+    group = (ReplicaGroup(name="w", replicas=1, accelerators=1),)
+    running = SimJob("run", 0.0, "t", "c/a800", 3, group, duration=50.0)
+    arriving = [
+        SimJob(f"j{i}", every * (i + 1), "t", "c/a800", 3, group, duration=100.0 + i)
+        for i in range(n)
+    ]
+    return (running, *arriving)
+
+
+def test_scale_load_keeps_the_whole_part_and_draws_the_rest():
+    jobs = _jobs(1000)
+    horizon = 601_000.0
+    out, change = scale_load(jobs, 1.3, seed=7, horizon=horizon, carried=frozenset({"run"}))
+    assert change.factor == 1.3 and change.dropped == 0
+    assert len(out) == 1001 + change.added
+    assert 250 < change.added < 350  # about 30% of 1000 arriving jobs
+    originals = {j.job_id: j for j in jobs}
+    assert set(originals) <= {j.job_id for j in out}  # every original is kept
+    copies = [j for j in out if "+" in j.job_id]
+    assert len(copies) == change.added and not any(j.job_id.startswith("run") for j in copies)
+    for c in copies:
+        source = originals[c.job_id.split("+")[0]]
+        # The same work: only the name and the arrival (within the spread) differ.
+        assert (c.tenant, c.priority, c.groups, c.duration) == (
+            source.tenant, source.priority, source.groups, source.duration)  # fmt: skip
+        assert abs(c.submit - source.submit) <= COPY_SPREAD_S and 0 <= c.submit < horizon
+    assert [j.submit for j in out] == sorted(j.submit for j in out)
+    # The same seed gives the same jobs; another seed, others.
+    again, _ = scale_load(jobs, 1.3, seed=7, horizon=horizon, carried=frozenset({"run"}))
+    assert again == out
+    other, _ = scale_load(jobs, 1.3, seed=8, horizon=horizon, carried=frozenset({"run"}))
+    assert other != out
+
+
+def test_scale_load_under_one_drops_arriving_jobs_and_keeps_running_ones():
+    jobs = _jobs(1000)
+    out, change = scale_load(jobs, 0.5, seed=1, horizon=1e6, carried=frozenset({"run"}))
+    assert change.added == 0 and 400 < change.dropped < 600
+    assert len(out) == 1001 - change.dropped and out[0].job_id == "run"
+    # Two and a half: two of each, and a third for about half.
+    out, change = scale_load(jobs, 2.5, seed=1, horizon=1e6, carried=frozenset({"run"}))
+    assert 1400 < change.added < 1600 and change.dropped == 0
+    assert sum(1 for j in out if j.job_id.endswith("+1")) == 1000
+    # A copy never arrives before the window or at its end.
+    [_, late] = _jobs(1, every=1000.0)
+    out, _ = scale_load((late,), 3.0, seed=2, horizon=1001.0)
+    assert all(0.0 <= j.submit <= 1000.0 for j in out) and len(out) == 3
+
+
+def test_scale_load_by_one_changes_nothing_and_bad_factors_say_why():
+    jobs = _jobs(20)
+    assert scale_load(jobs, 1.0, seed=3, horizon=1e5) == (jobs, LoadChange(1.0, 0, 0))
+    for factor in (0.0, -1.0, 5.5):
+        with pytest.raises(ScenarioError, match="load factor must be above 0 and at most 5"):
+            scale_load(jobs, factor, seed=3, horizon=1e5)

@@ -38,7 +38,7 @@ from apps.scheduling.core.model import TaskShape
 from .events import EventQueue, Kind
 from .metrics import Recorder, SimResult
 from .policies import PolicySpec
-from .workload import NodeFailure, SimJob, Workload
+from .workload import PART_MARK, NodeFailure, SimJob, Workload
 
 EPOCH = datetime(2025, 1, 1)
 ProgressFn = Callable[[float, str], None]
@@ -110,6 +110,11 @@ class Simulator:
         self.events = EventQueue()
         self.runs: list[JobRun] = [JobRun(job, i) for i, job in enumerate(workload.jobs)]
         self.by_id: dict[str, JobRun] = {r.job.job_id: r for r in self.runs}
+        # A job's later runs are named "<id>~<n>" in the core: ids must not clash with those.
+        if len(self.by_id) != len(self.runs):
+            raise ValueError("the workload's job ids are not unique")
+        if any(PART_MARK in i for i in self.by_id):
+            raise ValueError(f"a job id may not contain {PART_MARK!r}")
         self.owner: dict[str, JobRun] = {}  # core job id (a job or a part of one) -> run
         self.waiting: dict[str, JobRun] = {}  # in queue order of arrival
         self.nodes: dict[str, Node] = {n.node_id: n for n in workload.nodes}
@@ -333,7 +338,7 @@ class Simulator:
         run.left = {g.name: g.replicas for g in run.job.groups}
         run.nodes = set()
         run.part_seq += 1
-        self._pending_job(run, run.job.groups, f"{run.job.job_id}~{run.part_seq}")
+        self._pending_job(run, run.job.groups, f"{run.job.job_id}{PART_MARK}{run.part_seq}")
         self.waiting[run.job.job_id] = run
 
     # ------------------------------------------------------------------ cycles
@@ -381,7 +386,7 @@ class Simulator:
             groups = tuple(
                 replace(g, replicas=run.left[g.name]) for g in run.job.groups if run.left[g.name]
             )
-            self._pending_job(run, groups, f"{run.job.job_id}~{run.part_seq}")
+            self._pending_job(run, groups, f"{run.job.job_id}{PART_MARK}{run.part_seq}")
             return
         self._start(run, now)
 

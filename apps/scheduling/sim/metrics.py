@@ -85,7 +85,7 @@ from apps.scheduling.core.fragmentation import fragmentation_of
 from apps.scheduling.core.model import HIGHEST_PREEMPTOR, LOWEST_VICTIM
 from apps.scheduling.core.plan import TARGET_FLOOR, target
 
-from .workload import SIZE_CLASSES, SimJob, Workload, size_class
+from .workload import PART_MARK, SIZE_CLASSES, SimJob, Workload, size_class
 
 if TYPE_CHECKING:
     from .engine import JobRun, Simulator
@@ -690,7 +690,7 @@ class Recorder:
         codes: dict[str, str] = {}
         if self._large_waiting:
             for reason in decisions.pending:
-                jid = reason.job_id.split("~", 1)[0]
+                jid = reason.job_id.split(PART_MARK, 1)[0]
                 if jid in self._large_waiting:
                     codes[jid] = str(reason.code)
         self._large_codes = codes

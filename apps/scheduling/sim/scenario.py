@@ -1,4 +1,4 @@
-"""A changed cluster for a what-if replay: more or fewer nodes, other quotas.
+"""A changed cluster for a what-if replay: more or fewer nodes, other quotas, more work.
 
 "Would four more servers have cut our queue?", "can we retire this rack?" and "what if
 this team could borrow more?" are asked of the same history, so a replay can run on the
@@ -9,14 +9,24 @@ model and count, CPU, memory, arch, labels) and come as new leaf switches and Sc
 Units of the sizes of the pool's largest, the way servers are bought: a rack at a time,
 cabled to switches of their own. Removed servers are the pool's last ones (in the
 order given, the node list's order), so the first leaves stay whole.
+
+"What if next quarter brings 30% more jobs?" is asked with ``scale_load``: the same work
+in the same pattern, more (or less) of it. Each job that arrived in the window is replayed
+``factor`` times on average, the whole part always and one more with the fractional part
+as its chance (a factor under 1 keeps each job with that chance); a copy arrives within
+half an hour of its original, so the day's rhythm stays, without every copy landing at the
+same second as a burst no team submits. Work already running when the window opened is the
+cluster's state, not arriving work, and is neither copied nor dropped.
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import dataclass, replace
 
 from apps.scheduling.core import Node, Quota
+from apps.scheduling.sim.workload import SimJob
 
 
 class ScenarioError(ValueError):
@@ -135,3 +145,56 @@ def guarantee_problems(
         for (pool, model), total in sorted(guaranteed.items())
         if total > capacity[(pool, model)] and (pool, model) in touched
     ]
+
+
+MAX_LOAD = 5.0
+"""The largest load factor: five times the window's work already asks about a cluster the
+history says little of."""
+
+COPY_SPREAD_S = 1800.0
+"""A copy arrives up to this long before or after its original."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadChange:
+    """What ``scale_load`` did: the factor, and the jobs it added and dropped."""
+
+    factor: float
+    added: int
+    dropped: int
+
+
+def scale_load(
+    jobs: tuple[SimJob, ...],
+    factor: float,
+    *,
+    seed: int,
+    horizon: float,
+    carried: frozenset[str] = frozenset(),
+) -> tuple[tuple[SimJob, ...], LoadChange]:
+    """``jobs`` with the arriving ones (all but ``carried``) replayed ``factor`` times on
+    average (see the module's docstring); copies are named ``<job id>+<n>``. The same seed
+    gives the same jobs. Returned in arrival order."""
+    if not 0 < factor <= MAX_LOAD:
+        raise ScenarioError(f"the load factor must be above 0 and at most {MAX_LOAD:g}")
+    rng = random.Random(seed)
+    whole = int(factor)
+    part = factor - whole
+    out: list[SimJob] = []
+    added = dropped = 0
+    for job in jobs:
+        if job.job_id in carried:
+            out.append(job)
+            continue
+        times = whole + (1 if rng.random() < part else 0)
+        if times == 0:
+            dropped += 1
+            continue
+        out.append(job)
+        for n in range(1, times):
+            shift = rng.uniform(-COPY_SPREAD_S, COPY_SPREAD_S)
+            submit = min(max(job.submit + shift, 0.0), max(horizon - 1.0, 0.0))
+            out.append(replace(job, job_id=f"{job.job_id}+{n}", submit=submit))
+            added += 1
+    out.sort(key=lambda j: j.submit)  # stable: originals keep their order
+    return tuple(out), LoadChange(factor=factor, added=added, dropped=dropped)

@@ -15,6 +15,10 @@ from apps.scheduling.core import (
 
 NO_TOPOLOGY = TopologyRequirement()
 
+PART_MARK = "~"
+"""The core knows a job's runs after the first (after a preemption or a failure, or the
+replicas left to place) as ``<job id>~<n>``; no job id of a workload may contain it."""
+
 
 @dataclass(frozen=True, slots=True)
 class SimJob:

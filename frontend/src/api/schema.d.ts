@@ -2212,6 +2212,28 @@ export interface components {
             /** Format: double */
             mean_util: number;
         };
+        LoadChange: {
+            /**
+             * Format: double
+             * @description Times the window's arriving work.
+             */
+            factor: number;
+            /** @description Copies of arriving jobs added. */
+            jobs_added: number;
+            /** @description Arriving jobs left out. */
+            jobs_dropped: number;
+        };
+        LoadChangeRequest: {
+            /**
+             * Format: double
+             * @description Times the window's arriving work.
+             */
+            factor: number;
+            /** @description Copies of arriving jobs added. */
+            jobs_added: number;
+            /** @description Arriving jobs left out. */
+            jobs_dropped: number;
+        };
         LoginRequest: {
             password: string;
             username: string;
@@ -3492,6 +3514,8 @@ export interface components {
             capacity_changes?: components["schemas"]["CapacityChange"][];
             /** @description Jobs replayed. */
             jobs: number;
+            /** @description More or less work arriving in the replay; null: as it was. */
+            load_change?: components["schemas"]["LoadChange"] | null;
             /** @description Jobs left out: they never started. */
             never_started: number;
             /** @description Nodes of the replayed cluster. */
@@ -3524,6 +3548,8 @@ export interface components {
             capacity_changes?: components["schemas"]["CapacityChangeRequest"][];
             /** @description Jobs replayed. */
             jobs: number;
+            /** @description More or less work arriving in the replay; null: as it was. */
+            load_change?: components["schemas"]["LoadChangeRequest"] | null;
             /** @description Jobs left out: they never started. */
             never_started: number;
             /** @description Nodes of the replayed cluster. */
@@ -3544,6 +3570,12 @@ export interface components {
              */
             hours: number;
             readonly id: number;
+            /**
+             * Format: double
+             * @description Times the window's arriving work to replay: 1.3 is 30% more jobs in the same pattern, 0.5 half of them (1: as it was).
+             * @default 1
+             */
+            load_factor: number;
             readonly message: string;
             /** @description Pools to grow or shrink for the replay (none: the cluster as it is). */
             node_changes?: components["schemas"]["NodeChange"][];
@@ -3579,6 +3611,12 @@ export interface components {
              * @default 168
              */
             hours: number;
+            /**
+             * Format: double
+             * @description Times the window's arriving work to replay: 1.3 is 30% more jobs in the same pattern, 0.5 half of them (1: as it was).
+             * @default 1
+             */
+            load_factor: number;
             /** @description Pools to grow or shrink for the replay (none: the cluster as it is). */
             node_changes?: components["schemas"]["NodeChangeRequest"][];
             /**

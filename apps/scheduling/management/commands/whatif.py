@@ -12,7 +12,7 @@ from apps.clusters.models import ResourcePool
 from apps.scheduling import whatif
 from apps.scheduling.core import Quota
 from apps.scheduling.sim.report import large_over_table, llm_tables, table, wait_cell
-from apps.scheduling.sim.scenario import NodeChange, ScenarioError
+from apps.scheduling.sim.scenario import MAX_LOAD, NodeChange, ScenarioError
 from apps.scheduling.snapshot import pool_key
 from apps.tenancy.models import Tenant
 
@@ -47,6 +47,14 @@ class Command(BaseCommand):
             help="replay with the tenant's quota of MODEL in POOL set to a guarantee of G and "
             "a borrowing limit of B devices; repeatable",
         )
+        parser.add_argument(
+            "--load",
+            type=float,
+            default=1.0,
+            metavar="F",
+            help="replay F times the work that arrived (1.3: 30%% more jobs in the same "
+            f"pattern; from 0.1 to {MAX_LOAD:g}; default 1)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         hours = options["hours"]
@@ -59,11 +67,19 @@ class Command(BaseCommand):
                 f"unknown policy {', '.join(unknown) or '(none given)'}; "
                 f"choose from {', '.join(whatif.POLICIES)}"
             )
+        if not 0.1 <= options["load"] <= MAX_LOAD:
+            raise CommandError(f"--load must be from 0.1 to {MAX_LOAD:g}")
         changes = [_change(text) for text in options["nodes"]]
         quotas = [_quota(text) for text in options["quota"]]
         start, end = whatif.window_ending(timezone.now(), hours)
         try:
-            history = whatif.changed(whatif.history_workload(start, end), changes, quotas)
+            history = whatif.changed(
+                whatif.history_workload(start, end),
+                changes,
+                quotas,
+                load=options["load"],
+                seed=options["seed"],
+            )
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
         w = history.workload
@@ -79,6 +95,12 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Replayed with {c['nodes']:+d} nodes ({c['accelerators']:+d} accelerators) in "
                 f"{c['pool']}; the measures as it happened are of the cluster as it was\n"
+            )
+        if history.load_change:
+            c = history.load_change
+            self.stdout.write(
+                f"Replayed with {c['factor']:g} times the arriving work: {c['jobs_added']} "
+                f"copies of jobs added, {c['jobs_dropped']} jobs left out\n"
             )
         for q in history.quota_changes:
             was = (

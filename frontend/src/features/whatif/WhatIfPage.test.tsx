@@ -50,6 +50,7 @@ const DONE = {
   hours: 24,
   policies: ['ours', 'fifo-spread'],
   seed: 0,
+  load_factor: 1,
   state: 'done',
   progress: 1,
   message: '',
@@ -214,6 +215,7 @@ describe('what-if', () => {
         hours: 168,
         policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
+        load_factor: 1,
         node_changes: [],
         quota_changes: [],
       },
@@ -221,6 +223,7 @@ describe('what-if', () => {
         hours: 168,
         policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
+        load_factor: 1,
         node_changes: [],
         quota_changes: [],
       },
@@ -305,6 +308,49 @@ describe('what-if', () => {
       [{ pool: 1, nodes: -20 }],
       [{ pool: 1, nodes: 4 }],
     ]);
+  });
+
+  it('replays with more arriving work and says the real measures are of the real work', async () => {
+    const MORE = {
+      ...DONE,
+      id: 10,
+      load_factor: 1.3,
+      result: {
+        ...DONE.result,
+        jobs: 55,
+        load_change: { factor: 1.3, jobs_added: 13, jobs_dropped: 0 },
+      },
+    };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': [page([]), page([MORE])],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+      'POST /api/v1/scheduling/what-if/': [
+        {
+          status: 400,
+          body: {
+            detail: 'Invalid input.',
+            errors: { load_factor: ['Ensure this value is less than or equal to 5.0.'] },
+          },
+        },
+        { status: 201, body: MORE },
+      ],
+    });
+    renderApp('/what-if');
+    const load = await screen.findByRole('spinbutton', { name: /Arriving work/ });
+    fireEvent.change(load, { target: { value: '1.3' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    // The server's error lands on the field.
+    expect(await screen.findByText('Ensure this value is less than or equal to 5.0.')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    const result = await screen.findByTestId('whatif-result');
+    expect(within(result).getByText('×1.3: 13 jobs added, 0 left out')).toBeTruthy();
+    expect(within(result).getByText(/compare the policies with each other/)).toBeTruthy();
+    expect(within(result).getByText('55')).toBeTruthy();
+    expect(await screen.findByText('work ×1.3')).toBeTruthy();
+    const posts = requests.filter((r) => r.method === 'POST').map((r) => r.body);
+    expect(posts.map((b) => (b as { load_factor: unknown }).load_factor)).toEqual([1.3, 1.3]);
   });
 
   it("replays with a tenant's quota changed, starting from its current values", async () => {

@@ -146,6 +146,7 @@ interface FormValues {
   hours: number;
   policies: string[];
   seed: number;
+  load_factor: number;
   node_changes?: NodeChangeValue[];
   quota_changes?: QuotaChangeValue[];
 }
@@ -170,6 +171,7 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
         ['hours'],
         ['policies'],
         ['seed'],
+        ['load_factor'],
         ...(changes ?? []).flatMap((_, i) => [
           ['node_changes', i, 'pool'],
           ['node_changes', i, 'nodes'],
@@ -188,12 +190,13 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
       <Form<FormValues>
         form={form}
         layout="inline"
-        initialValues={{ hours: 168, policies: [...POLICIES], seed: 0 }}
+        initialValues={{ hours: 168, policies: [...POLICIES], seed: 0, load_factor: 1 }}
         onFinish={(values) => {
           start.mutate({
             hours: values.hours,
             policies: values.policies as WhatIfSubmit['policies'],
             seed: values.seed,
+            load_factor: values.load_factor,
             node_changes: (values.node_changes ?? []).map((c) => ({
               pool: c.pool ?? 0,
               nodes: c.nodes ?? 0,
@@ -214,6 +217,14 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
         </Form.Item>
         <Form.Item label={t('whatif.seed')} name="seed">
           <InputNumber min={0} style={{ width: 90 }} />
+        </Form.Item>
+        <Form.Item
+          label={t('whatif.load')}
+          name="load_factor"
+          tooltip={t('whatif.loadHint')}
+          rules={[{ required: true }]}
+        >
+          <InputNumber min={0.1} max={5} step={0.1} prefix="×" style={{ width: 90 }} />
         </Form.Item>
         <Form.Item>
           <Button type="primary" htmlType="submit" loading={start.isPending}>
@@ -259,6 +270,7 @@ function RunResult({ run }: { run: WhatIfRun }) {
   const rows = resultRows(t, result, currentLanguage());
   const changes = result.capacity_changes ?? [];
   const quotaRows = result.quota_changes ?? [];
+  const load = result.load_change;
   // Runs stored before the series were recorded have none: no chart then.
   const lines: WhatIfLine[] = result.policies
     .filter((p) => p.series?.length)
@@ -316,10 +328,22 @@ function RunResult({ run }: { run: WhatIfRun }) {
             </Space>
           </Descriptions.Item>
         )}
+        {load && (
+          <Descriptions.Item label={t('whatif.loadChanged')} span={4}>
+            <Tag color={load.factor > 1 ? 'purple' : 'cyan'}>
+              {t('whatif.loadTag', {
+                factor: load.factor,
+                added: load.jobs_added,
+                dropped: load.jobs_dropped,
+              })}
+            </Tag>
+          </Descriptions.Item>
+        )}
       </Descriptions>
       {changes.length > 0 && (
         <Typography.Paragraph type="secondary">{t('whatif.changesNote')}</Typography.Paragraph>
       )}
+      {load && <Typography.Paragraph type="secondary">{t('whatif.loadNote')}</Typography.Paragraph>}
       <Table<ResultRow>
         size="small"
         pagination={false}
@@ -362,12 +386,15 @@ function signed(n: number): string {
   return n > 0 ? `+${n}` : String(n);
 }
 
-/** "sim-a800/a800-train +4, quotas changed: 1"; "—" for the cluster as it is. */
+/** "sim-a800/a800-train +4, quotas changed: 1, work ×1.3"; "—" for the cluster as it is. */
 function changesSummary(t: TFunction, run: WhatIfRun, poolNames: Map<number, string>): string {
   const parts = (run.node_changes ?? []).map(
     (c) => `${poolNames.get(c.pool) ?? `#${c.pool}`} ${signed(c.nodes)}`,
   );
   const quotas = run.quota_changes?.length ?? 0;
   if (quotas) parts.push(t('whatif.quotaCount', { count: quotas }));
+  if (run.load_factor !== 1) {
+    parts.push(t('whatif.loadSummary', { factor: run.load_factor }));
+  }
   return parts.join(', ') || '—';
 }

@@ -300,7 +300,7 @@ export const en = {
     subtitle: "Replay the cluster's recent jobs under other scheduling policies.",
     start: 'New replay',
     explain:
-      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is. Add rows to ask what more or fewer servers in a pool, or another quota, would have done.",
+      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is. Add rows to ask what more or fewer servers in a pool, or another quota, would have done; set the arriving work above 1 to ask how the cluster would cope with more jobs of the same kinds.",
     hours: 'Hours',
     policies: 'Policies',
     seed: 'Seed',
@@ -330,6 +330,14 @@ export const en = {
     noQuota: 'none',
     changesColumn: 'Changes',
     quotaCount: 'quotas changed: {{count}}',
+    load: 'Arriving work',
+    loadHint:
+      '1.3 replays 30% more jobs in the same pattern (copies of jobs that arrived, within half an hour of their originals); 0.5 keeps about half of them. Work running when the window opened is kept as it was.',
+    loadChanged: 'Arriving work',
+    loadTag: '×{{factor}}: {{added}} jobs added, {{dropped}} left out',
+    loadSummary: 'work ×{{factor}}',
+    loadNote:
+      'The replay had more or less work than really arrived, so compare the policies with each other; as it happened is of the work that really came.',
     runs: 'Replays',
     created: 'Started',
     state: 'State',
