@@ -198,11 +198,39 @@ process.exitCode = await runScenario('operator', async (page) => {
       `the what-if chart shows ${await chart.getAttribute('aria-label')}`,
     );
     const whatIfShot = await screenshot(page, 'operator-what-if');
+
+    // 6. The same window on the cluster as it is, then the two replays side by side.
+    await page.getByRole('button', { name: 'Remove this change', exact: true }).click();
+    await page.getByRole('button', { name: 'Remove this quota change' }).click();
+    await page.getByRole('spinbutton', { name: /Arriving work/ }).fill('1');
+    await form.click();
+    const ticks = page.getByRole('checkbox', { name: /^Compare replay #/ });
+    const enabled = ticks.and(page.locator(':enabled'));
+    const started = Date.now();
+    while ((await enabled.count()) < 2 && Date.now() - started < 60_000) {
+      await page.waitForTimeout(500);
+    }
+    check((await enabled.count()) >= 2, 'two finished replays to compare');
+    await enabled.nth(0).check();
+    await enabled.nth(1).check();
+    const compare = page.getByTestId('whatif-compare');
+    await expectVisible(compare, 'the replays side by side');
+    const changed = (await compare.getByRole('row').nth(1).getByRole('cell').allInnerTexts()).map(
+      (c) => c.trim(),
+    );
+    check(
+      changed[0] === 'Changes' &&
+        changed[1] === '—' &&
+        /\+4, quotas changed: 1, work ×1\.3/.test(changed[2]),
+      `the comparison says what each replay changed (${changed.join(' | ')})`,
+    );
+    const compareShot = await screenshot(page, 'operator-what-if-compare');
     return (
       `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +
       `cordoned and uncordoned ${toCordon.name}; heatmap tooltip "${tooltip.split('\n')[0]}"; ` +
       `what-if replayed ${jobs} jobs under two policies on ${grown}; ` +
-      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}, ${whatIfShot}`
+      `compared it with the cluster as it is (${changed.slice(1).join(' vs ')}); ` +
+      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}, ${whatIfShot}, ${compareShot}`
     );
   } finally {
     // Leave the cluster as the other flows expect it: the fault cleared, the node in service.

@@ -353,6 +353,63 @@ describe('what-if', () => {
     expect(posts.map((b) => (b as { load_factor: unknown }).load_factor)).toEqual([1.3, 1.3]);
   });
 
+  it('compares finished replays side by side under one policy', async () => {
+    const GROWN = {
+      ...DONE,
+      id: 9,
+      node_changes: [{ pool: 1, nodes: 4 }],
+      load_factor: 1.3,
+      result: {
+        ...DONE.result,
+        nodes: 24,
+        accelerators: 192,
+        capacity_changes: [{ pool: 'sim-a800/a800-train', nodes: 4, accelerators: 32 }],
+        policies: [
+          { ...POLICY, allocation: 0.5, waits: { '2-8': WAIT, '9-64': { ...WAIT, mean_s: 7200 } } },
+          { ...POLICY, policy: 'fifo-spread', allocation: 0.6 },
+        ],
+      },
+    };
+    const RUNNING = { ...DONE, id: 10, state: 'running', progress: 0.2, result: null };
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': page([RUNNING, GROWN, DONE]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    });
+    renderApp('/what-if');
+    expect(await screen.findByText(/Tick two or more finished replays/)).toBeTruthy();
+    // A replay still running cannot be ticked.
+    const running = screen.getByRole('checkbox', { name: 'Compare replay #10' });
+    expect((running as HTMLInputElement).disabled).toBe(true);
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Compare replay #9' }));
+    expect(screen.queryByTestId('whatif-compare')).toBeNull();
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Compare replay #7' }));
+    const compare = await screen.findByTestId('whatif-compare');
+    const cells = (measure: string) =>
+      [...(within(compare).getByText(measure).closest('tr')?.querySelectorAll('td') ?? [])].map(
+        (c) => c.textContent,
+      );
+    // Newest first, as in the list; ticking did not open the run (the latest done one shows).
+    expect(cells('Changes')).toEqual(['Changes', 'sim-a800/a800-train +4, work ×1.3', '—']);
+    expect(cells('Cluster')).toEqual(['Cluster', '24 nodes, 192 GPUs', '20 nodes, 160 GPUs']);
+    expect(cells('GPUs allocated (mean)')).toEqual(['GPUs allocated (mean)', '96.0', '146.1']);
+    // A size class only one run has lines up with a dash for the other.
+    expect(cells('Wait, 9-64 GPUs (mean / p95)')).toEqual([
+      'Wait, 9-64 GPUs (mean / p95)',
+      '2h 0m / 2m 0s',
+      '—',
+    ]);
+    expect(cells('GPUs in use, vision')[0]).toBe('GPUs in use, vision');
+    expect(screen.getByTestId('whatif-result').textContent).toContain('Replay #9');
+    // Under the other policy both ran.
+    fireEvent.mouseDown(within(compare).getByRole('combobox', { name: 'Policy' }));
+    fireEvent.click(await screen.findByTitle('FIFO + spread'));
+    await waitFor(() => {
+      expect(cells('GPUs allocated (mean)')).toEqual(['GPUs allocated (mean)', '115.2', '136.0']);
+    });
+  });
+
   it("replays with a tenant's quota changed, starting from its current values", async () => {
     const CHANGED = {
       ...DONE,

@@ -16,7 +16,6 @@ import {
   Typography,
 } from 'antd';
 import { useState } from 'react';
-import type { TFunction } from 'i18next';
 import { useTranslation } from 'react-i18next';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
@@ -27,11 +26,12 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useTenant } from '../tenancy/useTenant';
-import { policyLabel, resultRows, type ResultRow } from './whatIfRows';
+import { changesSummary, policyLabel, resultRows, signed, type ResultRow } from './whatIfRows';
 import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
 import { QuotaChangeRows } from './QuotaChanges';
 import { quotaChanges, type QuotaChangeValue } from './whatIfQuotas';
 import { NodeChangeRows } from './NodeChanges';
+import { CompareRuns } from './CompareRuns';
 import { useAllQuotas } from '../quotas/api';
 import { usePools } from '../jobs/api';
 
@@ -77,8 +77,12 @@ function WhatIfOverview() {
   const pools = usePools();
   const poolNames = new Map((pools.data ?? []).map((p) => [p.id, `${p.cluster}/${p.name}`]));
   const [chosen, setChosen] = useState<number | null>(null);
+  const [ticked, setTicked] = useState<number[]>([]);
   const list = runs.data?.results ?? [];
   const shown = list.find((r) => r.id === chosen) ?? list.find((r) => r.state === 'done');
+  const comparable = (run: WhatIfRun) => run.state === 'done' && Boolean(run.result?.jobs);
+  // In the list's order, newest first; runs that left the page's list drop out.
+  const compared = list.filter((r) => ticked.includes(r.id) && comparable(r));
   return (
     <>
       <PageHeader title={t('whatif.title')} subtitle={t('whatif.subtitle')} />
@@ -92,12 +96,24 @@ function WhatIfOverview() {
             size="small"
             pagination={false}
             onRow={(run) => ({
-              onClick: () => {
+              onClick: (event) => {
+                // Ticking a run for the comparison does not open it.
+                if ((event.target as HTMLElement).closest('.ant-table-selection-column')) return;
                 setChosen(run.id);
               },
               style: { cursor: 'pointer' },
             })}
             rowClassName={(run) => (run.id === shown?.id ? 'ant-table-row-selected' : '')}
+            rowSelection={{
+              selectedRowKeys: ticked,
+              onChange: (keys) => {
+                setTicked(keys.map(Number));
+              },
+              getCheckboxProps: (run) => ({
+                disabled: !comparable(run),
+                'aria-label': t('whatif.compareRun', { id: run.id }),
+              }),
+            }}
             columns={[
               { title: '#', dataIndex: 'id', width: 64 },
               {
@@ -130,7 +146,13 @@ function WhatIfOverview() {
               },
             ]}
           />
+          {compared.length < 2 && list.filter(comparable).length >= 2 && (
+            <Typography.Paragraph type="secondary" style={{ marginTop: 12, marginBottom: 0 }}>
+              {t('whatif.compareHint')}
+            </Typography.Paragraph>
+          )}
         </Card>
+        {compared.length >= 2 && <CompareRuns runs={compared} poolNames={poolNames} />}
         {shown ? <RunResult run={shown} /> : null}
       </Space>
     </>
@@ -380,21 +402,4 @@ function RunResult({ run }: { run: WhatIfRun }) {
       )}
     </Card>
   );
-}
-
-function signed(n: number): string {
-  return n > 0 ? `+${n}` : String(n);
-}
-
-/** "sim-a800/a800-train +4, quotas changed: 1, work ×1.3"; "—" for the cluster as it is. */
-function changesSummary(t: TFunction, run: WhatIfRun, poolNames: Map<number, string>): string {
-  const parts = (run.node_changes ?? []).map(
-    (c) => `${poolNames.get(c.pool) ?? `#${c.pool}`} ${signed(c.nodes)}`,
-  );
-  const quotas = run.quota_changes?.length ?? 0;
-  if (quotas) parts.push(t('whatif.quotaCount', { count: quotas }));
-  if (run.load_factor !== 1) {
-    parts.push(t('whatif.loadSummary', { factor: run.load_factor }));
-  }
-  return parts.join(', ') || '—';
 }

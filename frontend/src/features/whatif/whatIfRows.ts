@@ -1,5 +1,5 @@
 import type { TFunction } from 'i18next';
-import type { WhatIfResult } from '../../lib/apiTypes';
+import type { WhatIfResult, WhatIfRun } from '../../lib/apiTypes';
 import { formatDuration, formatShare } from '../../lib/format';
 import type { Language } from '../../lib/i18n';
 
@@ -135,6 +135,96 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
       cells: ps.map((p) => wait(p.waits[size])),
       actual: wait(result.actual_waits[size]),
     });
+  }
+  return rows;
+}
+
+export function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+/** "sim-a800/a800-train +4, quotas changed: 1, work ×1.3"; "—" for the cluster as it is. */
+export function changesSummary(
+  t: TFunction,
+  run: WhatIfRun,
+  poolNames: Map<number, string>,
+): string {
+  const parts = (run.node_changes ?? []).map(
+    (c) => `${poolNames.get(c.pool) ?? `#${c.pool}`} ${signed(c.nodes)}`,
+  );
+  const quotas = run.quota_changes?.length ?? 0;
+  if (quotas) parts.push(t('whatif.quotaCount', { count: quotas }));
+  if (run.load_factor !== 1) {
+    parts.push(t('whatif.loadSummary', { factor: run.load_factor }));
+  }
+  return parts.join(', ') || '—';
+}
+
+/** The policies that every run replayed, in the first run's order. */
+export function commonPolicies(runs: WhatIfRun[]): string[] {
+  const [first, ...rest] = runs.map((r) => (r.result?.policies ?? []).map((p) => p.policy));
+  return (first ?? []).filter((p) => rest.every((names) => names.includes(p)));
+}
+
+export interface CompareRow {
+  key: string;
+  measure: string;
+  /** One cell per run, in the order given. */
+  cells: string[];
+}
+
+/**
+ * Finished runs side by side under one policy: what each changed, its window and cluster,
+ * then the measures of the policy's column in each run's table (a row a run lacks: "—").
+ * Rows are matched by key, so a tenant or a size class only some runs have still lines up;
+ * a tenant's row is named without its guarantee, which a quota change may have set anew
+ * (each cell gives the share of the run's own guarantee).
+ */
+export function compareRows(
+  t: TFunction,
+  runs: WhatIfRun[],
+  policy: string,
+  language: Language,
+  poolNames: Map<number, string>,
+): CompareRow[] {
+  const rows: CompareRow[] = [
+    {
+      key: 'changes',
+      measure: t('whatif.changesColumn'),
+      cells: runs.map((r) => changesSummary(t, r, poolNames)),
+    },
+    { key: 'hours', measure: t('whatif.hours'), cells: runs.map((r) => String(r.hours)) },
+    {
+      key: 'jobs',
+      measure: t('whatif.jobs'),
+      cells: runs.map((r) => String(r.result?.jobs ?? '—')),
+    },
+    {
+      key: 'cluster',
+      measure: t('whatif.cluster'),
+      cells: runs.map((r) =>
+        r.result
+          ? t('whatif.clusterSize', { nodes: r.result.nodes, gpus: r.result.accelerators })
+          : '—',
+      ),
+    },
+  ];
+  const measures = new Map<string, { measure: string; cells: Map<number, string> }>();
+  runs.forEach((run, i) => {
+    if (!run.result) return;
+    const column = run.result.policies.findIndex((p) => p.policy === policy);
+    for (const row of resultRows(t, run.result, language)) {
+      const tenant = row.key.startsWith('tenant-') ? row.key.slice('tenant-'.length) : null;
+      const entry = measures.get(row.key) ?? {
+        measure: tenant ? t('whatif.m.tenantAny', { tenant }) : row.measure,
+        cells: new Map<number, string>(),
+      };
+      entry.cells.set(i, column < 0 ? '—' : (row.cells[column] ?? '—'));
+      measures.set(row.key, entry);
+    }
+  });
+  for (const [key, { measure, cells }] of measures) {
+    rows.push({ key, measure, cells: runs.map((_, i) => cells.get(i) ?? '—') });
   }
   return rows;
 }

@@ -336,6 +336,12 @@ export const en = {
     loadChanged: 'Arriving work',
     loadTag: '×{{factor}}: {{added}} jobs added, {{dropped}} left out',
     loadSummary: 'work ×{{factor}}',
+    compareTitle: 'Replays side by side',
+    compareHint: 'Tick two or more finished replays in the list to compare them side by side.',
+    comparePolicy: 'Policy',
+    compareRun: 'Compare replay #{{id}}',
+    compareNote:
+      "Each column is that replay's result under the chosen policy; allocation is a share of each replay's own cluster, so across clusters of different sizes compare the GPUs allocated.",
     loadNote:
       'The replay had more or less work than really arrived, so compare the policies with each other; as it happened is of the work that really came.',
     runs: 'Replays',
@@ -376,6 +382,7 @@ export const en = {
       notStarted: 'Jobs not started by the end',
       large: '>=256-GPU jobs over 2x fair share',
       tenant: 'GPUs in use, {{tenant}} (guarantee {{gpus}})',
+      tenantAny: 'GPUs in use, {{tenant}}',
       tenantCell: '{{used}}; short {{short}}',
       wait: 'Wait, {{size}} GPUs (mean / p95)',
     },

@@ -334,6 +334,12 @@ export const zh: Messages = {
     loadChanged: '到达负载',
     loadTag: '×{{factor}}：新增 {{added}} 个作业，略去 {{dropped}} 个',
     loadSummary: '负载 ×{{factor}}',
+    compareTitle: '回放对比',
+    compareHint: '在回放记录中勾选两个或更多已完成的回放即可并排对比。',
+    comparePolicy: '策略',
+    compareRun: '对比回放 #{{id}}',
+    compareNote:
+      '每列是该回放中所选策略的结果；分配率是占各自集群的比例，集群规模不同时请比较“分配的 GPU 数”。',
     loadNote:
       '回放中的作业量与实际到达的不同，请在策略之间比较；“实际情况”是真实到达的作业的数据。',
     runs: '回放记录',
@@ -374,6 +380,7 @@ export const zh: Messages = {
       notStarted: '窗口结束时仍未启动的作业',
       large: '≥256 GPU 作业等待超过公平份额 2 倍',
       tenant: '使用中的 GPU，{{tenant}}（保障 {{gpus}}）',
+      tenantAny: '使用中的 GPU，{{tenant}}',
       tenantCell: '{{used}}；不足 {{short}}',
       wait: '等待时间，{{size}} GPU（均值 / p95）',
     },
