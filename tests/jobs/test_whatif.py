@@ -527,6 +527,38 @@ def test_whatif_command_scales_the_load(history_db, monkeypatch):
     text = out.getvalue()
     assert "## What-if: 7 jobs" in text
     assert "Replayed with 2 times the arriving work: 3 copies of jobs added, 0 jobs left" in text
-    for bad in ("0", "6"):
-        with pytest.raises(CommandError, match=r"--load must be from 0\.1 to 5"):
+    for bad in ("0", "6", "1,1", "lots"):
+        with pytest.raises(CommandError, match=r"expected a factor from 0\.1 to 5"):
             call_command("whatif", "--load", bad, stdout=StringIO())
+
+
+def test_whatif_command_sweeps_sizes_and_loads_in_one_table(history_db, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command("whatif", "--hours", "10", "--policies", "ours,fifo-spread",
+                 "--nodes", f"{history_db.name}=0,-3", "--load", "1,2", stdout=out)  # fmt: skip
+    text = out.getvalue()
+    assert "## What-if: 4 replays of 4 jobs" in text
+    rows = {
+        tuple(cells[:2]): cells
+        for line in text.splitlines()
+        if line.startswith("| ") and not line.startswith("| replay")
+        for cells in [[c.strip() for c in line.strip("|").split("|")]]
+    }
+    key = pool_keys()[history_db.pk]
+    assert set(rows) == {
+        (case, policy)
+        for case in ("as it is", "as it is, work x2", f"{key} -3", f"{key} -3, work x2")
+        for policy in ("ours", "fifo-spread")
+    }
+    # As it is, the replay holds the 56 GPU-hours that really ran (5.6 GPUs over 10 h);
+    # on one node 16 GPU-hours (see test_whatif_command_resizes_pools).
+    assert rows[("as it is", "ours")][2:5] == ["32", "17.5%", "5.6"]
+    assert rows[(f"{key} -3", "ours")][2:5] == ["8", "20.0%", "1.6"]
+    assert rows[(f"{key} -3", "ours")][-2] == "2"  # "pair" and "late" never start
+    # Twice the work on the whole cluster holds more than as it is.
+    assert float(rows[("as it is, work x2", "ours")][4]) > 5.6
+    assert "As it happened, on 32 accelerators: 17.5% allocated on average (5.6 GPUs)" in text
+    for bad in (f"{history_db.name}=4,4", f"{history_db.name}=4,x"):
+        with pytest.raises(CommandError, match="expected POOL=N"):
+            call_command("whatif", "--nodes", bad, stdout=StringIO())

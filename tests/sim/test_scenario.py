@@ -169,3 +169,13 @@ def test_scale_load_by_one_changes_nothing_and_bad_factors_say_why():
     for factor in (0.0, -1.0, 5.5):
         with pytest.raises(ScenarioError, match="load factor must be above 0 and at most 5"):
             scale_load(jobs, factor, seed=3, horizon=1e5)
+
+
+def test_a_jobs_draw_does_not_depend_on_the_jobs_before_it():
+    # The window moved: the first ten jobs left. The rest are copied as they were.
+    jobs = _jobs(200)
+    out, _ = scale_load(jobs, 1.5, seed=4, horizon=1e6)
+    later, _ = scale_load(jobs[11:], 1.5, seed=4, horizon=1e6)
+    assert [
+        j for j in out if j.job_id.split("+")[0] not in {"run", *(f"j{i}" for i in range(10))}
+    ] == list(later)

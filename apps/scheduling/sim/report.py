@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from .metrics import LargeWait, SimResult, WaitStats
+from .workload import SIZE_CLASSES
 
 FGD_PUBLISHED = {
     "FGD": 95.39,
@@ -232,3 +233,37 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
         ],
         rows,
     )
+
+
+def sweep_table(cases: Sequence[tuple[str, int, Sequence[SimResult]]]) -> str:
+    """One row per case and policy: a series of what-if replays (``(what changed, the
+    replayed cluster's accelerators, a result per policy)``) read as one table. Mean waits
+    by the size classes any case has; GPUs allocated is the comparable measure across
+    clusters of different sizes."""
+    classes = [
+        label
+        for label, _, _ in SIZE_CLASSES
+        if any(r.summary[f"wait_{label}"].count for _, _, rs in cases for r in rs)
+    ]
+    rows = []
+    for case, accelerators, results in cases:
+        for r in results:
+            s = r.summary
+            waits = [_h(s[f"wait_{c}"].mean) if s[f"wait_{c}"].count else "-" for c in classes]
+            rows.append(
+                [
+                    case,
+                    r.policy,
+                    accelerators,
+                    f"{100 * s['alloc_window']:.1f}%",
+                    f"{s['alloc_window'] * accelerators:.1f}",
+                    *waits,
+                    s["late_jobs"],
+                    s["never_started"],
+                    f"{s['preemptions']} / {s['preempt_lost_gpu_h']:.0f}",
+                ]
+            )
+    heads = ["replay", "policy", "GPUs", "allocation", "GPUs allocated"]
+    heads += [f"wait {c} (mean)" for c in classes]
+    heads += ["past max wait", "not started", "preemptions / GPU-h lost"]
+    return table(heads, rows)

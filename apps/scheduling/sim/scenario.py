@@ -174,10 +174,10 @@ def scale_load(
 ) -> tuple[tuple[SimJob, ...], LoadChange]:
     """``jobs`` with the arriving ones (all but ``carried``) replayed ``factor`` times on
     average (see the module's docstring); copies are named ``<job id>+<n>``. The same seed
-    gives the same jobs. Returned in arrival order."""
+    gives the same jobs, and a job is copied or dropped alike in every workload it is part
+    of. Returned in arrival order."""
     if not 0 < factor <= MAX_LOAD:
         raise ScenarioError(f"the load factor must be above 0 and at most {MAX_LOAD:g}")
-    rng = random.Random(seed)
     whole = int(factor)
     part = factor - whole
     out: list[SimJob] = []
@@ -186,6 +186,9 @@ def scale_load(
         if job.job_id in carried:
             out.append(job)
             continue
+        # Each job draws from its own stream: a window moved by an hour changes the draws
+        # of the jobs that came in or left, not of every job after them.
+        rng = random.Random(f"{seed}:{job.job_id}")
         times = whole + (1 if rng.random() < part else 0)
         if times == 0:
             dropped += 1

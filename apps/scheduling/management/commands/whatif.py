@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from itertools import product
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -11,7 +12,13 @@ from django.utils import timezone
 from apps.clusters.models import ResourcePool
 from apps.scheduling import whatif
 from apps.scheduling.core import Quota
-from apps.scheduling.sim.report import large_over_table, llm_tables, table, wait_cell
+from apps.scheduling.sim.report import (
+    large_over_table,
+    llm_tables,
+    sweep_table,
+    table,
+    wait_cell,
+)
 from apps.scheduling.sim.scenario import MAX_LOAD, NodeChange, ScenarioError
 from apps.scheduling.snapshot import pool_key
 from apps.tenancy.models import Tenant
@@ -37,7 +44,8 @@ class Command(BaseCommand):
             default=[],
             metavar="POOL=N",
             help="replay with N nodes added to (N > 0) or removed from (N < 0) a pool, named "
-            "by id, by name or as cluster/pool; repeatable",
+            "by id, by name or as cluster/pool; repeatable; N1,N2,... replays each (0: the "
+            "pool as it is) and prints one table of them all",
         )
         parser.add_argument(
             "--quota",
@@ -49,11 +57,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--load",
-            type=float,
-            default=1.0,
+            default="1",
             metavar="F",
             help="replay F times the work that arrived (1.3: 30%% more jobs in the same "
-            f"pattern; from 0.1 to {MAX_LOAD:g}; default 1)",
+            f"pattern; from 0.1 to {MAX_LOAD:g}; default 1); F1,F2,... replays each",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -67,19 +74,24 @@ class Command(BaseCommand):
                 f"unknown policy {', '.join(unknown) or '(none given)'}; "
                 f"choose from {', '.join(whatif.POLICIES)}"
             )
-        if not 0.1 <= options["load"] <= MAX_LOAD:
-            raise CommandError(f"--load must be from 0.1 to {MAX_LOAD:g}")
-        changes = [_change(text) for text in options["nodes"]]
+        loads = _loads(options["load"])
+        pools = [_change(text) for text in options["nodes"]]
         quotas = [_quota(text) for text in options["quota"]]
+        # Every pool's sizes by every load: one replay each.
+        per_pool = [[(pool, n) for n in counts] for pool, counts in pools]
+        cases: list[tuple[list[NodeChange], float]] = [
+            ([NodeChange(pool, n) for pool, n in sizes if n], load)
+            for sizes in product(*per_pool)
+            for load in loads
+        ]
         start, end = whatif.window_ending(timezone.now(), hours)
+        base = whatif.history_workload(start, end)
+        if len(cases) > 1:
+            self._sweep(base, cases, quotas, names, options["seed"])
+            return
+        [(changes, load)] = cases
         try:
-            history = whatif.changed(
-                whatif.history_workload(start, end),
-                changes,
-                quotas,
-                load=options["load"],
-                seed=options["seed"],
-            )
+            history = whatif.changed(base, changes, quotas, load=load, seed=options["seed"])
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
         w = history.workload
@@ -152,6 +164,55 @@ class Command(BaseCommand):
                 )
                 self.stdout.write(large_over_table(r))
 
+    def _sweep(
+        self,
+        base: whatif.History,
+        cases: list[tuple[list[NodeChange], float]],
+        quotas: list[Quota],
+        names: list[str],
+        seed: int,
+    ) -> None:
+        """Replays each case and prints them as one table, then what really happened."""
+        if not base.workload.nodes:
+            raise CommandError("no nodes in any resource pool: nothing to replay on")
+        if not base.workload.jobs:
+            self.stdout.write("No job ran in this window.")
+            return
+        rows = []
+        for changes, load in cases:
+            try:
+                history = whatif.changed(base, changes, quotas, load=load, seed=seed)
+            except ScenarioError as exc:
+                raise CommandError(str(exc)) from exc
+            label = ", ".join(f"{c.pool} {c.nodes:+d}" for c in changes) or "as it is"
+            if load != 1.0:
+                label += f", work x{load:g}"
+            results = whatif.replay(history, names, seed=seed)
+            rows.append((label, history.workload.capacity_milli // 1000, results))
+        w = base.workload
+        self.stdout.write(
+            f"## What-if: {len(rows)} replays of {len(w.jobs)} jobs (submitted in "
+            f"{base.start:%Y-%m-%d %H:%M} - {base.end:%Y-%m-%d %H:%M} UTC or running when it "
+            f"began); {base.never_started} never started and are not replayed\n"
+        )
+        for q in quotas:
+            self.stdout.write(
+                f"Every replay with {q.tenant}'s quota of {q.accelerator_model} in {q.pool} at "
+                f"{q.guarantee} guaranteed + {q.borrow_limit} to borrow\n"
+            )
+        self.stdout.write(sweep_table(rows) + "\n")
+        real = ", ".join(
+            f"{label} {stats.mean / 60:.1f} m"
+            for label, stats in base.actual_waits.items()
+            if stats.count
+        )
+        self.stdout.write(
+            f"\nAs it happened, on {w.capacity_milli // 1000} accelerators: "
+            f"{100 * base.actual_allocation:.1f}% allocated on average "
+            f"({base.actual_allocation * w.capacity_milli / 1000:.1f} GPUs), "
+            f"{base.actual_late} jobs past their maximum wait; mean wait by size: {real}\n"
+        )
+
 
 def _pool(name: str, text: str, flag: str) -> str:
     """A pool's key from its id, its name (if only one pool has it) or cluster/pool."""
@@ -168,16 +229,34 @@ def _pool(name: str, text: str, flag: str) -> str:
     return found[0]
 
 
-def _change(text: str) -> NodeChange:
-    """``POOL=N`` as a node change."""
-    name, sep, count = text.rpartition("=")
+def _change(text: str) -> tuple[str, list[int]]:
+    """``POOL=N`` (or ``POOL=N1,N2,...``) as the pool's key and the node counts to add."""
+    name, sep, counts = text.rpartition("=")
     try:
-        nodes = int(count)
+        nodes = [int(c) for c in counts.split(",")]
     except ValueError:
-        nodes = 0
-    if not sep or not name or nodes == 0:
-        raise CommandError(f"--nodes {text}: expected POOL=N with N a non-zero whole number")
-    return NodeChange(pool=_pool(name, text, "--nodes"), nodes=nodes)
+        nodes = []
+    one_zero = nodes == [0]  # a single change must change something; a list may hold 0
+    if not sep or not name or not nodes or one_zero or len(set(nodes)) != len(nodes):
+        raise CommandError(
+            f"--nodes {text}: expected POOL=N with N a non-zero whole number, or POOL=N1,N2,... "
+            "with different whole numbers"
+        )
+    return _pool(name, text, "--nodes"), nodes
+
+
+def _loads(text: str) -> list[float]:
+    """``F`` (or ``F1,F2,...``) as load factors."""
+    try:
+        loads = [float(f) for f in text.split(",")]
+    except ValueError:
+        loads = []
+    if not loads or not all(0.1 <= f <= MAX_LOAD for f in loads) or len(set(loads)) != len(loads):
+        raise CommandError(
+            f"--load {text}: expected a factor from 0.1 to {MAX_LOAD:g}, or different factors "
+            "separated by commas"
+        )
+    return loads
 
 
 def _quota(text: str) -> Quota:
