@@ -107,6 +107,12 @@ class LoadChangeSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
+    live_policy = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="The policy here that the product's scheduler ran when the replay ran "
+        "(ZS_SCHEDULER_POLICY): standard or ours.",
+    )
     jobs = serializers.IntegerField(help_text="Jobs replayed.")
     never_started = serializers.IntegerField(help_text="Jobs left out: they never started.")
     nodes = serializers.IntegerField(help_text="Nodes of the replayed cluster.")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -469,6 +470,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
             }
         )
     return {
+        "live_policy": pol.LIVE.get(settings.SCHEDULER_POLICY),
         "jobs": len(w.jobs),
         "never_started": history.never_started,
         "nodes": len(w.nodes),

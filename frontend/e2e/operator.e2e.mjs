@@ -158,6 +158,7 @@ process.exitCode = await runScenario('operator', async (page) => {
     await expectVisible(form, 'the what-if form');
     await page.getByRole('checkbox', { name: 'Volcano-like' }).uncheck();
     await page.getByRole('checkbox', { name: 'Best-fit' }).uncheck();
+    await page.getByRole('checkbox', { name: 'Standard' }).uncheck();
     // On the cluster with four more servers in the first pool (the capacity question).
     await page.getByRole('button', { name: 'Grow or shrink a pool' }).click();
     await page.getByRole('combobox', { name: 'Pool' }).click();

@@ -209,6 +209,7 @@ def test_a_replay_runs_in_a_worker_and_reports_progress_and_results(
     assert (result["actual_allocation"], result["actual_late_jobs"]) == (0.175, 1)
     assert result["actual_tenant_use"] == {"vision": pytest.approx(5.6)}
     assert [p["policy"] for p in result["policies"]] == ["ours", "best-fit"]
+    assert result["live_policy"] == "standard"  # ZS_SCHEDULER_POLICY's default
     ours = result["policies"][0]
     assert ours["completed"] == 2 and ours["one_leaf"] == [1, 1]
     assert set(ours["waits"]) == {"1", "2-8", "9-64"}  # the notebook, 8-GPU jobs, the pair
@@ -562,3 +563,21 @@ def test_whatif_command_sweeps_sizes_and_loads_in_one_table(history_db, monkeypa
     for bad in (f"{history_db.name}=4,4", f"{history_db.name}=4,x"):
         with pytest.raises(CommandError, match="expected POOL=N"):
             call_command("whatif", "--nodes", bad, stdout=StringIO())
+
+
+def test_the_live_default_is_replayed_and_named(history_db, monkeypatch, settings):
+    history = whatif.history_workload(T0, T0 + timedelta(hours=10))
+    [standard] = whatif.replay(history, ["standard"])
+    # The core's defaults with the workload's quotas: what the product runs unless told
+    # otherwise, so an operator sees what ZS_SCHEDULER_POLICY=tuned (ours) would change.
+    assert standard.policy == "standard" and standard.summary["jobs"] == 4
+    assert whatif.POLICIES[:2] == ("ours", "standard")
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command("whatif", "--hours", "10", "--policies", "ours,standard", stdout=out)
+    assert (
+        "The product's scheduler runs ZS_SCHEDULER_POLICY=standard, which is standard here"
+        in out.getvalue()
+    )
+    settings.SCHEDULER_POLICY = "tuned"
+    assert whatif.result_of(history, [standard])["live_policy"] == "ours"

@@ -34,6 +34,11 @@
   work (``keep_room_while_held``), and free devices on held nodes go to work declared to
   end before they drain (``hold_backfill``). docs/benchmarks.md (the "Sixth round",
   "Eighth round" and "Eleventh round") has the runs that chose these.
+* ``standard``: the product's own default (``ZS_SCHEDULER_POLICY=standard``, the core's
+  defaults, ``Policy()``): gang, binpack, topology without patience, one 2-hour hold,
+  quotas with borrowing and reclaim, fair share, priority preemption. Not one of the
+  benchmarks' four; the what-if replay offers it so that an operator can see what
+  switching the live loop to ``tuned`` (``ours``) would change on the cluster's own work.
 * ``ours-plan``: an experiment the benchmarks may name (not the what-if replay): ``ours``
   with planned starts for large gangs (``Policy.plan_large``); docs/benchmarks.md,
   "Sixteenth round", has why it is not the default.
@@ -44,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from apps.scheduling.core import Packing, Policy
-from apps.scheduling.core.presets import tuned
+from apps.scheduling.core.presets import preset, tuned
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +104,15 @@ def ours(*, quotas: bool = True, devices: int | None = None) -> PolicySpec:
     )
 
 
+def zs_standard(*, quotas: bool = True) -> PolicySpec:
+    """The product's default preset (``core.presets.preset("standard")``)."""
+    return PolicySpec(
+        "standard",
+        "Zhisuan standard (the product's default preset)",
+        replace(preset("standard"), quotas=quotas),
+    )
+
+
 def standard(*, quotas: bool = True) -> list[PolicySpec]:
     """The four policies, side by side. ``quotas``: whether the workload defines quotas
     (ours enforces them; the baselines never borrow, they only see hard limits if any)."""
@@ -119,19 +133,23 @@ def ours_plan(*, quotas: bool = True, devices: int | None = None) -> PolicySpec:
     )
 
 
-NAMES = ("ours", "volcano", "best-fit", "fifo-spread")
+NAMES = ("ours", "standard", "volcano", "best-fit", "fifo-spread")
 EXPERIMENTS = ("ours-plan",)
 """Policies the benchmarks may name that the product's what-if replay does not offer."""
+LIVE = {"standard": "standard", "tuned": "ours"}
+"""The policy here that each preset of the product's loop (``ZS_SCHEDULER_POLICY``) is."""
 
 
 def spec_for(name: str, *, quotas: bool, devices: int | None = None) -> PolicySpec:
-    """The policy called ``name`` (one of ``NAMES`` or ``EXPERIMENTS``). ``quotas`` and
-    ``devices`` only matter to ours (the baselines never borrow; ``devices`` sizes its
-    holds)."""
+    """The policy called ``name`` (one of ``NAMES`` or ``EXPERIMENTS``). ``quotas`` only
+    matters to ours and standard (the baselines never borrow), ``devices`` to ours (it
+    sizes its holds)."""
     if name == "ours":
         return ours(quotas=quotas, devices=devices)
     if name == "ours-plan":
         return ours_plan(quotas=quotas, devices=devices)
+    if name == "standard":
+        return zs_standard(quotas=quotas)
     baselines = {"volcano": volcano, "best-fit": best_fit, "fifo-spread": fifo_spread}
     if name not in baselines:
         known = ", ".join(NAMES + EXPERIMENTS)

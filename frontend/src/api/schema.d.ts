@@ -2864,12 +2864,13 @@ export interface components {
         };
         /**
          * @description * `ours` - ours
+         *     * `standard` - standard
          *     * `volcano` - volcano
          *     * `best-fit` - best-fit
          *     * `fifo-spread` - fifo-spread
          * @enum {string}
          */
-        PoliciesEnum: "ours" | "volcano" | "best-fit" | "fifo-spread";
+        PoliciesEnum: "ours" | "standard" | "volcano" | "best-fit" | "fifo-spread";
         PolicyResult: {
             /**
              * Format: double
@@ -3514,6 +3515,8 @@ export interface components {
             capacity_changes?: components["schemas"]["CapacityChange"][];
             /** @description Jobs replayed. */
             jobs: number;
+            /** @description The policy here that the product's scheduler ran when the replay ran (ZS_SCHEDULER_POLICY): standard or ours. */
+            live_policy?: string | null;
             /** @description More or less work arriving in the replay; null: as it was. */
             load_change?: components["schemas"]["LoadChange"] | null;
             /** @description Jobs left out: they never started. */
@@ -3548,6 +3551,8 @@ export interface components {
             capacity_changes?: components["schemas"]["CapacityChangeRequest"][];
             /** @description Jobs replayed. */
             jobs: number;
+            /** @description The policy here that the product's scheduler ran when the replay ran (ZS_SCHEDULER_POLICY): standard or ours. */
+            live_policy?: string | null;
             /** @description More or less work arriving in the replay; null: as it was. */
             load_change?: components["schemas"]["LoadChangeRequest"] | null;
             /** @description Jobs left out: they never started. */
@@ -3582,6 +3587,7 @@ export interface components {
             /**
              * @default [
              *       "ours",
+             *       "standard",
              *       "volcano",
              *       "best-fit",
              *       "fifo-spread"
@@ -3622,6 +3628,7 @@ export interface components {
             /**
              * @default [
              *       "ours",
+             *       "standard",
              *       "volcano",
              *       "best-fit",
              *       "fifo-spread"

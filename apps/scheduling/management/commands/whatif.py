@@ -6,12 +6,14 @@ import sys
 from itertools import product
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from apps.clusters.models import ResourcePool
 from apps.scheduling import whatif
 from apps.scheduling.core import Quota
+from apps.scheduling.sim.policies import LIVE
 from apps.scheduling.sim.report import (
     large_over_table,
     llm_tables,
@@ -134,6 +136,7 @@ class Command(BaseCommand):
 
         results = whatif.replay(history, names, seed=options["seed"], progress=progress)
         self.stdout.write(llm_tables(results))
+        self.stdout.write(_live_note())
         self.stdout.write("\nQueueing delay as it happened (submission to admission):\n")
         rows = [
             [f"{label} ({stats.count} jobs)", wait_cell(stats)]
@@ -201,6 +204,7 @@ class Command(BaseCommand):
                 f"{q.guarantee} guaranteed + {q.borrow_limit} to borrow\n"
             )
         self.stdout.write(sweep_table(rows) + "\n")
+        self.stdout.write(_live_note())
         real = ", ".join(
             f"{label} {stats.mean / 60:.1f} m"
             for label, stats in base.actual_waits.items()
@@ -212,6 +216,14 @@ class Command(BaseCommand):
             f"({base.actual_allocation * w.capacity_milli / 1000:.1f} GPUs), "
             f"{base.actual_late} jobs past their maximum wait; mean wait by size: {real}\n"
         )
+
+
+def _live_note() -> str:
+    live = LIVE.get(settings.SCHEDULER_POLICY)
+    return (
+        f"\nThe product's scheduler runs ZS_SCHEDULER_POLICY={settings.SCHEDULER_POLICY}, "
+        f"which is {live} here\n"
+    )
 
 
 def _pool(name: str, text: str, flag: str) -> str:

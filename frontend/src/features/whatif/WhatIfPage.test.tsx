@@ -98,6 +98,8 @@ describe('what-if', () => {
       .getAllByRole('columnheader')
       .map((c) => c.textContent);
     expect(header).toEqual(['Measure', 'Ours', 'FIFO + spread', 'As it happened']);
+    // The form offers the product's own default beside the benchmarks' four.
+    expect(screen.getByRole('checkbox', { name: 'Standard' })).toBeTruthy();
     const row = (name: string) =>
       within(result).getByText(name).closest('tr')?.querySelectorAll('td');
     expect([...(row('GPU allocation (mean)') ?? [])].map((c) => c.textContent)).toEqual([
@@ -159,6 +161,35 @@ describe('what-if', () => {
     expect(within(result).getByText('42')).toBeTruthy();
   });
 
+  it('marks the policy the live scheduler runs', async () => {
+    const LIVE = {
+      ...DONE,
+      result: {
+        ...DONE.result,
+        live_policy: 'standard',
+        policies: [...DONE.result.policies, { ...POLICY, policy: 'standard' }],
+      },
+    };
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': page([LIVE]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    });
+    renderApp('/what-if');
+    const result = await screen.findByTestId('whatif-result');
+    const header = within(result)
+      .getAllByRole('columnheader')
+      .map((c) => c.textContent);
+    expect(header).toEqual([
+      'Measure',
+      'Ours',
+      'FIFO + spread',
+      'Standardrunning now',
+      'As it happened',
+    ]);
+  });
+
   it('shows a dash where a run stored before the real allocation was measured has none', async () => {
     // A result as stored before these fields existed.
     const older = JSON.parse(JSON.stringify(DONE.result)) as Record<string, unknown> & {
@@ -213,7 +244,7 @@ describe('what-if', () => {
     expect(posts.map((r) => r.body)).toEqual([
       {
         hours: 168,
-        policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
+        policies: ['ours', 'standard', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
         load_factor: 1,
         node_changes: [],
@@ -221,7 +252,7 @@ describe('what-if', () => {
       },
       {
         hours: 168,
-        policies: ['ours', 'volcano', 'best-fit', 'fifo-spread'],
+        policies: ['ours', 'standard', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
         load_factor: 1,
         node_changes: [],

@@ -374,7 +374,17 @@ function RunResult({ run }: { run: WhatIfRun }) {
         columns={[
           { title: t('whatif.measure'), dataIndex: 'measure', width: 260 },
           ...result.policies.map((p, i) => ({
-            title: policyLabel(t, p.policy),
+            title:
+              p.policy === result.live_policy ? (
+                <Space size={4}>
+                  {policyLabel(t, p.policy)}
+                  <Tag color="geekblue" title={t('whatif.liveHint')}>
+                    {t('whatif.live')}
+                  </Tag>
+                </Space>
+              ) : (
+                policyLabel(t, p.policy)
+              ),
             key: p.policy,
             render: (_: unknown, row: ResultRow) => row.cells[i],
           })),

@@ -14,7 +14,7 @@ export interface ResultRow {
 
 type Wait = WhatIfResult['actual_waits'][string];
 
-export const POLICIES = ['ours', 'volcano', 'best-fit', 'fifo-spread'] as const;
+export const POLICIES = ['ours', 'standard', 'volcano', 'best-fit', 'fifo-spread'] as const;
 type Policy = (typeof POLICIES)[number];
 
 /** The policy's name in the current language (an unknown one as the server sent it). */

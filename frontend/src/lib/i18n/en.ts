@@ -358,6 +358,8 @@ export const en = {
     clusterSize: '{{nodes}} nodes, {{gpus}} GPUs',
     measure: 'Measure',
     actual: 'As it happened',
+    live: 'running now',
+    liveHint: 'The policy the scheduler runs now (ZS_SCHEDULER_POLICY)',
     chart: {
       allocation: 'GPU allocation',
       waiting: 'Jobs waiting',
@@ -367,6 +369,7 @@ export const en = {
       'GPUs in use: what the tenant held on average over the window, and as a share of its guarantee (summed over all its pools and accelerator models, as the simulator measures it); short: the share of the time it had jobs waiting that it held under 90% of that guarantee.',
     policy: {
       ours: 'Ours',
+      standard: 'Standard',
       volcano: 'Volcano-like',
       'best-fit': 'Best-fit',
       'fifo-spread': 'FIFO + spread',

@@ -356,6 +356,8 @@ export const zh: Messages = {
     clusterSize: '{{nodes}} 个节点，{{gpus}} 块 GPU',
     measure: '指标',
     actual: '实际情况',
+    live: '当前使用',
+    liveHint: '调度器当前使用的策略（ZS_SCHEDULER_POLICY）',
     chart: {
       allocation: 'GPU 分配率',
       waiting: '排队作业',
@@ -365,6 +367,7 @@ export const zh: Messages = {
       '使用中的 GPU：该租户在时间窗口内平均占用的 GPU 数，以及占其保障额度的比例（保障额度为其所有资源池和加速卡型号之和，与模拟器的口径一致）；不足：该租户有作业排队期间，占用低于该保障额度 90% 的时间比例。',
     policy: {
       ours: '本平台',
+      standard: '标准',
       volcano: '类 Volcano',
       'best-fit': '最佳适配',
       'fifo-spread': 'FIFO + 打散',
