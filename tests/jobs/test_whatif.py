@@ -565,6 +565,24 @@ def test_whatif_command_sweeps_sizes_and_loads_in_one_table(history_db, monkeypa
             call_command("whatif", "--nodes", bad, stdout=StringIO())
 
 
+def test_whatif_command_gives_means_over_seeds(history_db, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
+    out = StringIO()
+    call_command("whatif", "--hours", "10", "--policies", "ours", "--load", "2",
+                 "--seed", "0-2", stdout=out)  # fmt: skip
+    text = out.getvalue()
+    # One question under three seeds is a series too: the means, one row.
+    assert "## What-if: 1 replays under 3 seeds each (the means) of 4 jobs" in text
+    [row] = [line for line in text.splitlines() if line.startswith("| as it is, work x2 |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:3] == ["ours", "32"]
+    # Twice the work holds more than the 17.5% that ran, under every seed's copies.
+    assert float(cells[3].rstrip("%")) > 17.5
+    for bad in ("x", "3-1", "-1", "0,0", "0-200"):
+        with pytest.raises(CommandError, match="expected a whole number from 0"):
+            call_command("whatif", "--seed", bad, stdout=StringIO())
+
+
 def test_the_live_default_is_replayed_and_named(history_db, monkeypatch, settings):
     history = whatif.history_workload(T0, T0 + timedelta(hours=10))
     [standard] = whatif.replay(history, ["standard"])

@@ -235,32 +235,50 @@ def large_over_table(result: SimResult, limit: int = 12) -> str:
     )
 
 
-def sweep_table(cases: Sequence[tuple[str, int, Sequence[SimResult]]]) -> str:
-    """One row per case and policy: a series of what-if replays (``(what changed, the
-    replayed cluster's accelerators, a result per policy)``) read as one table. Mean waits
-    by the size classes any case has; GPUs allocated is the comparable measure across
-    clusters of different sizes."""
+def sweep_table(cases: Sequence[tuple[str, int, Sequence[Sequence[SimResult]]]]) -> str:
+    """One row per case and policy: a series of what-if replays read as one table. Each
+    case is ``(what changed, the replayed cluster's accelerators, per seed a result per
+    policy)``; with several seeds a row gives the means over them, and for the mean waits
+    also their range (a load question's answer depends on which jobs were copied). Mean
+    waits by the size classes any case has; GPUs allocated is the comparable measure
+    across clusters of different sizes."""
     classes = [
         label
         for label, _, _ in SIZE_CLASSES
-        if any(r.summary[f"wait_{label}"].count for _, _, rs in cases for r in rs)
+        if any(r.summary[f"wait_{label}"].count for _, _, runs in cases for rs in runs for r in rs)
     ]
+
+    def count(values: list[float]) -> str:  # a mean of counts: whole, or to a tenth
+        m = _mean(values)
+        return f"{m:.0f}" if m == int(m) else f"{m:.1f}"
+
+    def wait(values: list[float]) -> str:
+        if not values:
+            return "-"
+        if min(values) == max(values):
+            return _h(values[0])
+        return f"{_h(_mean(values))} ({_h(min(values))} - {_h(max(values))})"
+
     rows = []
-    for case, accelerators, results in cases:
-        for r in results:
-            s = r.summary
-            waits = [_h(s[f"wait_{c}"].mean) if s[f"wait_{c}"].count else "-" for c in classes]
+    for case, accelerators, runs in cases:
+        for i, first in enumerate(runs[0]):
+            sums = [rs[i].summary for rs in runs]
+            alloc = [s["alloc_window"] for s in sums]
+            waits = [
+                wait([s[f"wait_{c}"].mean for s in sums if s[f"wait_{c}"].count]) for c in classes
+            ]
             rows.append(
                 [
                     case,
-                    r.policy,
+                    first.policy,
                     accelerators,
-                    f"{100 * s['alloc_window']:.1f}%",
-                    f"{s['alloc_window'] * accelerators:.1f}",
+                    f"{100 * _mean(alloc):.1f}%",
+                    f"{_mean(alloc) * accelerators:.1f}",
                     *waits,
-                    s["late_jobs"],
-                    s["never_started"],
-                    f"{s['preemptions']} / {s['preempt_lost_gpu_h']:.0f}",
+                    count([s["late_jobs"] for s in sums]),
+                    count([s["never_started"] for s in sums]),
+                    f"{count([s['preemptions'] for s in sums])} / "
+                    f"{_mean([s['preempt_lost_gpu_h'] for s in sums]):.0f}",
                 ]
             )
     heads = ["replay", "policy", "GPUs", "allocation", "GPUs allocated"]

@@ -39,7 +39,13 @@ class Command(BaseCommand):
             default=",".join(whatif.POLICIES),
             help=f"comma-separated, from {', '.join(whatif.POLICIES)}",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--seed",
+            default="0",
+            metavar="S",
+            help="the replay's seed (it draws the jobs --load copies or drops); S1,S2,... or "
+            "A-B replays each and gives the means, with the range of the mean waits",
+        )
         parser.add_argument(
             "--nodes",
             action="append",
@@ -76,6 +82,7 @@ class Command(BaseCommand):
                 f"unknown policy {', '.join(unknown) or '(none given)'}; "
                 f"choose from {', '.join(whatif.POLICIES)}"
             )
+        seeds = _seeds(options["seed"])
         loads = _loads(options["load"])
         pools = [_change(text) for text in options["nodes"]]
         quotas = [_quota(text) for text in options["quota"]]
@@ -88,12 +95,13 @@ class Command(BaseCommand):
         ]
         start, end = whatif.window_ending(timezone.now(), hours)
         base = whatif.history_workload(start, end)
-        if len(cases) > 1:
-            self._sweep(base, cases, quotas, names, options["seed"])
+        if len(cases) > 1 or len(seeds) > 1:
+            self._sweep(base, cases, quotas, names, seeds)
             return
         [(changes, load)] = cases
+        [seed] = seeds
         try:
-            history = whatif.changed(base, changes, quotas, load=load, seed=options["seed"])
+            history = whatif.changed(base, changes, quotas, load=load, seed=seed)
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
         w = history.workload
@@ -134,7 +142,7 @@ class Command(BaseCommand):
             if options["verbosity"] > 1:
                 print(f"  {100 * share:3.0f}% {message}", file=sys.stderr)
 
-        results = whatif.replay(history, names, seed=options["seed"], progress=progress)
+        results = whatif.replay(history, names, seed=seed, progress=progress)
         self.stdout.write(llm_tables(results))
         self.stdout.write(_live_note())
         self.stdout.write("\nQueueing delay as it happened (submission to admission):\n")
@@ -173,9 +181,10 @@ class Command(BaseCommand):
         cases: list[tuple[list[NodeChange], float]],
         quotas: list[Quota],
         names: list[str],
-        seed: int,
+        seeds: list[int],
     ) -> None:
-        """Replays each case and prints them as one table, then what really happened."""
+        """Replays each case under each seed and prints them as one table, then what
+        really happened."""
         if not base.workload.nodes:
             raise CommandError("no nodes in any resource pool: nothing to replay on")
         if not base.workload.jobs:
@@ -183,18 +192,21 @@ class Command(BaseCommand):
             return
         rows = []
         for changes, load in cases:
-            try:
-                history = whatif.changed(base, changes, quotas, load=load, seed=seed)
-            except ScenarioError as exc:
-                raise CommandError(str(exc)) from exc
+            runs = []
+            for seed in seeds:
+                try:
+                    history = whatif.changed(base, changes, quotas, load=load, seed=seed)
+                except ScenarioError as exc:
+                    raise CommandError(str(exc)) from exc
+                runs.append(whatif.replay(history, names, seed=seed))
             label = ", ".join(f"{c.pool} {c.nodes:+d}" for c in changes) or "as it is"
             if load != 1.0:
                 label += f", work x{load:g}"
-            results = whatif.replay(history, names, seed=seed)
-            rows.append((label, history.workload.capacity_milli // 1000, results))
+            rows.append((label, history.workload.capacity_milli // 1000, runs))
         w = base.workload
+        each = f" under {len(seeds)} seeds each (the means)" if len(seeds) > 1 else ""
         self.stdout.write(
-            f"## What-if: {len(rows)} replays of {len(w.jobs)} jobs (submitted in "
+            f"## What-if: {len(rows)} replays{each} of {len(w.jobs)} jobs (submitted in "
             f"{base.start:%Y-%m-%d %H:%M} - {base.end:%Y-%m-%d %H:%M} UTC or running when it "
             f"began); {base.never_started} never started and are not replayed\n"
         )
@@ -255,6 +267,23 @@ def _change(text: str) -> tuple[str, list[int]]:
             "with different whole numbers"
         )
     return _pool(name, text, "--nodes"), nodes
+
+
+def _seeds(text: str) -> list[int]:
+    """``S``, ``S1,S2,...`` or ``A-B`` as seeds."""
+    first, dash, last = text.partition("-")
+    try:
+        if dash:
+            seeds = list(range(int(first), int(last) + 1))
+        else:
+            seeds = [int(s) for s in text.split(",")]
+    except ValueError:
+        seeds = []
+    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds) or len(seeds) > 100:
+        raise CommandError(
+            f"--seed {text}: expected a whole number from 0, S1,S2,... or A-B (at most 100)"
+        )
+    return seeds
 
 
 def _loads(text: str) -> list[float]:
