@@ -441,6 +441,49 @@ describe('what-if', () => {
     });
   });
 
+  it("starts a next question from a replay's settings", async () => {
+    const ASKED = {
+      ...DONE,
+      id: 11,
+      hours: 48,
+      policies: ['ours', 'standard'],
+      seed: 3,
+      load_factor: 1.3,
+      node_changes: [{ pool: 1, nodes: 4 }],
+      quota_changes: [
+        { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 0 },
+      ],
+    };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/scheduling/what-if/': page([ASKED]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+      'POST /api/v1/scheduling/what-if/': { status: 201, body: { ...ASKED, id: 12 } },
+    });
+    renderApp('/what-if');
+    const result = await screen.findByTestId('whatif-result');
+    fireEvent.click(within(result).getByRole('button', { name: 'Start from these settings' }));
+    // The form now holds the replay's settings, rows included; one more server, and run.
+    const nodes = await screen.findByRole('spinbutton', { name: 'Nodes' });
+    expect((nodes as HTMLInputElement).value).toBe('4');
+    fireEvent.change(nodes, { target: { value: '5' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    await waitFor(() => {
+      expect(requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    });
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+      hours: 48,
+      policies: ['ours', 'standard'],
+      seed: 3,
+      load_factor: 1.3,
+      node_changes: [{ pool: 1, nodes: 5 }],
+      quota_changes: [
+        { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 0 },
+      ],
+    });
+  });
+
   it("replays with a tenant's quota changed, starting from its current values", async () => {
     const CHANGED = {
       ...DONE,

@@ -7,6 +7,7 @@ import {
   Descriptions,
   Empty,
   Form,
+  type FormInstance,
   InputNumber,
   Progress,
   Result,
@@ -15,7 +16,7 @@ import {
   Tag,
   Typography,
 } from 'antd';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
@@ -29,7 +30,7 @@ import { useTenant } from '../tenancy/useTenant';
 import { changesSummary, policyLabel, resultRows, signed, type ResultRow } from './whatIfRows';
 import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
 import { QuotaChangeRows } from './QuotaChanges';
-import { quotaChanges, type QuotaChangeValue } from './whatIfQuotas';
+import { quotaChanges, quotaKey, type QuotaChangeValue } from './whatIfQuotas';
 import { NodeChangeRows } from './NodeChanges';
 import { CompareRuns } from './CompareRuns';
 import { useAllQuotas } from '../quotas/api';
@@ -76,6 +77,8 @@ function WhatIfOverview() {
   const runs = useRuns();
   const pools = usePools();
   const poolNames = new Map((pools.data ?? []).map((p) => [p.id, `${p.cluster}/${p.name}`]));
+  const [form] = Form.useForm<FormValues>();
+  const formTop = useRef<HTMLDivElement>(null);
   const [chosen, setChosen] = useState<number | null>(null);
   const [ticked, setTicked] = useState<number[]>([]);
   const list = runs.data?.results ?? [];
@@ -87,7 +90,9 @@ function WhatIfOverview() {
     <>
       <PageHeader title={t('whatif.title')} subtitle={t('whatif.subtitle')} />
       <Space orientation="vertical" size={16} style={{ width: '100%' }}>
-        <StartForm onStarted={setChosen} />
+        <div ref={formTop}>
+          <StartForm form={form} onStarted={setChosen} />
+        </div>
         <Card title={t('whatif.runs')}>
           <QueryTable<WhatIfRun>
             query={runs}
@@ -153,7 +158,17 @@ function WhatIfOverview() {
           )}
         </Card>
         {compared.length >= 2 && <CompareRuns runs={compared} poolNames={poolNames} />}
-        {shown ? <RunResult run={shown} /> : null}
+        {shown ? (
+          <RunResult
+            run={shown}
+            onReuse={(run) => {
+              form.setFieldsValue(formValuesOf(run));
+              // Where the form is: the next question starts there (jsdom has no scrolling).
+              const el = formTop.current;
+              if (el && 'scrollIntoView' in el) el.scrollIntoView({ behavior: 'smooth' });
+            }}
+          />
+        ) : null}
       </Space>
     </>
   );
@@ -173,9 +188,30 @@ interface FormValues {
   quota_changes?: QuotaChangeValue[];
 }
 
-function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
+/** A run's settings as the form's values, to ask a next question from them. */
+function formValuesOf(run: WhatIfRun): FormValues {
+  return {
+    hours: run.hours,
+    policies: run.policies,
+    seed: run.seed,
+    load_factor: run.load_factor,
+    node_changes: (run.node_changes ?? []).map((c) => ({ pool: c.pool, nodes: c.nodes })),
+    quota_changes: (run.quota_changes ?? []).map((c) => ({
+      quota: quotaKey(c),
+      guarantee: c.guarantee,
+      borrow_limit: c.borrow_limit,
+    })),
+  };
+}
+
+function StartForm({
+  form,
+  onStarted,
+}: {
+  form: FormInstance<FormValues>;
+  onStarted: (id: number) => void;
+}) {
   const { t } = useTranslation();
-  const [form] = Form.useForm<FormValues>();
   const [problems, setProblems] = useState<string[]>([]);
   const quotas = useAllQuotas(true);
   const client = useQueryClient();
@@ -264,7 +300,7 @@ function StartForm({ onStarted }: { onStarted: (id: number) => void }) {
   );
 }
 
-function RunResult({ run }: { run: WhatIfRun }) {
+function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun) => void }) {
   const { t } = useTranslation();
   const title = `${t('whatif.result')} #${run.id}`;
   if (run.state === 'failed') {
@@ -301,7 +337,19 @@ function RunResult({ run }: { run: WhatIfRun }) {
     lines.push({ name: t('whatif.actual'), points: result.actual_series, actual: true });
   }
   return (
-    <Card title={title} data-testid="whatif-result">
+    <Card
+      title={title}
+      data-testid="whatif-result"
+      extra={
+        <Button
+          onClick={() => {
+            onReuse(run);
+          }}
+        >
+          {t('whatif.reuse')}
+        </Button>
+      }
+    >
       <Descriptions size="small" column={4} style={{ marginBottom: 16 }}>
         <Descriptions.Item label={t('whatif.window')}>
           {run.window_start && run.window_end

@@ -336,6 +336,7 @@ export const en = {
     loadChanged: 'Arriving work',
     loadTag: '×{{factor}}: {{added}} jobs added, {{dropped}} left out',
     loadSummary: 'work ×{{factor}}',
+    reuse: 'Start from these settings',
     compareTitle: 'Replays side by side',
     compareHint: 'Tick two or more finished replays in the list to compare them side by side.',
     comparePolicy: 'Policy',

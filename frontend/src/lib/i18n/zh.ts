@@ -334,6 +334,7 @@ export const zh: Messages = {
     loadChanged: '到达负载',
     loadTag: '×{{factor}}：新增 {{added}} 个作业，略去 {{dropped}} 个',
     loadSummary: '负载 ×{{factor}}',
+    reuse: '以此设置新建',
     compareTitle: '回放对比',
     compareHint: '在回放记录中勾选两个或更多已完成的回放即可并排对比。',
     comparePolicy: '策略',
