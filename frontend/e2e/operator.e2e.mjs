@@ -204,6 +204,8 @@ process.exitCode = await runScenario('operator', async (page) => {
     await page.getByRole('button', { name: 'Remove this change', exact: true }).click();
     await page.getByRole('button', { name: 'Remove this quota change' }).click();
     await page.getByRole('spinbutton', { name: /Arriving work/ }).fill('1');
+    // And under the product's default preset too, which the demo's scheduler runs.
+    await page.getByRole('checkbox', { name: 'Standard' }).check();
     await form.click();
     const ticks = page.getByRole('checkbox', { name: /^Compare replay #/ });
     const enabled = ticks.and(page.locator(':enabled'));
@@ -226,6 +228,14 @@ process.exitCode = await runScenario('operator', async (page) => {
       `the comparison says what each replay changed (${changed.join(' | ')})`,
     );
     const compareShot = await screenshot(page, 'operator-what-if-compare');
+    const latest = page.getByTestId('whatif-result');
+    const liveHeads = (await latest.getByRole('columnheader').allInnerTexts()).map((h) =>
+      h.replace(/\s+/g, ' ').trim(),
+    );
+    check(
+      liveHeads.includes('Standard running now'),
+      `the replay marks the policy the scheduler runs (${liveHeads.join(', ')})`,
+    );
     return (
       `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +
       `cordoned and uncordoned ${toCordon.name}; heatmap tooltip "${tooltip.split('\n')[0]}"; ` +

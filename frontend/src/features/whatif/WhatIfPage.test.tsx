@@ -433,6 +433,8 @@ describe('what-if', () => {
     ]);
     expect(cells('GPUs in use, vision')[0]).toBe('GPUs in use, vision');
     expect(screen.getByTestId('whatif-result').textContent).toContain('Replay #9');
+    // The run shown is marked in the list, apart from the ticked ones.
+    expect(within(screen.getByRole('row', { current: true })).getByText('9')).toBeTruthy();
     // Under the other policy both ran.
     fireEvent.mouseDown(within(compare).getByRole('combobox', { name: 'Policy' }));
     fireEvent.click(await screen.findByTitle('FIFO + spread'));

@@ -106,9 +106,10 @@ function WhatIfOverview() {
                 if ((event.target as HTMLElement).closest('.ant-table-selection-column')) return;
                 setChosen(run.id);
               },
-              style: { cursor: 'pointer' },
+              // The run shown below in bold: the highlight of a row is for ticked ones.
+              style: { cursor: 'pointer', fontWeight: run.id === shown?.id ? 600 : undefined },
+              'aria-current': run.id === shown?.id ? 'true' : undefined,
             })}
-            rowClassName={(run) => (run.id === shown?.id ? 'ant-table-row-selected' : '')}
             rowSelection={{
               selectedRowKeys: ticked,
               onChange: (keys) => {
