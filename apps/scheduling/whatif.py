@@ -175,12 +175,13 @@ def scenario_problems(
     return guarantee_problems(nodes, quotas, changes)
 
 
-def history_workload(start: datetime, end: datetime) -> History:
+def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None = None) -> History:
     """The jobs submitted in ``[start, end)``, and those already running at ``start``, on
-    the current nodes and quotas."""
+    the current nodes and quotas; ``keys``: pool id -> key, when the caller has read them
+    (``snapshot.pool_keys``)."""
     if end <= start:
         raise ValueError("the window must end after it starts")
-    keys = pool_keys()
+    keys = pool_keys() if keys is None else keys
     nodes = current_nodes(keys)
     horizon = (end - start).total_seconds()
     jobs: list[SimJob] = []
@@ -371,6 +372,11 @@ def changed(
     return replace(history, workload=workload, node_changes=made, quota_changes=quota_made)
 
 
+def live_policy() -> str | None:
+    """The policy here that the product's scheduler runs (``ZS_SCHEDULER_POLICY``)."""
+    return pol.LIVE.get(settings.SCHEDULER_POLICY)
+
+
 def policy_spec(name: str, workload: Workload) -> pol.PolicySpec:
     devices = sum(n.accelerator_count for n in workload.nodes)
     return pol.spec_for(name, quotas=bool(workload.quotas), devices=devices)
@@ -470,7 +476,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
             }
         )
     return {
-        "live_policy": pol.LIVE.get(settings.SCHEDULER_POLICY),
+        "live_policy": live_policy(),
         "jobs": len(w.jobs),
         "never_started": history.never_started,
         "nodes": len(w.nodes),
@@ -546,7 +552,7 @@ def execute(run_id: int) -> WhatIfRun:
     try:
         keys = pool_keys()
         history = changed(
-            history_workload(start, end),
+            history_workload(start, end, keys),
             pool_changes(run.node_changes, keys),
             quota_changes(run.quota_changes, keys),
             load=run.load_factor,

@@ -233,13 +233,18 @@ def test_a_replay_runs_in_a_worker_and_reports_progress_and_results(
 
 
 def test_a_failed_replay_says_why(world, history_db, monkeypatch):
-    def broken(start, end):
+    given: list[object] = []
+
+    def broken(start, end, keys=None):
+        given.append(keys)
         raise ValueError("the history could not be read")
 
     monkeypatch.setattr(whatif, "history_workload", broken)
     run = WhatIfRun.objects.create(hours=1, policies=["ours"])
     run = whatif.execute(run.pk)
     assert run.state == "failed" and run.message == "the history could not be read"
+    # The run reads the pools' keys once and hands them on.
+    assert given == [pool_keys()]
 
 
 def test_a_run_stored_before_the_real_allocation_was_measured_still_reads(world, client_for):

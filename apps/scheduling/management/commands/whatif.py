@@ -13,7 +13,6 @@ from django.utils import timezone
 from apps.clusters.models import ResourcePool
 from apps.scheduling import whatif
 from apps.scheduling.core import Quota
-from apps.scheduling.sim.policies import LIVE
 from apps.scheduling.sim.report import (
     large_over_table,
     llm_tables,
@@ -231,10 +230,9 @@ class Command(BaseCommand):
 
 
 def _live_note() -> str:
-    live = LIVE.get(settings.SCHEDULER_POLICY)
     return (
         f"\nThe product's scheduler runs ZS_SCHEDULER_POLICY={settings.SCHEDULER_POLICY}, "
-        f"which is {live} here\n"
+        f"which is {whatif.live_policy()} here\n"
     )
 
 

@@ -1,6 +1,6 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { stubFetch } from '../../test/fetchStub';
+import { stubFetch, type StubResponse } from '../../test/fetchStub';
 import { ADMIN, BOB, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
@@ -84,14 +84,24 @@ const DONE = {
   finished_at: '2026-11-30T00:00:05Z',
 };
 
+/** The routes every platform admin's visit answers (session, pools, quotas, the list of
+ * replays as `runs`), and `more`. */
+function stubPage(
+  runs: StubResponse | StubResponse[],
+  more: Record<string, StubResponse | StubResponse[]> = {},
+) {
+  return stubFetch({
+    'GET /api/v1/auth/session/': sessionOf(ADMIN),
+    'GET /api/v1/scheduling/what-if/': runs,
+    'GET /api/v1/pools/': { status: 200, body: POOLS },
+    'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    ...more,
+  });
+}
+
 describe('what-if', () => {
   it('shows the latest replay with the policies side by side and the real waits', async () => {
-    stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': page([DONE]),
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
-    });
+    stubPage(page([DONE]));
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
     const header = within(result)
@@ -170,12 +180,7 @@ describe('what-if', () => {
         policies: [...DONE.result.policies, { ...POLICY, policy: 'standard' }],
       },
     };
-    stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': page([LIVE]),
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
-    });
+    stubPage(page([LIVE]));
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
     const header = within(result)
@@ -199,12 +204,7 @@ describe('what-if', () => {
     delete older.actual_allocation;
     delete older.actual_late_jobs;
     delete older.actual_series;
-    stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': page([{ ...DONE, result: older }]),
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
-    });
+    stubPage(page([{ ...DONE, result: older }]));
     renderApp('/what-if');
     const result = await screen.findByTestId('whatif-result');
     const cells = within(result)
@@ -222,11 +222,7 @@ describe('what-if', () => {
 
   it('starts a replay, shows its progress and a server field error', async () => {
     const RUNNING = { ...DONE, id: 8, state: 'running', progress: 0.4, result: null };
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': [page([]), page([RUNNING])],
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    const { requests } = stubPage([page([]), page([RUNNING])], {
       'POST /api/v1/scheduling/what-if/': [
         { status: 400, body: { detail: 'Invalid input.', errors: { hours: ['Too long.'] } } },
         { status: 201, body: { ...RUNNING, state: 'pending', progress: 0 } },
@@ -274,11 +270,7 @@ describe('what-if', () => {
         policies: DONE.result.policies.map((p, i) => ({ ...p, not_started: i })),
       },
     };
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': [page([]), page([GROWN])],
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    const { requests } = stubPage([page([]), page([GROWN])], {
       'POST /api/v1/scheduling/what-if/': [
         {
           status: 400,
@@ -352,11 +344,7 @@ describe('what-if', () => {
         load_change: { factor: 1.3, jobs_added: 13, jobs_dropped: 0 },
       },
     };
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': [page([]), page([MORE])],
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    const { requests } = stubPage([page([]), page([MORE])], {
       'POST /api/v1/scheduling/what-if/': [
         {
           status: 400,
@@ -402,12 +390,7 @@ describe('what-if', () => {
       },
     };
     const RUNNING = { ...DONE, id: 10, state: 'running', progress: 0.2, result: null };
-    stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': page([RUNNING, GROWN, DONE]),
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
-    });
+    stubPage(page([RUNNING, GROWN, DONE]));
     renderApp('/what-if');
     expect(await screen.findByText(/Tick two or more finished replays/)).toBeTruthy();
     // A replay still running cannot be ticked.
@@ -456,11 +439,7 @@ describe('what-if', () => {
         { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 0 },
       ],
     };
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': page([ASKED]),
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    const { requests } = stubPage(page([ASKED]), {
       'POST /api/v1/scheduling/what-if/': { status: 201, body: { ...ASKED, id: 12 } },
     });
     renderApp('/what-if');
@@ -509,11 +488,7 @@ describe('what-if', () => {
       },
     };
     const guaranteeError = 'Guarantees in sim-a800/a800-train for A800 would total 200.';
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      'GET /api/v1/scheduling/what-if/': [page([]), page([CHANGED])],
-      'GET /api/v1/pools/': { status: 200, body: POOLS },
-      'GET /api/v1/quotas/': { status: 200, body: QUOTAS },
+    const { requests } = stubPage([page([]), page([CHANGED])], {
       'POST /api/v1/scheduling/what-if/': [
         {
           status: 400,
