@@ -40,6 +40,7 @@ from apps.scheduling.models import SchedulerLock
 
 log = logging.getLogger("zhisuan.health")
 CORDONING = (FaultAction.CORDON, FaultAction.CORDON_DRAIN)
+CORDONED_NOTE = "cordoned"  # the note that dates a cordon (the what-if replay reads it)
 NODE_TOKEN_PREFIX = "zsn_"  # noqa: S105 - a public marker, not a secret
 
 
@@ -177,7 +178,7 @@ def _act(node: Node, incident: Incident, rule: Rule, action: str) -> None:
             reason=f"{incident.fault}: {incident.detail}"[:200],
             health=NodeHealth.FAULTY if faulty else NodeHealth.DEGRADED,
         )
-        _note(incident, "cordoned")
+        _note(incident, CORDONED_NOTE)
         if faulty:
             drain_node(node=node, incident=incident)
         if rule.substitute_spare:

@@ -106,6 +106,18 @@ class LoadChangeSerializer(serializers.Serializer[dict[str, Any]]):
     jobs_dropped = serializers.IntegerField(help_text="Arriving jobs left out.")
 
 
+class FaultsSerializer(serializers.Serializer[dict[str, Any]]):
+    outages = serializers.IntegerField(
+        help_text="Node outages in the window: a node cordoned by a health incident until it "
+        "closed (a node's overlapping incidents are one outage)."
+    )
+    drained = serializers.IntegerField(help_text="Outages that stopped the node's running work.")
+    node_hours = serializers.FloatField(help_text="Node-hours out of service in the window.")
+    replayed = serializers.BooleanField(
+        help_text="Whether the replay had them; false: every node healthy throughout."
+    )
+
+
 class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     live_policy = serializers.CharField(
         required=False,
@@ -131,6 +143,8 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
         allow_null=True,
         help_text="More or less work arriving in the replay; null: as it was.",
     )
+    # Not required: runs stored before outages were replayed do not have it.
+    faults = FaultsSerializer(required=False, help_text="The window's node outages.")
     actual_waits = serializers.DictField(
         child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
     )
@@ -234,6 +248,11 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         help_text="Times the window's arriving work to replay: 1.3 is 30% more jobs in the "
         "same pattern, 0.5 half of them (1: as it was).",
     )
+    replay_faults = serializers.BooleanField(
+        default=True,
+        help_text="Replay the window's node outages (nodes cordoned or drained by health "
+        "incidents); false asks what the cluster would have done with every node healthy.",
+    )
     result = WhatIfResultSerializer(read_only=True, allow_null=True)
 
     class Meta:
@@ -246,6 +265,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "node_changes",
             "quota_changes",
             "load_factor",
+            "replay_faults",
             "state",
             "progress",
             "message",
@@ -334,5 +354,6 @@ class WhatIfRunViewSet(
             node_changes=stored_node_changes(data["node_changes"]),
             quota_changes=stored_quota_changes(data["quota_changes"]),
             load_factor=data["load_factor"],
+            replay_faults=data["replay_faults"],
         )  # fmt: skip
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -64,6 +64,11 @@ class WhatIfRun(models.Model):
     load_factor = models.FloatField(
         default=1.0, help_text="Times the window's arriving work to replay (1: as it was)."
     )
+    replay_faults = models.BooleanField(
+        default=True,
+        help_text="Replay the window's node outages (cordons and drains of its incidents); "
+        "off: every node healthy throughout.",
+    )
     state = models.CharField(max_length=8, choices=WhatIfState.choices, default="pending")
     progress = models.FloatField(default=0.0, help_text="Share of the replay done, 0..1.")
     message = models.CharField(max_length=500, blank=True)

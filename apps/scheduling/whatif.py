@@ -49,6 +49,8 @@ from apps.scheduling.sim.scenario import (
 )
 from apps.scheduling.sim.workload import SIZE_CLASSES, SimJob, Workload, size_class
 from apps.scheduling.snapshot import core_node, core_quotas, pool_keys, replica_groups, topology
+from apps.scheduling.whatif_faults import summary as faults_summary
+from apps.scheduling.whatif_faults import window_outages
 from apps.tenancy.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -82,6 +84,9 @@ class History:
     carried: frozenset[str] = frozenset()
     # A load change (``changed``): {"factor", "jobs_added", "jobs_dropped"}; None: none.
     load_change: dict[str, Any] | None = None
+    # The window's node outages (``whatif_faults.summary``): {"outages", "drained",
+    # "node_hours", "replayed"}; replayed unless ``changed(faults=False)`` left them out.
+    faults: dict[str, Any] = field(default_factory=dict)
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -149,8 +154,9 @@ def domain_sizes(nodes: tuple[core.Node, ...]) -> dict[str, int]:
 
 def current_nodes(pool_keys: dict[int, str]) -> tuple[core.Node, ...]:
     """Every node in a pool (hot spares held back) as a healthy, schedulable machine:
-    today's cordons and faults say nothing about the past, and the question is what the
-    policy does with this cluster."""
+    today's cordons and faults say nothing about the past (the window's own outages are
+    replayed from its incidents, ``whatif_faults``), and the question is what the policy
+    does with this cluster."""
     return tuple(
         replace(core_node(n, pool_keys, set()), healthy=True, cordoned=False)
         for n in Node.objects.filter(pool__isnull=False, is_spare=False).order_by("pk")
@@ -177,8 +183,8 @@ def scenario_problems(
 
 def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None = None) -> History:
     """The jobs submitted in ``[start, end)``, and those already running at ``start``, on
-    the current nodes and quotas; ``keys``: pool id -> key, when the caller has read them
-    (``snapshot.pool_keys``)."""
+    the current nodes and quotas, with the window's node outages; ``keys``: pool id -> key,
+    when the caller has read them (``snapshot.pool_keys``)."""
     if end <= start:
         raise ValueError("the window must end after it starts")
     keys = pool_keys() if keys is None else keys
@@ -239,12 +245,14 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
             queued.append((sim_job.submit, sim_job.submit + wait))
             if job.max_wait_s and wait > job.max_wait_s:
                 late += 1
+    outages = window_outages(start, end, {n.node_id for n in nodes})
     workload = Workload(
         name="history",
         nodes=nodes,
         jobs=tuple(jobs),
         quotas=core_quotas(keys),
         pools=tuple(core.Pool(pool_id=k) for k in keys.values()),
+        failures=tuple(o.failure() for o in outages),
         horizon=horizon,
         measure_until=horizon,
         exact_runtimes=False,
@@ -267,6 +275,7 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
         actual_tenant_use=use,
         actual_series=actual_series(spans, queued, horizon, workload.capacity_milli),
         carried=frozenset(carried),
+        faults=faults_summary(outages, replayed=True),
     )
 
 
@@ -309,13 +318,21 @@ def changed(
     *,
     load: float = 1.0,
     seed: int = 0,
+    faults: bool = True,
 ) -> History:
     """The history on a cluster with some pools grown or shrunk (``sim.scenario.resize``),
-    some quotas set anew (``requota``) and ``load`` times the work arriving
-    (``scale_load``, its copies drawn with ``seed``); what really happened is kept as it
-    was, on the real cluster. Raises ``ScenarioError`` for a change that cannot be made,
-    quotas whose guarantees would exceed their pool included."""
+    some quotas set anew (``requota``), ``load`` times the work arriving (``scale_load``,
+    its copies drawn with ``seed``) and, unless ``faults``, no node outage (the question
+    "what did our faults cost?"); what really happened is kept as it was, on the real
+    cluster. Raises ``ScenarioError`` for a change that cannot be made, quotas whose
+    guarantees would exceed their pool included."""
     nodes, quotas = nodes or [], quotas or []
+    if not faults:
+        history = replace(
+            history,
+            workload=replace(history.workload, failures=()),
+            faults={**history.faults, "replayed": False},
+        )
     if load != 1.0:
         jobs, made_load = scale_load(
             history.workload.jobs,
@@ -484,6 +501,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "capacity_changes": history.node_changes,
         "quota_changes": history.quota_changes,
         "load_change": history.load_change,
+        "faults": history.faults,
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
         },
@@ -506,6 +524,7 @@ def request_run(
     node_changes: list[dict[str, int]] | None = None,
     quota_changes: list[dict[str, Any]] | None = None,
     load_factor: float = 1.0,
+    replay_faults: bool = True,
 ) -> WhatIfRun:
     """Records a run and has a worker execute it once the transaction commits."""
     run = WhatIfRun.objects.create(
@@ -515,6 +534,7 @@ def request_run(
         node_changes=node_changes or [],
         quota_changes=quota_changes or [],
         load_factor=load_factor,
+        replay_faults=replay_faults,
         requested_by=actor,
     )
 
@@ -557,6 +577,7 @@ def execute(run_id: int) -> WhatIfRun:
             quota_changes(run.quota_changes, keys),
             load=run.load_factor,
             seed=run.seed,
+            faults=run.replay_faults,
         )
         results = [
             replay(history, [name], seed=run.seed, progress=progress_of(i))[0]

@@ -76,6 +76,35 @@ def test_a_node_failure_kills_its_jobs_and_the_repair_brings_it_back():
     assert abs(result.summary["failure_lost_gpu_h"] - 50 * 8 / 3600) < 1e-9
 
 
+def test_a_cordon_keeps_running_work_and_takes_no_new_work_until_repaired():
+    x = job("x", 0, 4, duration=500)
+    y = job("y", 200, 4, duration=100)
+    cordon = (NodeFailure(100, "n00000", 300, drain_after=None),)
+    sim, result = run(workload([x, y], 1, failures=cordon), pol.ours(quotas=False))
+    # x runs on through the cordon; y, which fits beside it, waits for the node to be back
+    # in service at 400.
+    assert (sim.by_id["x"].end, sim.by_id["x"].failures) == (500, 0)
+    assert sim.by_id["y"].first_start == 400
+    assert result.summary["failure_lost_gpu_h"] == 0
+
+
+def test_a_cordon_escalated_to_a_drain_stops_its_work_at_the_drain():
+    x = job("x", 0, 8, duration=500, ckpt=100, restart=20)
+    escalated = (NodeFailure(100, "n00000", 300, drain_after=150),)
+    sim, result = run(workload([x], 1, failures=escalated), pol.ours(quotas=False))
+    r = sim.by_id["x"]
+    # Stopped at 250 (50 s since its checkpoint at 200 lost), back at 400: 300 s left.
+    assert r.failures == 1 and r.end == 400 + 20 + 300
+    assert abs(result.summary["failure_lost_gpu_h"] - 50 * 8 / 3600) < 1e-9
+
+
+def test_a_failure_on_a_node_already_out_of_service_is_ignored():
+    x = job("x", 0, 8, duration=500)
+    twice = (NodeFailure(100, "n00000", 300, drain_after=None), NodeFailure(150, "n00000", 10))
+    sim, _ = run(workload([x], 1, failures=twice), pol.ours(quotas=False))
+    assert (sim.by_id["x"].end, sim.by_id["x"].failures) == (500, 0)
+
+
 def test_without_gang_a_partial_placement_holds_devices_until_the_rest_fits():
     w = workload([job("a", 0, 4, duration=100), job("b", 1, 8, replicas=2, duration=50)])
     sim, _ = run(w, pol.fifo_spread())

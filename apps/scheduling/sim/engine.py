@@ -170,6 +170,10 @@ class Simulator:
             elif kind == Kind.NODE_FAIL:
                 assert isinstance(event.payload, NodeFailure)
                 self._fail(event.payload, now)
+            elif kind == Kind.NODE_DRAIN:
+                assert isinstance(event.payload, str)
+                if self.nodes[event.payload].cordoned:  # not repaired in the meantime
+                    self._drain(event.payload, now)
             elif kind == Kind.NODE_REPAIR:
                 assert isinstance(event.payload, str)
                 self._repair(event.payload, now)
@@ -287,21 +291,36 @@ class Simulator:
         self.owner.pop(part, None)
 
     def _fail(self, failure: NodeFailure, now: float) -> None:
+        """The node leaves service: drained at once, or cordoned (and drained later, if
+        ``drain_after`` says so). A node already out of service ignores the failure."""
         node = self.nodes.get(failure.node_id)
-        if node is None or not node.healthy:
+        if node is None or not node.healthy or node.cordoned:
             return
-        victims = {self.owner[j].job.job_id: self.owner[j] for j in self.live.jobs_on(node.node_id)}
+        if failure.drain_after == 0.0:
+            self._drain(node.node_id, now)
+        else:
+            self.nodes[node.node_id] = replace(node, cordoned=True)
+            self.live.set_node(self.nodes[node.node_id])
+            self.recorder.node_changed(self)
+            if failure.drain_after is not None:
+                self.events.push(now + failure.drain_after, Kind.NODE_DRAIN, node.node_id)
+        self.events.push(now + failure.repair, Kind.NODE_REPAIR, node.node_id)
+        self._want_cycle(now)
+
+    def _drain(self, node_id: str, now: float) -> None:
+        """Stop the node's jobs (each back to the queue, as after a failure) and take the
+        node out of service."""
+        victims = {self.owner[j].job.job_id: self.owner[j] for j in self.live.jobs_on(node_id)}
         for run in victims.values():
             self._interrupt(run, now, failure=True)
-        self.nodes[node.node_id] = replace(node, healthy=False)
-        self.live.set_node(self.nodes[node.node_id])
+        self.nodes[node_id] = replace(self.nodes[node_id], healthy=False)
+        self.live.set_node(self.nodes[node_id])
         self.recorder.node_changed(self)
-        self.events.push(now + failure.repair, Kind.NODE_REPAIR, node.node_id)
         self._want_cycle(now)
 
     def _repair(self, node_id: str, now: float) -> None:
         node = self.nodes[node_id]
-        self.nodes[node_id] = replace(node, healthy=True)
+        self.nodes[node_id] = replace(node, healthy=True, cordoned=False)
         self.live.set_node(self.nodes[node_id])
         self.recorder.node_changed(self)
         self._want_cycle(now)

@@ -17,11 +17,12 @@ class Kind(IntEnum):
 
     COMPLETE = 0
     NODE_FAIL = 1
-    NODE_REPAIR = 2
-    ARRIVE = 3
-    WAKE = 4  # a time-based change of the queue (starvation threshold, hold expiry)
-    CYCLE = 5
-    SAMPLE = 6
+    NODE_DRAIN = 2  # a cordoned node's running work is stopped (``NodeFailure.drain_after``)
+    NODE_REPAIR = 3
+    ARRIVE = 4
+    WAKE = 5  # a time-based change of the queue (starvation threshold, hold expiry)
+    CYCLE = 6
+    SAMPLE = 7
 
 
 class Event(NamedTuple):

@@ -65,11 +65,18 @@ class SimJob:
 
 @dataclass(frozen=True, slots=True)
 class NodeFailure:
-    """A node breaks at ``time`` (its jobs are killed) and is repaired ``repair`` s later."""
+    """A node leaves service at ``time`` and is back ``repair`` s later.
+
+    ``drain_after``: seconds after ``time`` at which the jobs running on it are stopped and
+    requeued: 0, at once (a hardware failure); ``None``, never (a cordon: the node takes no
+    new work while its running work goes on). The what-if replay gives a cordon that was
+    later escalated to a drain the seconds in between.
+    """
 
     time: float
     node_id: str
     repair: float
+    drain_after: float | None = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1794,6 +1794,32 @@ export interface components {
             /** @description Bring a hot spare of the pool into service when cordoning. */
             substitute_spare?: boolean;
         };
+        Faults: {
+            /** @description Outages that stopped the node's running work. */
+            drained: number;
+            /**
+             * Format: double
+             * @description Node-hours out of service in the window.
+             */
+            node_hours: number;
+            /** @description Node outages in the window: a node cordoned by a health incident until it closed (a node's overlapping incidents are one outage). */
+            outages: number;
+            /** @description Whether the replay had them; false: every node healthy throughout. */
+            replayed: boolean;
+        };
+        FaultsRequest: {
+            /** @description Outages that stopped the node's running work. */
+            drained: number;
+            /**
+             * Format: double
+             * @description Node-hours out of service in the window.
+             */
+            node_hours: number;
+            /** @description Node outages in the window: a node cordoned by a health incident until it closed (a node's overlapping incidents are one outage). */
+            outages: number;
+            /** @description Whether the replay had them; false: every node healthy throughout. */
+            replayed: boolean;
+        };
         /**
          * @description * `jupyter` - jupyter
          *     * `vscode` - vscode
@@ -3513,6 +3539,8 @@ export interface components {
             };
             /** @description Pools grown or shrunk for the replay; the real measures are of the cluster as it was. */
             capacity_changes?: components["schemas"]["CapacityChange"][];
+            /** @description The window's node outages. */
+            faults?: components["schemas"]["Faults"];
             /** @description Jobs replayed. */
             jobs: number;
             /** @description The policy here that the product's scheduler ran when the replay ran (ZS_SCHEDULER_POLICY): standard or ours. */
@@ -3549,6 +3577,8 @@ export interface components {
             };
             /** @description Pools grown or shrunk for the replay; the real measures are of the cluster as it was. */
             capacity_changes?: components["schemas"]["CapacityChangeRequest"][];
+            /** @description The window's node outages. */
+            faults?: components["schemas"]["FaultsRequest"];
             /** @description Jobs replayed. */
             jobs: number;
             /** @description The policy here that the product's scheduler ran when the replay ran (ZS_SCHEDULER_POLICY): standard or ours. */
@@ -3601,6 +3631,11 @@ export interface components {
             readonly progress: number;
             /** @description Quotas to set for the replay (a tenant x pool x model at most once). */
             quota_changes?: components["schemas"]["QuotaChange"][];
+            /**
+             * @description Replay the window's node outages (nodes cordoned or drained by health incidents); false asks what the cluster would have done with every node healthy.
+             * @default true
+             */
+            replay_faults: boolean;
             readonly result: components["schemas"]["WhatIfResult"] | null;
             /** @default 0 */
             seed: number;
@@ -3637,6 +3672,11 @@ export interface components {
             policies: components["schemas"]["PoliciesEnum"][];
             /** @description Quotas to set for the replay (a tenant x pool x model at most once). */
             quota_changes?: components["schemas"]["QuotaChangeRequest"][];
+            /**
+             * @description Replay the window's node outages (nodes cordoned or drained by health incidents); false asks what the cluster would have done with every node healthy.
+             * @default true
+             */
+            replay_faults: boolean;
             /** @default 0 */
             seed: number;
         };

@@ -24,6 +24,9 @@ from apps.scheduling.sim.scenario import MAX_LOAD, NodeChange, ScenarioError
 from apps.scheduling.snapshot import pool_key
 from apps.tenancy.models import Tenant
 
+# A replay of a series: the pools changed, the load factor, whether outages are replayed.
+Case = tuple[list[NodeChange], float, bool]
+
 
 class Command(BaseCommand):
     help = (
@@ -69,6 +72,14 @@ class Command(BaseCommand):
             help="replay F times the work that arrived (1.3: 30%% more jobs in the same "
             f"pattern; from 0.1 to {MAX_LOAD:g}; default 1); F1,F2,... replays each",
         )
+        parser.add_argument(
+            "--faults",
+            default="replay",
+            metavar="replay|none",
+            help="replay the window's node outages (nodes cordoned or drained by health "
+            "incidents; the default) or none (every node healthy: what did the faults cost?); "
+            "replay,none replays both",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         hours = options["hours"]
@@ -83,24 +94,28 @@ class Command(BaseCommand):
             )
         seeds = _seeds(options["seed"])
         loads = _loads(options["load"])
+        faults = _faults(options["faults"])
         pools = [_change(text) for text in options["nodes"]]
         quotas = [_quota(text) for text in options["quota"]]
-        # Every pool's sizes by every load: one replay each.
+        # Every pool's sizes by every load, with and without faults: one replay each.
         per_pool = [[(pool, n) for n in counts] for pool, counts in pools]
-        cases: list[tuple[list[NodeChange], float]] = [
-            ([NodeChange(pool, n) for pool, n in sizes if n], load)
+        cases: list[Case] = [
+            ([NodeChange(pool, n) for pool, n in sizes if n], load, replayed)
             for sizes in product(*per_pool)
             for load in loads
+            for replayed in faults
         ]
         start, end = whatif.window_ending(timezone.now(), hours)
         base = whatif.history_workload(start, end)
         if len(cases) > 1 or len(seeds) > 1:
             self._sweep(base, cases, quotas, names, seeds)
             return
-        [(changes, load)] = cases
+        [(changes, load, with_faults)] = cases
         [seed] = seeds
         try:
-            history = whatif.changed(base, changes, quotas, load=load, seed=seed)
+            history = whatif.changed(
+                base, changes, quotas, load=load, seed=seed, faults=with_faults
+            )
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
         w = history.workload
@@ -123,6 +138,7 @@ class Command(BaseCommand):
                 f"Replayed with {c['factor']:g} times the arriving work: {c['jobs_added']} "
                 f"copies of jobs added, {c['jobs_dropped']} jobs left out\n"
             )
+        self.stdout.write(_faults_line(history.faults) + "\n")
         for q in history.quota_changes:
             was = (
                 "none"
@@ -177,7 +193,7 @@ class Command(BaseCommand):
     def _sweep(
         self,
         base: whatif.History,
-        cases: list[tuple[list[NodeChange], float]],
+        cases: list[Case],
         quotas: list[Quota],
         names: list[str],
         seeds: list[int],
@@ -190,17 +206,21 @@ class Command(BaseCommand):
             self.stdout.write("No job ran in this window.")
             return
         rows = []
-        for changes, load in cases:
+        for changes, load, replayed in cases:
             runs = []
             for seed in seeds:
                 try:
-                    history = whatif.changed(base, changes, quotas, load=load, seed=seed)
+                    history = whatif.changed(
+                        base, changes, quotas, load=load, seed=seed, faults=replayed
+                    )
                 except ScenarioError as exc:
                     raise CommandError(str(exc)) from exc
                 runs.append(whatif.replay(history, names, seed=seed))
             label = ", ".join(f"{c.pool} {c.nodes:+d}" for c in changes) or "as it is"
             if load != 1.0:
                 label += f", work x{load:g}"
+            if not replayed:
+                label += ", no outages"
             rows.append((label, history.workload.capacity_milli // 1000, runs))
         w = base.workload
         each = f" under {len(seeds)} seeds each (the means)" if len(seeds) > 1 else ""
@@ -209,6 +229,7 @@ class Command(BaseCommand):
             f"{base.start:%Y-%m-%d %H:%M} - {base.end:%Y-%m-%d %H:%M} UTC or running when it "
             f"began); {base.never_started} never started and are not replayed\n"
         )
+        self.stdout.write(_faults_line({**base.faults, "replayed": None}) + "\n")
         for q in quotas:
             self.stdout.write(
                 f"Every replay with {q.tenant}'s quota of {q.accelerator_model} in {q.pool} at "
@@ -227,6 +248,29 @@ class Command(BaseCommand):
             f"({base.actual_allocation * w.capacity_milli / 1000:.1f} GPUs), "
             f"{base.actual_late} jobs past their maximum wait; mean wait by size: {real}\n"
         )
+
+
+def _faults_line(faults: dict[str, Any]) -> str:
+    """The window's node outages, and whether the replay has them (None: some do)."""
+    how = {True: "replayed", False: "left out: every node healthy", None: "replayed unless "
+           "the row says no outages"}[faults.get("replayed")]  # fmt: skip
+    return (
+        f"Node outages in the window (health incidents that cordoned a node): "
+        f"{faults.get('outages', 0)}, {faults.get('drained', 0)} of them drained, "
+        f"{faults.get('node_hours', 0.0):.1f} node-hours; {how}"
+    )
+
+
+def _faults(text: str) -> list[bool]:
+    """``replay``, ``none`` or both, as whether each replay has the window's outages."""
+    modes = [m.strip() for m in text.split(",")]
+    if (
+        not modes
+        or any(m not in ("replay", "none") for m in modes)
+        or len(set(modes)) != len(modes)
+    ):
+        raise CommandError(f"--faults {text}: expected replay, none or replay,none")
+    return [m == "replay" for m in modes]
 
 
 def _live_note() -> str:

@@ -51,6 +51,7 @@ const DONE = {
   policies: ['ours', 'fifo-spread'],
   seed: 0,
   load_factor: 1,
+  replay_faults: true,
   state: 'done',
   progress: 1,
   message: '',
@@ -243,6 +244,7 @@ describe('what-if', () => {
         policies: ['ours', 'standard', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
         load_factor: 1,
+        replay_faults: true,
         node_changes: [],
         quota_changes: [],
       },
@@ -251,6 +253,7 @@ describe('what-if', () => {
         policies: ['ours', 'standard', 'volcano', 'best-fit', 'fifo-spread'],
         seed: 0,
         load_factor: 1,
+        replay_faults: true,
         node_changes: [],
         quota_changes: [],
       },
@@ -372,6 +375,37 @@ describe('what-if', () => {
     expect(posts.map((b) => (b as { load_factor: unknown }).load_factor)).toEqual([1.3, 1.3]);
   });
 
+  it('replays with or without the node outages of the window', async () => {
+    const FAULTS = { outages: 2, drained: 1, node_hours: 7.5, replayed: true };
+    const WITH = { ...DONE, result: { ...DONE.result, faults: FAULTS } };
+    const HEALTHY = {
+      ...DONE,
+      id: 8,
+      replay_faults: false,
+      result: { ...DONE.result, faults: { ...FAULTS, replayed: false } },
+    };
+    const { requests } = stubPage([page([WITH]), page([HEALTHY, WITH])], {
+      'POST /api/v1/scheduling/what-if/': { status: 201, body: HEALTHY },
+    });
+    renderApp('/what-if');
+    let result = await screen.findByTestId('whatif-result');
+    expect(within(result).getByText(/2 outages \(1 drained\), 7.5 node-hours/)).toBeTruthy();
+    expect(within(result).getByText('replayed')).toBeTruthy();
+    const box = screen.getByRole('checkbox', { name: 'Replay node outages' });
+    expect((box as HTMLInputElement).checked).toBe(true);
+    fireEvent.click(box);
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    await waitFor(() => {
+      expect(screen.getByTestId('whatif-result').textContent).toContain('Replay #8');
+    });
+    result = screen.getByTestId('whatif-result');
+    expect(within(result).getByText('left out: every node healthy')).toBeTruthy();
+    // The list tells the two apart.
+    expect(screen.getByText('no outages')).toBeTruthy();
+    const [post] = requests.filter((r) => r.method === 'POST');
+    expect((post?.body as { replay_faults: unknown }).replay_faults).toBe(false);
+  });
+
   it('compares finished replays side by side under one policy', async () => {
     const GROWN = {
       ...DONE,
@@ -434,6 +468,7 @@ describe('what-if', () => {
       policies: ['ours', 'standard'],
       seed: 3,
       load_factor: 1.3,
+      replay_faults: false,
       node_changes: [{ pool: 1, nodes: 4 }],
       quota_changes: [
         { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 0 },
@@ -458,6 +493,7 @@ describe('what-if', () => {
       policies: ['ours', 'standard'],
       seed: 3,
       load_factor: 1.3,
+      replay_faults: false,
       node_changes: [{ pool: 1, nodes: 5 }],
       quota_changes: [
         { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 0 },

@@ -185,6 +185,7 @@ interface FormValues {
   policies: string[];
   seed: number;
   load_factor: number;
+  replay_faults: boolean;
   node_changes?: NodeChangeValue[];
   quota_changes?: QuotaChangeValue[];
 }
@@ -196,6 +197,7 @@ function formValuesOf(run: WhatIfRun): FormValues {
     policies: run.policies,
     seed: run.seed,
     load_factor: run.load_factor,
+    replay_faults: run.replay_faults,
     node_changes: (run.node_changes ?? []).map((c) => ({ pool: c.pool, nodes: c.nodes })),
     quota_changes: (run.quota_changes ?? []).map((c) => ({
       quota: quotaKey(c),
@@ -231,6 +233,7 @@ function StartForm({
         ['policies'],
         ['seed'],
         ['load_factor'],
+        ['replay_faults'],
         ...(changes ?? []).flatMap((_, i) => [
           ['node_changes', i, 'pool'],
           ['node_changes', i, 'nodes'],
@@ -249,13 +252,20 @@ function StartForm({
       <Form<FormValues>
         form={form}
         layout="inline"
-        initialValues={{ hours: 168, policies: [...POLICIES], seed: 0, load_factor: 1 }}
+        initialValues={{
+          hours: 168,
+          policies: [...POLICIES],
+          seed: 0,
+          load_factor: 1,
+          replay_faults: true,
+        }}
         onFinish={(values) => {
           start.mutate({
             hours: values.hours,
             policies: values.policies as WhatIfSubmit['policies'],
             seed: values.seed,
             load_factor: values.load_factor,
+            replay_faults: values.replay_faults,
             node_changes: (values.node_changes ?? []).map((c) => ({
               pool: c.pool ?? 0,
               nodes: c.nodes ?? 0,
@@ -284,6 +294,9 @@ function StartForm({
           rules={[{ required: true }]}
         >
           <InputNumber min={0.1} max={5} step={0.1} prefix="×" style={{ width: 90 }} />
+        </Form.Item>
+        <Form.Item name="replay_faults" valuePropName="checked" tooltip={t('whatif.faultsHint')}>
+          <Checkbox>{t('whatif.faultsReplay')}</Checkbox>
         </Form.Item>
         <Form.Item>
           <Button type="primary" htmlType="submit" loading={start.isPending}>
@@ -330,6 +343,7 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
   const changes = result.capacity_changes ?? [];
   const quotaRows = result.quota_changes ?? [];
   const load = result.load_change;
+  const faults = result.faults;
   // Runs stored before the series were recorded have none: no chart then.
   const lines: WhatIfLine[] = result.policies
     .filter((p) => p.series?.length)
@@ -408,6 +422,20 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
                 dropped: load.jobs_dropped,
               })}
             </Tag>
+          </Descriptions.Item>
+        )}
+        {faults && (faults.outages > 0 || !faults.replayed) && (
+          <Descriptions.Item label={t('whatif.faults')} span={4}>
+            <Space wrap>
+              {t('whatif.faultsTag', {
+                outages: faults.outages,
+                drained: faults.drained,
+                hours: faults.node_hours.toFixed(1),
+              })}
+              <Tag color={faults.replayed ? 'red' : 'green'}>
+                {t(faults.replayed ? 'whatif.faultsReplayed' : 'whatif.faultsLeftOut')}
+              </Tag>
+            </Space>
           </Descriptions.Item>
         )}
       </Descriptions>

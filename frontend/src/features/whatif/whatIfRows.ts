@@ -143,7 +143,10 @@ export function signed(n: number): string {
   return n > 0 ? `+${n}` : String(n);
 }
 
-/** "sim-a800/a800-train +4, quotas changed: 1, work ×1.3"; "—" for the cluster as it is. */
+/**
+ * "sim-a800/a800-train +4, quotas changed: 1, work ×1.3, no outages"; "—" for the cluster as
+ * it is.
+ */
 export function changesSummary(
   t: TFunction,
   run: WhatIfRun,
@@ -157,6 +160,7 @@ export function changesSummary(
   if (run.load_factor !== 1) {
     parts.push(t('whatif.loadSummary', { factor: run.load_factor }));
   }
+  if (!run.replay_faults) parts.push(t('whatif.noFaultsSummary'));
   return parts.join(', ') || '—';
 }
 
