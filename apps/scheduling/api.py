@@ -50,7 +50,9 @@ class SamplePointSerializer(serializers.Serializer[dict[str, Any]]):
 class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     policy = serializers.CharField()
     title = serializers.CharField(help_text="The policy as the benchmarks name it.")
-    allocation = serializers.FloatField(help_text="Mean share of accelerators allocated, 0..1.")
+    allocation = serializers.FloatField(
+        help_text="Mean share of the accelerators in service allocated, 0..1."
+    )
     mean_free_gpus = serializers.FloatField()
     mean_fragmented_gpus = serializers.FloatField()
     completed = serializers.IntegerField()
@@ -60,6 +62,11 @@ class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     )
     one_su = serializers.ListField(
         child=serializers.IntegerField(), help_text="Multi-node jobs that fit an SU: [in one, all]."
+    )
+    mean_allocated_gpus = serializers.FloatField(
+        required=False,
+        help_text="GPUs allocated, mean over the window (the allocation share is of the nodes "
+        "in service, which outages change).",
     )
     preemptions = serializers.IntegerField()
     preempted_gpu_hours = serializers.FloatField()

@@ -461,6 +461,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
                 "policy": r.policy,
                 "title": r.label,
                 "allocation": s["alloc_window"],
+                "mean_allocated_gpus": s["mean_allocated_window"],
                 "mean_free_gpus": s["mean_free_window"],
                 "mean_fragmented_gpus": s["mean_fragmented_window"],
                 "completed": s["completed"],

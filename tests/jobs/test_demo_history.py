@@ -9,8 +9,10 @@ import pytest
 
 from apps.accounting.models import UsageSegment
 from apps.core import demo
-from apps.core.demo_history import DAYS, plan
+from apps.core.demo_history import DAYS, OUTAGES, plan
+from apps.health.models import Incident
 from apps.jobs.models import Job, JobState
+from apps.scheduling.whatif_faults import window_outages
 
 
 def test_the_plan_is_a_history_the_pool_could_have_run():
@@ -26,6 +28,21 @@ def test_the_plan_is_a_history_the_pool_could_have_run():
         for tenant, limit in limits.items():
             assert sum(k.gpus for k in running if k.tenant == tenant) <= limit
     assert plan(capacity, limits, span, random.Random(3)) == jobs  # seeded
+
+
+def test_the_plan_keeps_an_outages_gpus_out_of_use():
+    capacity, limits, span = 64, {"nlp": 64, "vision": 64}, 2 * 86400.0
+    outages = ((10 * 3600.0, 20 * 3600.0, 32), (30 * 3600.0, 31 * 3600.0, 8))
+    jobs = plan(capacity, limits, span, random.Random(5), outages)
+    # Where a job starts or an outage begins, what runs fits the room left.
+    moments = [j.admit for j in jobs] + [a for a, _, _ in outages]
+    for m in moments:
+        room = capacity - sum(g for a, b, g in outages if a <= m < b)
+        assert sum(k.gpus for k in jobs if k.admit <= m < k.admit + k.run) <= room
+    # It bites: without the outages some job starts sooner.
+    free = plan(capacity, limits, span, random.Random(5))
+    assert free != jobs
+    assert any(j.admit < k.admit for j, k in zip(free, jobs, strict=False) if j.submit == k.submit)
 
 
 def test_a_job_that_fits_nowhere_is_left_out():
@@ -61,3 +78,10 @@ def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
     count = Job.objects.count()
     demo.seed()
     assert Job.objects.count() == count
+    # The week's two outages: closed incidents, which the What-if replay reads as outages
+    # (the node hours out of service, one drained).
+    assert Incident.objects.filter(state="closed").count() == len(OUTAGES) == 2
+    nodes = {str(pk) for pk in Incident.objects.values_list("node_id", flat=True)}
+    outages = window_outages(now - timedelta(days=DAYS), now, nodes)
+    assert [(o.end - o.start) / 3600 for o in outages] == [o.hours for o in OUTAGES]
+    assert [o.drain_at is not None for o in outages] == [True, False]

@@ -157,6 +157,7 @@ def test_time_weighted_allocation_and_tenant_use():
     result = Simulator(workload(jobs, 2, quotas=quotas), pol.ours()).run()
     expected = (8 * 100 + 16 * 100) / (16 * 400)
     assert math.isclose(result.summary["alloc_window"], expected)
+    assert math.isclose(result.summary["mean_allocated_window"], expected * 16)
     t1, t2 = result.tenants
     assert math.isclose(t1["mean_used"], 8 * 200 / 400)
     assert math.isclose(t2["mean_used"], 8 * 100 / 400)

@@ -398,6 +398,7 @@ class Recorder:
         self.window = (workload.warmup, last if until is None else until)
         self.alloc_area = 0.0
         self.cap_area = 0.0
+        self.measured = 0.0  # seconds of the measurement window passed
         self.curve: list[tuple[float, float]] = []
         self.samples: list[dict[str, float]] = []
         self.preemptions = 0
@@ -446,6 +447,7 @@ class Recorder:
         if span > 0:
             self.alloc_area += self.allocated * span
             self.cap_area += self.capacity * span
+            self.measured += span
             for t, g in self.guarantee.items():
                 used = self.tenant_alloc[t]
                 self.tenant_area[t] += used * span
@@ -787,6 +789,10 @@ class Recorder:
             "dropped": self.dropped_jobs,
             "never_started": sum(censored.values()),
             "alloc_window": self.alloc_area / self.cap_area if self.cap_area else 0.0,
+            # In GPUs: the share above is of the nodes in service, which outages change.
+            "mean_allocated_window": (
+                self.alloc_area / self.measured / FULL_DEVICE_MILLI if self.measured else 0.0
+            ),
             "alloc_end": self.allocated / cap,
             "alloc_at_130": alloc_at_arrived(self.curve, 130),
             "arrived_end": self.arrived_milli / cap,

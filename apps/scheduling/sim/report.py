@@ -264,6 +264,7 @@ def sweep_table(cases: Sequence[tuple[str, int, Sequence[Sequence[SimResult]]]])
         for i, first in enumerate(runs[0]):
             sums = [rs[i].summary for rs in runs]
             alloc = [s["alloc_window"] for s in sums]
+            held = [s["mean_allocated_window"] for s in sums]
             waits = [
                 wait([s[f"wait_{c}"].mean for s in sums if s[f"wait_{c}"].count]) for c in classes
             ]
@@ -273,7 +274,7 @@ def sweep_table(cases: Sequence[tuple[str, int, Sequence[Sequence[SimResult]]]])
                     first.policy,
                     accelerators,
                     f"{100 * _mean(alloc):.1f}%",
-                    f"{_mean(alloc) * accelerators:.1f}",
+                    f"{_mean(held):.1f}",
                     *waits,
                     count([s["late_jobs"] for s in sums]),
                     count([s["never_started"] for s in sums]),

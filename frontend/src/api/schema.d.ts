@@ -2900,7 +2900,7 @@ export interface components {
         PolicyResult: {
             /**
              * Format: double
-             * @description Mean share of accelerators allocated, 0..1.
+             * @description Mean share of the accelerators in service allocated, 0..1.
              */
             allocation: number;
             completed: number;
@@ -2914,6 +2914,11 @@ export interface components {
             large_over_2x: number;
             /** @description Jobs that waited past their maximum wait. */
             late_jobs: number;
+            /**
+             * Format: double
+             * @description GPUs allocated, mean over the window (the allocation share is of the nodes in service, which outages change).
+             */
+            mean_allocated_gpus?: number;
             /** Format: double */
             mean_fragmented_gpus: number;
             /** Format: double */
@@ -2942,7 +2947,7 @@ export interface components {
         PolicyResultRequest: {
             /**
              * Format: double
-             * @description Mean share of accelerators allocated, 0..1.
+             * @description Mean share of the accelerators in service allocated, 0..1.
              */
             allocation: number;
             completed: number;
@@ -2956,6 +2961,11 @@ export interface components {
             large_over_2x: number;
             /** @description Jobs that waited past their maximum wait. */
             late_jobs: number;
+            /**
+             * Format: double
+             * @description GPUs allocated, mean over the window (the allocation share is of the nodes in service, which outages change).
+             */
+            mean_allocated_gpus?: number;
             /** Format: double */
             mean_fragmented_gpus: number;
             /** Format: double */

@@ -175,7 +175,7 @@ class Command(BaseCommand):
         # In GPUs too: with pools resized, the shares above are of different clusters.
         replayed = w.capacity_milli // 1000
         real = replayed - sum(c["accelerators"] for c in history.node_changes)
-        held = ", ".join(f"{r.policy} {r.summary['alloc_window'] * replayed:.1f}" for r in results)
+        held = ", ".join(f"{r.policy} {r.summary['mean_allocated_window']:.1f}" for r in results)
         self.stdout.write(
             f"GPUs allocated on average: {held}; as it happened "
             f"{history.actual_allocation * real:.1f}\n"

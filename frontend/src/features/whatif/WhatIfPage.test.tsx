@@ -377,7 +377,9 @@ describe('what-if', () => {
 
   it('replays with or without the node outages of the window', async () => {
     const FAULTS = { outages: 2, drained: 1, node_hours: 7.5, replayed: true };
-    const WITH = { ...DONE, result: { ...DONE.result, faults: FAULTS } };
+    // The GPUs allocated come as measured: the share is of the nodes in service.
+    const policies = DONE.result.policies.map((p) => ({ ...p, mean_allocated_gpus: 70.4 }));
+    const WITH = { ...DONE, result: { ...DONE.result, faults: FAULTS, policies } };
     const HEALTHY = {
       ...DONE,
       id: 8,
@@ -391,6 +393,13 @@ describe('what-if', () => {
     let result = await screen.findByTestId('whatif-result');
     expect(within(result).getByText(/2 outages \(1 drained\), 7.5 node-hours/)).toBeTruthy();
     expect(within(result).getByText('replayed')).toBeTruthy();
+    const inUse = within(result).getByText('GPUs allocated (mean)').closest('tr');
+    expect([...(inUse?.querySelectorAll('td') ?? [])].map((c) => c.textContent)).toEqual([
+      'GPUs allocated (mean)',
+      '70.4',
+      '70.4',
+      '128.6',
+    ]);
     const box = screen.getByRole('checkbox', { name: 'Replay node outages' });
     expect((box as HTMLInputElement).checked).toBe(true);
     fireEvent.click(box);

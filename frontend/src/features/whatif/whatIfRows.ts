@@ -56,7 +56,10 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
       // so this is the row that compares them (as it happened: on the cluster as it was).
       key: 'in-use',
       measure: t('whatif.m.inUse'),
-      cells: ps.map((p) => (p.allocation * result.accelerators).toFixed(1)),
+      // Runs stored before it was measured: the share times the cluster's GPUs.
+      cells: ps.map((p) =>
+        (p.mean_allocated_gpus ?? p.allocation * result.accelerators).toFixed(1),
+      ),
       actual:
         result.actual_allocation === undefined
           ? '—'
