@@ -113,6 +113,12 @@ class LoadChangeSerializer(serializers.Serializer[dict[str, Any]]):
     jobs_dropped = serializers.IntegerField(help_text="Arriving jobs left out.")
 
 
+class OutageSpanSerializer(serializers.Serializer[dict[str, Any]]):
+    start_h = serializers.FloatField(help_text="Hours from the window's start.")
+    end_h = serializers.FloatField()
+    drained = serializers.BooleanField(help_text="Whether it stopped the node's running work.")
+
+
 class FaultsSerializer(serializers.Serializer[dict[str, Any]]):
     outages = serializers.IntegerField(
         help_text="Node outages in the window: a node cordoned by a health incident until it "
@@ -122,6 +128,11 @@ class FaultsSerializer(serializers.Serializer[dict[str, Any]]):
     node_hours = serializers.FloatField(help_text="Node-hours out of service in the window.")
     replayed = serializers.BooleanField(
         help_text="Whether the replay had them; false: every node healthy throughout."
+    )
+    spans = OutageSpanSerializer(
+        many=True,
+        required=False,
+        help_text="Each outage, by start (the first 500), for the chart.",
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
@@ -99,11 +100,20 @@ def window_outages(start: datetime, end: datetime, node_ids: set[str]) -> list[O
     return outages
 
 
-def summary(outages: list[Outage], *, replayed: bool) -> dict[str, object]:
-    """What a run stores of the window's outages."""
+MAX_SPANS = 500
+"""Outages a run stores one by one for its chart (the first, by start); the counts cover all."""
+
+
+def summary(outages: list[Outage], *, replayed: bool) -> dict[str, Any]:
+    """What a run stores of the window's outages: counts, and each one's span in hours from
+    the window's start (``outages`` ordered by start, as ``window_outages`` gives them)."""
     return {
         "outages": len(outages),
         "drained": sum(1 for o in outages if o.drain_at is not None),
         "node_hours": sum(o.end - o.start for o in outages) / 3600,
         "replayed": replayed,
+        "spans": [
+            {"start_h": o.start / 3600, "end_h": o.end / 3600, "drained": o.drain_at is not None}
+            for o in outages[:MAX_SPANS]
+        ],
     }

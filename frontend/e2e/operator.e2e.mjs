@@ -203,7 +203,9 @@ process.exitCode = await runScenario('operator', async (page) => {
     const chart = result.getByTestId('whatif-chart');
     await expectVisible(chart.locator('canvas'), 'the what-if allocation chart');
     check(
-      (await chart.getAttribute('aria-label'))?.endsWith('Ours, FIFO + spread, As it happened'),
+      (await chart.getAttribute('aria-label'))?.endsWith(
+        'Ours, FIFO + spread, As it happened; shaded: 2 period(s) with a node out of service',
+      ),
       `the what-if chart shows ${await chart.getAttribute('aria-label')}`,
     );
     const whatIfShot = await screenshot(page, 'operator-what-if');

@@ -88,7 +88,10 @@ def one_node():
 
 def test_a_replay_meets_the_windows_outages_unless_told_not_to(one_node):
     history = whatif.history_workload(T0, _at(10))
-    assert history.faults == {"outages": 1, "drained": 1, "node_hours": 1.0, "replayed": True}
+    assert history.faults == {
+        "outages": 1, "drained": 1, "node_hours": 1.0, "replayed": True,
+        "spans": [{"start_h": 2.0, "end_h": 3.0, "drained": True}],
+    }  # fmt: skip
     [failure] = history.workload.failures
     assert (failure.node_id, failure.time, failure.repair) == (str(one_node.pk), 2 * H, 1 * H)
     [with_faults] = whatif.replay(history, ["ours"])
@@ -122,7 +125,8 @@ def test_an_api_replay_can_leave_the_outages_out(
         whatif.execute(body["id"])
         result = client.get(f"{URL}{body['id']}/").json()["result"]
         assert result["faults"] == {
-            "outages": 1, "drained": 1, "node_hours": 1.0, "replayed": replayed
+            "outages": 1, "drained": 1, "node_hours": 1.0, "replayed": replayed,
+            "spans": [{"start_h": 2.0, "end_h": 3.0, "drained": True}],
         }  # fmt: skip
         [ours] = result["policies"]
         assert ours["completed"] == 1 and ours["preemptions"] == 0
@@ -153,3 +157,13 @@ def test_whatif_command_replays_with_and_without_the_outages(one_node, monkeypat
     for bad in ("sometimes", "replay,replay", ""):
         with pytest.raises(CommandError, match="--faults"):
             call_command("whatif", "--faults", bad, stdout=StringIO())
+
+
+def test_a_run_stores_at_most_max_spans_outages_one_by_one(monkeypatch):
+    from apps.scheduling import whatif_faults
+
+    monkeypatch.setattr(whatif_faults, "MAX_SPANS", 2)
+    outages = [Outage(str(i), i * H, (i + 1) * H, None) for i in range(3)]
+    stored = whatif_faults.summary(outages, replayed=True)
+    assert stored["outages"] == 3 and stored["node_hours"] == 3.0
+    assert [s["start_h"] for s in stored["spans"]] == [0.0, 1.0]

@@ -1806,6 +1806,8 @@ export interface components {
             outages: number;
             /** @description Whether the replay had them; false: every node healthy throughout. */
             replayed: boolean;
+            /** @description Each outage, by start (the first 500), for the chart. */
+            spans?: components["schemas"]["OutageSpan"][];
         };
         FaultsRequest: {
             /** @description Outages that stopped the node's running work. */
@@ -1819,6 +1821,8 @@ export interface components {
             outages: number;
             /** @description Whether the replay had them; false: every node healthy throughout. */
             replayed: boolean;
+            /** @description Each outage, by start (the first 500), for the chart. */
+            spans?: components["schemas"]["OutageSpanRequest"][];
         };
         /**
          * @description * `jupyter` - jupyter
@@ -2421,6 +2425,28 @@ export interface components {
          * @enum {string}
          */
         NotificationKindEnum: "idle_warning" | "idle_stopped" | "queue_expired" | "queue_escalated" | "runtime_limit" | "runtime_limit_soon";
+        OutageSpan: {
+            /** @description Whether it stopped the node's running work. */
+            drained: boolean;
+            /** Format: double */
+            end_h: number;
+            /**
+             * Format: double
+             * @description Hours from the window's start.
+             */
+            start_h: number;
+        };
+        OutageSpanRequest: {
+            /** @description Whether it stopped the node's running work. */
+            drained: boolean;
+            /** Format: double */
+            end_h: number;
+            /**
+             * Format: double
+             * @description Hours from the window's start.
+             */
+            start_h: number;
+        };
         Overview: {
             clusters: number;
             gpus: number;

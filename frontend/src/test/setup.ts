@@ -87,6 +87,7 @@ vi.mock('../features/whatif/WhatIfChart', () => ({
     start,
     lines,
     label,
+    outages = [],
   }: {
     start: string;
     lines: {
@@ -95,12 +96,14 @@ vi.mock('../features/whatif/WhatIfChart', () => ({
       points: { t_h: number; allocation: number; waiting: number }[];
     }[];
     label: string;
+    outages?: { start_h: number; end_h: number }[];
   }) =>
     createElement('div', {
       'data-testid': 'whatif-chart',
       role: 'img',
       'aria-label': label,
       'data-start': start,
+      'data-outages': outages.map((b) => `${b.start_h}-${b.end_h}`).join(','),
       'data-lines': lines
         .map(
           (l) =>

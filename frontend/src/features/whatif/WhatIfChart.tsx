@@ -1,6 +1,11 @@
+import { MarkAreaComponent } from 'echarts/components';
+import * as echarts from 'echarts/core';
 import { useMemo } from 'react';
 import { EChart } from '../../lib/EChart';
 import { LINE_COLORS, timePanels } from '../../lib/timePanels';
+import type { Band } from './whatIfRows';
+
+echarts.use([MarkAreaComponent]);
 
 export interface SeriesPoint {
   t_h: number;
@@ -18,7 +23,10 @@ export interface WhatIfLine {
 export interface WhatIfChartNames {
   allocation: string;
   waiting: string;
+  outages: string;
 }
+
+const OUTAGE_COLOR = '#d4380d';
 
 interface Props {
   /** The window's start (ISO time); points are hours from it. */
@@ -26,13 +34,16 @@ interface Props {
   lines: WhatIfLine[];
   names: WhatIfChartNames;
   label: string;
+  /** Times with a node out of service (``outageBands``), shaded on the allocation panel. */
+  outages?: Band[];
 }
 
 /**
  * GPU allocation (top) and jobs waiting (below) over the replayed window, one line per
  * policy and one for what happened. Two grids on one time axis, as their scales differ.
+ * Node outages shade the upper panel (a legend entry of their own turns them off).
  */
-export function WhatIfChart({ start, lines, names, label }: Props) {
+export function WhatIfChart({ start, lines, names, label, outages = [] }: Props) {
   const option = useMemo(() => {
     const t0 = Date.parse(start);
     const at = (p: SeriesPoint) => t0 + p.t_h * 3_600_000;
@@ -62,26 +73,46 @@ export function WhatIfChart({ start, lines, names, label }: Props) {
           splitLine: { lineStyle: { color: '#eef1f5' } },
         },
       ],
-      series: lines.flatMap((l, i) => [
-        {
-          name: l.name,
-          type: 'line',
-          showSymbol: false,
-          ...style(l, i),
-          data: l.points.map((p) => [at(p), Math.round(p.allocation * 1000) / 10]),
-        },
-        {
-          name: l.name,
-          type: 'line',
-          xAxisIndex: 1,
-          yAxisIndex: 1,
-          step: 'end',
-          showSymbol: false,
-          ...style(l, i),
-          data: l.points.map((p) => [at(p), p.waiting]),
-        },
-      ]),
+      series: [
+        ...lines.flatMap((l, i) => [
+          {
+            name: l.name,
+            type: 'line',
+            showSymbol: false,
+            ...style(l, i),
+            data: l.points.map((p) => [at(p), Math.round(p.allocation * 1000) / 10]),
+          },
+          {
+            name: l.name,
+            type: 'line',
+            xAxisIndex: 1,
+            yAxisIndex: 1,
+            step: 'end',
+            showSymbol: false,
+            ...style(l, i),
+            data: l.points.map((p) => [at(p), p.waiting]),
+          },
+        ]),
+        ...(outages.length
+          ? [
+              {
+                name: names.outages,
+                type: 'line',
+                data: [],
+                color: OUTAGE_COLOR,
+                markArea: {
+                  silent: true,
+                  itemStyle: { color: OUTAGE_COLOR, opacity: 0.15 },
+                  data: outages.map((b) => [
+                    { xAxis: t0 + b.start_h * 3_600_000 },
+                    { xAxis: t0 + b.end_h * 3_600_000 },
+                  ]),
+                },
+              },
+            ]
+          : []),
+      ],
     };
-  }, [start, lines, names]);
+  }, [start, lines, names, outages]);
   return <EChart option={option} label={label} testId="whatif-chart" height={360} />;
 }

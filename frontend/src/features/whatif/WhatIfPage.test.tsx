@@ -376,7 +376,16 @@ describe('what-if', () => {
   });
 
   it('replays with or without the node outages of the window', async () => {
-    const FAULTS = { outages: 2, drained: 1, node_hours: 7.5, replayed: true };
+    const FAULTS = {
+      outages: 2,
+      drained: 1,
+      node_hours: 7.5,
+      replayed: true,
+      spans: [
+        { start_h: 2, end_h: 8, drained: true },
+        { start_h: 6, end_h: 7.5, drained: false },
+      ],
+    };
     // The GPUs allocated come as measured: the share is of the nodes in service.
     const policies = DONE.result.policies.map((p) => ({ ...p, mean_allocated_gpus: 70.4 }));
     const WITH = { ...DONE, result: { ...DONE.result, faults: FAULTS, policies } };
@@ -400,6 +409,12 @@ describe('what-if', () => {
       '70.4',
       '128.6',
     ]);
+    // The chart shades the time a node was out (the two overlap: one band).
+    const chart = within(result).getByTestId('whatif-chart');
+    expect(chart.getAttribute('data-outages')).toBe('2-8');
+    expect(chart.getAttribute('aria-label')).toMatch(
+      /; shaded: 1 period\(s\) with a node out of service$/,
+    );
     const box = screen.getByRole('checkbox', { name: 'Replay node outages' });
     expect((box as HTMLInputElement).checked).toBe(true);
     fireEvent.click(box);

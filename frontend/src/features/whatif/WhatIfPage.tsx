@@ -27,7 +27,14 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useTenant } from '../tenancy/useTenant';
-import { changesSummary, policyLabel, resultRows, signed, type ResultRow } from './whatIfRows';
+import {
+  changesSummary,
+  outageBands,
+  policyLabel,
+  resultRows,
+  signed,
+  type ResultRow,
+} from './whatIfRows';
 import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
 import { QuotaChangeRows } from './QuotaChanges';
 import { quotaChanges, quotaKey, type QuotaChangeValue } from './whatIfQuotas';
@@ -344,6 +351,8 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
   const quotaRows = result.quota_changes ?? [];
   const load = result.load_change;
   const faults = result.faults;
+  // The real cluster had them whether or not the replay did: they shade the chart either way.
+  const bands = outageBands(faults?.spans ?? []);
   // Runs stored before the series were recorded have none: no chart then.
   const lines: WhatIfLine[] = result.policies
     .filter((p) => p.series?.length)
@@ -351,6 +360,7 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
   if (lines.length && result.actual_series?.length) {
     lines.push({ name: t('whatif.actual'), points: result.actual_series, actual: true });
   }
+  const chartLabel = t('whatif.chart.label', { names: lines.map((l) => l.name).join(', ') });
   return (
     <Card
       title={title}
@@ -477,8 +487,17 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
           <WhatIfChart
             start={run.window_start}
             lines={lines}
-            names={{ allocation: t('whatif.chart.allocation'), waiting: t('whatif.chart.waiting') }}
-            label={t('whatif.chart.label', { names: lines.map((l) => l.name).join(', ') })}
+            names={{
+              allocation: t('whatif.chart.allocation'),
+              waiting: t('whatif.chart.waiting'),
+              outages: t('whatif.chart.outages'),
+            }}
+            label={
+              bands.length
+                ? t('whatif.chart.outagesLabel', { label: chartLabel, count: bands.length })
+                : chartLabel
+            }
+            outages={bands}
           />
         </div>
       )}

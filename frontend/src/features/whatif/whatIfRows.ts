@@ -167,6 +167,25 @@ export function changesSummary(
   return parts.join(', ') || '—';
 }
 
+export interface Band {
+  start_h: number;
+  end_h: number;
+}
+
+/**
+ * The window's outages as the bands a chart shades: overlapping or touching spans (several
+ * nodes out at once) join, so a week of many outages stays readable.
+ */
+export function outageBands(spans: readonly Band[]): Band[] {
+  const bands: Band[] = [];
+  for (const s of [...spans].sort((a, b) => a.start_h - b.start_h)) {
+    const last = bands.at(-1);
+    if (last && s.start_h <= last.end_h) last.end_h = Math.max(last.end_h, s.end_h);
+    else bands.push({ start_h: s.start_h, end_h: s.end_h });
+  }
+  return bands;
+}
+
 /** The policies that every run replayed, in the first run's order. */
 export function commonPolicies(runs: WhatIfRun[]): string[] {
   const [first, ...rest] = runs.map((r) => (r.result?.policies ?? []).map((p) => p.policy));

@@ -373,6 +373,8 @@ export const en = {
       allocation: 'GPU allocation',
       waiting: 'Jobs waiting',
       label: 'Line chart of GPU allocation and jobs waiting over the window: {{names}}',
+      outages: 'Node outages',
+      outagesLabel: '{{label}}; shaded: {{count}} period(s) with a node out of service',
     },
     tenantNote:
       'GPUs in use: what the tenant held on average over the window, and as a share of its guarantee (summed over all its pools and accelerator models, as the simulator measures it); short: the share of the time it had jobs waiting that it held under 90% of that guarantee.',

@@ -371,6 +371,8 @@ export const zh: Messages = {
       allocation: 'GPU 分配率',
       waiting: '排队作业',
       label: '时间窗口内 GPU 分配率与排队作业数折线图：{{names}}',
+      outages: '节点停用',
+      outagesLabel: '{{label}}；阴影：{{count}} 段有节点停用的时间',
     },
     tenantNote:
       '使用中的 GPU：该租户在时间窗口内平均占用的 GPU 数，以及占其保障额度的比例（保障额度为其所有资源池和加速卡型号之和，与模拟器的口径一致）；不足：该租户有作业排队期间，占用低于该保障额度 90% 的时间比例。',
