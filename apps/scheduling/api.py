@@ -119,6 +119,14 @@ class OutageSpanSerializer(serializers.Serializer[dict[str, Any]]):
     drained = serializers.BooleanField(help_text="Whether it stopped the node's running work.")
 
 
+class MaintenanceResultSerializer(serializers.Serializer[dict[str, Any]]):
+    pool = serializers.CharField(help_text="The pool, as cluster/pool.")
+    nodes = serializers.IntegerField()
+    start_h = serializers.FloatField(help_text="Hours from the window's start.")
+    hours = serializers.FloatField()
+    drain = serializers.BooleanField()
+
+
 class FaultsSerializer(serializers.Serializer[dict[str, Any]]):
     outages = serializers.IntegerField(
         help_text="Node outages in the window: a node cordoned by a health incident until it "
@@ -163,6 +171,9 @@ class WhatIfResultSerializer(serializers.Serializer[dict[str, Any]]):
     )
     # Not required: runs stored before outages were replayed do not have it.
     faults = FaultsSerializer(required=False, help_text="The window's node outages.")
+    maintenance = MaintenanceResultSerializer(
+        many=True, required=False, help_text="Maintenance windows added to the replay."
+    )
     actual_waits = serializers.DictField(
         child=WaitSerializer(), help_text="Submission to admission as it happened, by size class."
     )
@@ -219,6 +230,30 @@ class NodeChangeSerializer(serializers.Serializer[dict[str, Any]]):
         return {"pool": instance["pool"], "nodes": instance["nodes"]}
 
 
+class MaintenanceSerializer(serializers.Serializer[dict[str, Any]]):
+    pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
+    nodes = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_NODE_CHANGE,
+        help_text="Servers out of service; a pool's windows take its servers in order, the "
+        "first window the first ones.",
+    )
+    start_h = serializers.FloatField(
+        min_value=0, max_value=whatif.MAX_HOURS, help_text="Hours into the replayed window."
+    )
+    hours = serializers.FloatField(
+        min_value=0.1, max_value=whatif.MAX_HOURS, help_text="How long the servers are out."
+    )
+    drain = serializers.BooleanField(
+        default=True,
+        help_text="Stop their running work at the start (false: it runs on, and the servers "
+        "take no new work).",
+    )
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(instance)
+
+
 class QuotaChangeSerializer(serializers.Serializer[dict[str, Any]]):
     tenant = serializers.SlugRelatedField(slug_field="slug", queryset=Tenant.objects.all())
     pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
@@ -271,6 +306,12 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         help_text="Replay the window's node outages (nodes cordoned or drained by health "
         "incidents); false asks what the cluster would have done with every node healthy.",
     )
+    maintenance = MaintenanceSerializer(
+        many=True,
+        default=list,
+        help_text="Maintenance windows to add to the replay (the question: when should we "
+        "take these servers down?).",
+    )
     result = WhatIfResultSerializer(read_only=True, allow_null=True)
 
     class Meta:
@@ -284,6 +325,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "quota_changes",
             "load_factor",
             "replay_faults",
+            "maintenance",
             "state",
             "progress",
             "message",
@@ -323,18 +365,43 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             )
         return value
 
+    def validate_maintenance(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if len(value) > MAX_MAINTENANCE:
+            raise serializers.ValidationError(f"At most {MAX_MAINTENANCE} windows.")
+        return value
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        windows = stored_maintenance(attrs.get("maintenance", []))
+        late = [w for w in windows if w["start_h"] >= attrs.get("hours", 168.0)]
+        if late:
+            raise serializers.ValidationError(
+                {"maintenance": "A window must start inside the replayed hours."}
+            )
+        nodes = stored_node_changes(attrs.get("node_changes", []))
         problems = whatif.scenario_problems(
-            stored_node_changes(attrs.get("node_changes", [])),
-            stored_quota_changes(attrs.get("quota_changes", [])),
+            nodes, stored_quota_changes(attrs.get("quota_changes", []))
         )
         if problems:
             raise serializers.ValidationError({"quota_changes": problems})
+        problems = whatif.maintenance_problems(nodes, windows)
+        if problems:
+            raise serializers.ValidationError({"maintenance": problems})
         return attrs
 
 
 def stored_node_changes(changes: list[dict[str, Any]]) -> list[dict[str, int]]:
     return [{"pool": c["pool"].pk, "nodes": c["nodes"]} for c in changes]
+
+
+MAX_MAINTENANCE = 20
+
+
+def stored_maintenance(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"pool": w["pool"].pk, "nodes": w["nodes"], "start_h": w["start_h"],
+         "hours": w["hours"], "drain": w["drain"]}
+        for w in windows
+    ]  # fmt: skip
 
 
 def stored_quota_changes(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -373,5 +440,6 @@ class WhatIfRunViewSet(
             quota_changes=stored_quota_changes(data["quota_changes"]),
             load_factor=data["load_factor"],
             replay_faults=data["replay_faults"],
+            maintenance=stored_maintenance(data["maintenance"]),
         )  # fmt: skip
         return Response(WhatIfRunSerializer(run).data, status=status.HTTP_201_CREATED)

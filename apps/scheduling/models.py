@@ -64,6 +64,12 @@ class WhatIfRun(models.Model):
     load_factor = models.FloatField(
         default=1.0, help_text="Times the window's arriving work to replay (1: as it was)."
     )
+    maintenance = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Maintenance windows for the replay: [{"pool": id, "nodes": n, "start_h": '
+        'hours into the window, "hours": n, "drain": bool}].',
+    )
     replay_faults = models.BooleanField(
         default=True,
         help_text="Replay the window's node outages (cordons and drains of its incidents); "

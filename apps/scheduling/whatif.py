@@ -38,10 +38,12 @@ from apps.scheduling.sim import policies as pol
 from apps.scheduling.sim.engine import ProgressFn
 from apps.scheduling.sim.metrics import WaitStats, wait_stats
 from apps.scheduling.sim.scenario import (
+    Maintenance,
     NodeChange,
     ScenarioError,
     guarantee_problems,
     largest_domains,
+    maintenance,
     quota_key,
     requota,
     resize,
@@ -87,6 +89,9 @@ class History:
     # The window's node outages (``whatif_faults.summary``): {"outages", "drained",
     # "node_hours", "replayed"}; replayed unless ``changed(faults=False)`` left them out.
     faults: dict[str, Any] = field(default_factory=dict)
+    # Maintenance windows added (``changed``): {"pool" (its key), "nodes", "start_h",
+    # "hours", "drain"}.
+    maintenance: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float | None:
@@ -179,6 +184,22 @@ def scenario_problems(
     except ScenarioError as exc:
         return [str(exc)]
     return guarantee_problems(nodes, quotas, changes)
+
+
+def maintenance_problems(
+    stored_nodes: list[dict[str, int]], stored_windows: list[dict[str, Any]]
+) -> list[str]:
+    """Where (stored) maintenance windows ask a pool, as resized, for more servers than it
+    has; checked before a run is queued."""
+    if not stored_windows:
+        return []
+    keys = pool_keys()
+    try:
+        nodes = resize(current_nodes(keys), pool_changes(stored_nodes, keys))
+        maintenance(nodes, maintenance_windows(stored_windows, keys))
+    except ScenarioError as exc:
+        return [str(exc)]
+    return []
 
 
 def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None = None) -> History:
@@ -290,6 +311,24 @@ def pool_changes(changes: list[dict[str, int]], keys: dict[int, str]) -> list[No
     return out
 
 
+def maintenance_windows(stored: list[dict[str, Any]], keys: dict[int, str]) -> list[Maintenance]:
+    """A run's stored maintenance windows (pool by id, start and length in hours)."""
+    out = []
+    for m in stored:
+        if m["pool"] not in keys:
+            raise ScenarioError(f"resource pool {m['pool']} no longer exists")
+        out.append(
+            Maintenance(
+                pool=keys[m["pool"]],
+                nodes=int(m["nodes"]),
+                start=float(m["start_h"]) * 3600,
+                hours=float(m["hours"]),
+                drain=bool(m["drain"]),
+            )
+        )
+    return out
+
+
 def quota_changes(changes: list[dict[str, Any]], keys: dict[int, str]) -> list[core.Quota]:
     """A run's stored quota changes (tenant by slug, pool by id) as the core's quotas."""
     slugs = set(Tenant.objects.values_list("slug", flat=True))
@@ -319,14 +358,40 @@ def changed(
     load: float = 1.0,
     seed: int = 0,
     faults: bool = True,
+    windows: list[Maintenance] | None = None,
 ) -> History:
     """The history on a cluster with some pools grown or shrunk (``sim.scenario.resize``),
     some quotas set anew (``requota``), ``load`` times the work arriving (``scale_load``,
-    its copies drawn with ``seed``) and, unless ``faults``, no node outage (the question
-    "what did our faults cost?"); what really happened is kept as it was, on the real
-    cluster. Raises ``ScenarioError`` for a change that cannot be made, quotas whose
+    its copies drawn with ``seed``), unless ``faults`` no node outage (the question "what
+    did our faults cost?") and maintenance ``windows`` (``sim.scenario.maintenance``: "when
+    should we take these servers down?"); what really happened is kept as it was, on the
+    real cluster. Raises ``ScenarioError`` for a change that cannot be made, quotas whose
     guarantees would exceed their pool included."""
-    nodes, quotas = nodes or [], quotas or []
+    history = _resized(history, nodes or [], quotas or [], load=load, seed=seed, faults=faults)
+    if not windows:
+        return history
+    w = history.workload
+    if any(m.start >= (w.horizon or 0.0) for m in windows):
+        raise ScenarioError("a maintenance window starts after the replayed window ends")
+    added = maintenance(w.nodes, windows)
+    made = [
+        {"pool": m.pool, "nodes": m.nodes, "start_h": m.start / 3600, "hours": m.hours,
+         "drain": m.drain}
+        for m in windows
+    ]  # fmt: skip
+    return replace(history, workload=replace(w, failures=w.failures + added), maintenance=made)
+
+
+def _resized(
+    history: History,
+    nodes: list[NodeChange],
+    quotas: list[core.Quota],
+    *,
+    load: float,
+    seed: int,
+    faults: bool,
+) -> History:
+    """``changed`` but for the maintenance windows."""
     if not faults:
         history = replace(
             history,
@@ -503,6 +568,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
         "quota_changes": history.quota_changes,
         "load_change": history.load_change,
         "faults": history.faults,
+        "maintenance": history.maintenance,
         "actual_waits": {
             label: _waits(stats) for label, stats in history.actual_waits.items() if stats.count
         },
@@ -526,6 +592,7 @@ def request_run(
     quota_changes: list[dict[str, Any]] | None = None,
     load_factor: float = 1.0,
     replay_faults: bool = True,
+    maintenance: list[dict[str, Any]] | None = None,
 ) -> WhatIfRun:
     """Records a run and has a worker execute it once the transaction commits."""
     run = WhatIfRun.objects.create(
@@ -536,6 +603,7 @@ def request_run(
         quota_changes=quota_changes or [],
         load_factor=load_factor,
         replay_faults=replay_faults,
+        maintenance=maintenance or [],
         requested_by=actor,
     )
 
@@ -579,6 +647,7 @@ def execute(run_id: int) -> WhatIfRun:
             load=run.load_factor,
             seed=run.seed,
             faults=run.replay_faults,
+            windows=maintenance_windows(run.maintenance, keys),
         )
         results = [
             replay(history, [name], seed=run.seed, progress=progress_of(i))[0]

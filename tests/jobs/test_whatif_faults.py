@@ -1,4 +1,5 @@
-"""The window's node outages in a what-if replay (apps/scheduling/whatif_faults.py)."""
+"""Node outages in a what-if replay: the window's own (apps/scheduling/whatif_faults.py) and
+maintenance windows (sim/scenario.py::maintenance)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from django.utils import timezone
 from apps.health.models import FaultAction, Incident, IncidentState, Severity
 from apps.jobs.models import Job, JobKind, JobState
 from apps.scheduling import whatif
+from apps.scheduling.models import WhatIfRun
+from apps.scheduling.sim.scenario import Maintenance, ScenarioError
 from apps.scheduling.whatif_faults import Outage, window_outages
 from tests.factories import make_node, make_pool, make_tenant
 
@@ -167,3 +170,80 @@ def test_a_run_stores_at_most_max_spans_outages_one_by_one(monkeypatch):
     stored = whatif_faults.summary(outages, replayed=True)
     assert stored["outages"] == 3 and stored["node_hours"] == 3.0
     assert [s["start_h"] for s in stored["spans"]] == [0.0, 1.0]
+
+
+def test_a_maintenance_window_takes_servers_out_at_a_chosen_time(one_node):
+    history = whatif.history_workload(T0, _at(10))
+    pool = history.workload.nodes[0].pool
+    planned = whatif.changed(history, windows=[Maintenance(pool, 1, 0.5 * H, 1.0)])
+    assert planned.maintenance == [
+        {"pool": pool, "nodes": 1, "start_h": 0.5, "hours": 1.0, "drain": True}
+    ]
+    assert len(planned.workload.failures) == 2  # the real outage and the window
+    [r] = whatif.replay(planned, ["ours"])
+    # Drained at 0.5 h (back at 1.5 h), then again by the real outage at 2 h (back at 3 h).
+    assert r.summary["failure_interruptions"] == 2
+    assert r.summary["failure_lost_gpu_h"] == pytest.approx(8 * 0.5 + 8 * 0.5)
+    cordoned = whatif.changed(history, windows=[Maintenance(pool, 1, 0.5 * H, 1.0, drain=False)])
+    [r] = whatif.replay(cordoned, ["ours"])
+    assert r.summary["failure_interruptions"] == 1  # the job ran on through the cordon
+    with pytest.raises(ScenarioError, match="starts after the replayed window ends"):
+        whatif.changed(history, windows=[Maintenance(pool, 1, 10 * H, 1.0)])
+    with pytest.raises(ScenarioError, match="has 1 nodes"):
+        whatif.changed(history, windows=[Maintenance(pool, 2, 0.0, 1.0)])
+
+
+def test_an_api_replay_with_a_maintenance_window(
+    world, client_for, one_node, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(timezone, "now", lambda: _at(10))
+    monkeypatch.setattr("apps.scheduling.tasks.whatif_replay.delay", lambda pk: None)
+    client = client_for(world.platform_admin)
+    window = {"pool": one_node.pool_id, "nodes": 1, "start_h": 0.5, "hours": 1.0}
+    with django_capture_on_commit_callbacks(execute=True):
+        body = client.post(
+            URL, {"hours": 10, "policies": ["ours"], "maintenance": [window]}, format="json"
+        ).json()
+    assert body["maintenance"] == [{**window, "drain": True}]
+    whatif.execute(body["id"])
+    result = client.get(f"{URL}{body['id']}/").json()["result"]
+    [made] = result["maintenance"]
+    assert (made["nodes"], made["start_h"], made["hours"], made["drain"]) == (1, 0.5, 1.0, True)
+    bad = [
+        ({**window, "nodes": 2}, "has 1 nodes"),  # the pool has one server (and a spare)
+        ({**window, "start_h": 10}, "inside the replayed hours"),
+        ({**window, "hours": 0}, "hours"),
+        ({**window, "pool": 99999}, "pool"),
+    ]
+    for change, why in bad:
+        response = client.post(
+            URL, {"hours": 10, "policies": ["ours"], "maintenance": [change]}, format="json"
+        )
+        assert response.status_code == 400, change
+        assert why in str(response.json()["errors"]["maintenance"]), response.json()
+    assert WhatIfRun.objects.count() == 1
+
+
+def test_whatif_command_asks_when_to_take_servers_down(one_node, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: _at(10))
+    out = StringIO()
+    pool = f"{one_node.pool.cluster.name}/{one_node.pool.name}"
+    call_command(
+        "whatif", "--hours", "10", "--policies", "ours", "--maintenance", f"{pool}:1@0.5,4+1",
+        stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "## What-if: 2 replays" in text
+    assert f"| as it is, {pool} 1 nodes drained from hour 0.5 for 1 h | ours |" in text
+    assert f"| as it is, {pool} 1 nodes drained from hour 4 for 1 h | ours |" in text
+    out = StringIO()
+    call_command(
+        "whatif", "--hours", "10", "--policies", "ours", "--maintenance", f"{pool}:1@1+2:cordon",
+        stdout=out,
+    )  # fmt: skip
+    assert f"Replayed with maintenance: {pool} 1 nodes cordoned from hour 1 for 2 h" in (
+        out.getvalue()
+    )
+    for bad in (f"{pool}:0@1+2", f"{pool}:1@1", f"{pool}:1@-1+2", f"{pool}:1@1+2:drain", "1@1+2"):
+        with pytest.raises(CommandError, match="--maintenance"):
+            call_command("whatif", "--maintenance", bad, stdout=StringIO())

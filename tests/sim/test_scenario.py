@@ -6,14 +6,16 @@ from apps.scheduling.core import Node, Quota, ReplicaGroup
 from apps.scheduling.sim.scenario import (
     COPY_SPREAD_S,
     LoadChange,
+    Maintenance,
     NodeChange,
     ScenarioError,
     guarantee_problems,
+    maintenance,
     requota,
     resize,
     scale_load,
 )
-from apps.scheduling.sim.workload import SimJob
+from apps.scheduling.sim.workload import NodeFailure, SimJob
 
 
 def _node(i: int, pool: str = "c/a800", *, leaf: str = "", count: int = 8, **kw) -> Node:
@@ -179,3 +181,34 @@ def test_a_jobs_draw_does_not_depend_on_the_jobs_before_it():
     assert [
         j for j in out if j.job_id.split("+")[0] not in {"run", *(f"j{i}" for i in range(10))}
     ] == list(later)
+
+
+def test_maintenance_windows_take_a_pools_servers_in_order():
+    windows = [
+        Maintenance("c/a800", 2, 3600.0, 8.0),
+        Maintenance("c/infer", 1, 0.0, 1.5, drain=False),
+        Maintenance("c/a800", 2, 7200.0, 8.0),  # the next two: a rolling upgrade
+    ]
+    assert maintenance(CLUSTER, windows) == (
+        NodeFailure(3600.0, "1", 8 * 3600.0, drain_after=0.0),
+        NodeFailure(3600.0, "2", 8 * 3600.0, drain_after=0.0),
+        NodeFailure(0.0, "6", 1.5 * 3600.0, drain_after=None),  # cordoned only
+        NodeFailure(7200.0, "3", 8 * 3600.0, drain_after=0.0),
+        NodeFailure(7200.0, "4", 8 * 3600.0, drain_after=0.0),
+    )
+    assert maintenance(CLUSTER, []) == ()
+
+
+@pytest.mark.parametrize(
+    ("windows", "message"),
+    [
+        ([Maintenance("c/a800", 6, 0.0, 1.0)], "c/a800 has 5 nodes; its maintenance windows"),
+        ([Maintenance("c/a800", 3, 0.0, 1.0), Maintenance("c/a800", 3, 9.0, 1.0)], "ask for 6"),
+        ([Maintenance("c/none", 1, 0.0, 1.0)], "c/none has 0 nodes"),
+        ([Maintenance("c/a800", 1, 0.0, 0.0)], "positive length"),
+        ([Maintenance("c/a800", 0, 0.0, 1.0)], "needs a node"),
+    ],
+)
+def test_maintenance_that_cannot_be_made_says_why(windows, message):
+    with pytest.raises(ScenarioError, match=message):
+        maintenance(CLUSTER, windows)

@@ -17,6 +17,13 @@ as its chance (a factor under 1 keeps each job with that chance); a copy arrives
 half an hour of its original, so the day's rhythm stays, without every copy landing at the
 same second as a burst no team submits. Work already running when the window opened is the
 cluster's state, not arriving work, and is neither copied nor dropped.
+
+"When should we take four servers down for the driver upgrade?" is asked with
+``maintenance``: some of a pool's servers out of service from a time in the window for some
+hours, their running work stopped at the start (drained) or left to finish (cordoned only).
+A pool's maintenance windows take its servers in the node list's order, the first window
+the first ones, the next the ones after (a rolling upgrade); a replay asks it at several
+start times to find the one the queue feels least.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from apps.scheduling.core import Node, Quota
-from apps.scheduling.sim.workload import SimJob
+from apps.scheduling.sim.workload import NodeFailure, SimJob
 
 
 class ScenarioError(ValueError):
@@ -201,3 +208,39 @@ def scale_load(
             added += 1
     out.sort(key=lambda j: j.submit)  # stable: originals keep their order
     return tuple(out), LoadChange(factor=factor, added=added, dropped=dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class Maintenance:
+    """``nodes`` servers of ``pool`` out of service from ``start`` s into the window for
+    ``hours``; ``drain``: their running work stops at the start (else it runs on, and the
+    servers take no new work)."""
+
+    pool: str
+    nodes: int
+    start: float
+    hours: float
+    drain: bool = True
+
+
+def maintenance(nodes: tuple[Node, ...], windows: list[Maintenance]) -> tuple[NodeFailure, ...]:
+    """The outages of ``windows`` on ``nodes`` (the module's docstring), one per server;
+    raises ``ScenarioError`` where a pool has too few servers."""
+    taken: Counter[str] = Counter()
+    failures: list[NodeFailure] = []
+    for w in windows:
+        if w.nodes < 1 or w.hours <= 0 or w.start < 0:
+            raise ScenarioError("a maintenance window needs a node, a positive length and a start")
+        pool_nodes = [n for n in nodes if n.pool == w.pool]
+        first = taken[w.pool]
+        if first + w.nodes > len(pool_nodes):
+            raise ScenarioError(
+                f"pool {w.pool} has {len(pool_nodes)} nodes; its maintenance windows ask for "
+                f"{first + w.nodes}"
+            )
+        taken[w.pool] += w.nodes
+        failures += [
+            NodeFailure(w.start, n.node_id, w.hours * 3600, drain_after=0.0 if w.drain else None)
+            for n in pool_nodes[first : first + w.nodes]
+        ]
+    return tuple(failures)

@@ -2268,6 +2268,72 @@ export interface components {
             password: string;
             username: string;
         };
+        Maintenance: {
+            /**
+             * @description Stop their running work at the start (false: it runs on, and the servers take no new work).
+             * @default true
+             */
+            drain: boolean;
+            /**
+             * Format: double
+             * @description How long the servers are out.
+             */
+            hours: number;
+            /** @description Servers out of service; a pool's windows take its servers in order, the first window the first ones. */
+            nodes: number;
+            pool: number;
+            /**
+             * Format: double
+             * @description Hours into the replayed window.
+             */
+            start_h: number;
+        };
+        MaintenanceRequest: {
+            /**
+             * @description Stop their running work at the start (false: it runs on, and the servers take no new work).
+             * @default true
+             */
+            drain: boolean;
+            /**
+             * Format: double
+             * @description How long the servers are out.
+             */
+            hours: number;
+            /** @description Servers out of service; a pool's windows take its servers in order, the first window the first ones. */
+            nodes: number;
+            pool: number;
+            /**
+             * Format: double
+             * @description Hours into the replayed window.
+             */
+            start_h: number;
+        };
+        MaintenanceResult: {
+            drain: boolean;
+            /** Format: double */
+            hours: number;
+            nodes: number;
+            /** @description The pool, as cluster/pool. */
+            pool: string;
+            /**
+             * Format: double
+             * @description Hours from the window's start.
+             */
+            start_h: number;
+        };
+        MaintenanceResultRequest: {
+            drain: boolean;
+            /** Format: double */
+            hours: number;
+            nodes: number;
+            /** @description The pool, as cluster/pool. */
+            pool: string;
+            /**
+             * Format: double
+             * @description Hours from the window's start.
+             */
+            start_h: number;
+        };
         Membership: {
             /** Format: date-time */
             readonly created_at: string;
@@ -3583,6 +3649,8 @@ export interface components {
             live_policy?: string | null;
             /** @description More or less work arriving in the replay; null: as it was. */
             load_change?: components["schemas"]["LoadChange"] | null;
+            /** @description Maintenance windows added to the replay. */
+            maintenance?: components["schemas"]["MaintenanceResult"][];
             /** @description Jobs left out: they never started. */
             never_started: number;
             /** @description Nodes of the replayed cluster. */
@@ -3621,6 +3689,8 @@ export interface components {
             live_policy?: string | null;
             /** @description More or less work arriving in the replay; null: as it was. */
             load_change?: components["schemas"]["LoadChangeRequest"] | null;
+            /** @description Maintenance windows added to the replay. */
+            maintenance?: components["schemas"]["MaintenanceResultRequest"][];
             /** @description Jobs left out: they never started. */
             never_started: number;
             /** @description Nodes of the replayed cluster. */
@@ -3647,6 +3717,8 @@ export interface components {
              * @default 1
              */
             load_factor: number;
+            /** @description Maintenance windows to add to the replay (the question: when should we take these servers down?). */
+            maintenance?: components["schemas"]["Maintenance"][];
             readonly message: string;
             /** @description Pools to grow or shrink for the replay (none: the cluster as it is). */
             node_changes?: components["schemas"]["NodeChange"][];
@@ -3694,6 +3766,8 @@ export interface components {
              * @default 1
              */
             load_factor: number;
+            /** @description Maintenance windows to add to the replay (the question: when should we take these servers down?). */
+            maintenance?: components["schemas"]["MaintenanceRequest"][];
             /** @description Pools to grow or shrink for the replay (none: the cluster as it is). */
             node_changes?: components["schemas"]["NodeChangeRequest"][];
             /**

@@ -20,12 +20,13 @@ from apps.scheduling.sim.report import (
     table,
     wait_cell,
 )
-from apps.scheduling.sim.scenario import MAX_LOAD, NodeChange, ScenarioError
+from apps.scheduling.sim.scenario import MAX_LOAD, Maintenance, NodeChange, ScenarioError
 from apps.scheduling.snapshot import pool_key
 from apps.tenancy.models import Tenant
 
-# A replay of a series: the pools changed, the load factor, whether outages are replayed.
-Case = tuple[list[NodeChange], float, bool]
+# A replay of a series: the pools changed, the load factor, whether outages are replayed,
+# the maintenance windows.
+Case = tuple[list[NodeChange], float, bool, list[Maintenance]]
 
 
 class Command(BaseCommand):
@@ -80,6 +81,16 @@ class Command(BaseCommand):
             "incidents; the default) or none (every node healthy: what did the faults cost?); "
             "replay,none replays both",
         )
+        parser.add_argument(
+            "--maintenance",
+            action="append",
+            default=[],
+            metavar="POOL:N@S+H[:cordon]",
+            help="take N servers of POOL out of service S hours into the window for H hours, "
+            "their running work stopped (:cordon: left to finish); S1,S2,... replays each "
+            "start (when is the best time?); repeatable, a pool's windows taking its servers "
+            "in order",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         hours = options["hours"]
@@ -97,24 +108,27 @@ class Command(BaseCommand):
         faults = _faults(options["faults"])
         pools = [_change(text) for text in options["nodes"]]
         quotas = [_quota(text) for text in options["quota"]]
-        # Every pool's sizes by every load, with and without faults: one replay each.
+        starts = [_maintenance(text) for text in options["maintenance"]]
+        # Every pool's sizes by every load, with and without faults, at every start of the
+        # maintenance windows: one replay each.
         per_pool = [[(pool, n) for n in counts] for pool, counts in pools]
         cases: list[Case] = [
-            ([NodeChange(pool, n) for pool, n in sizes if n], load, replayed)
+            ([NodeChange(pool, n) for pool, n in sizes if n], load, replayed, list(windows))
             for sizes in product(*per_pool)
             for load in loads
             for replayed in faults
+            for windows in product(*starts)
         ]
         start, end = whatif.window_ending(timezone.now(), hours)
         base = whatif.history_workload(start, end)
         if len(cases) > 1 or len(seeds) > 1:
             self._sweep(base, cases, quotas, names, seeds)
             return
-        [(changes, load, with_faults)] = cases
+        [(changes, load, with_faults, windows)] = cases
         [seed] = seeds
         try:
             history = whatif.changed(
-                base, changes, quotas, load=load, seed=seed, faults=with_faults
+                base, changes, quotas, load=load, seed=seed, faults=with_faults, windows=windows
             )
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
@@ -139,6 +153,8 @@ class Command(BaseCommand):
                 f"copies of jobs added, {c['jobs_dropped']} jobs left out\n"
             )
         self.stdout.write(_faults_line(history.faults) + "\n")
+        for m in windows:
+            self.stdout.write(f"Replayed with maintenance: {_window_label(m)}\n")
         for q in history.quota_changes:
             was = (
                 "none"
@@ -206,12 +222,18 @@ class Command(BaseCommand):
             self.stdout.write("No job ran in this window.")
             return
         rows = []
-        for changes, load, replayed in cases:
+        for changes, load, replayed, windows in cases:
             runs = []
             for seed in seeds:
                 try:
                     history = whatif.changed(
-                        base, changes, quotas, load=load, seed=seed, faults=replayed
+                        base,
+                        changes,
+                        quotas,
+                        load=load,
+                        seed=seed,
+                        faults=replayed,
+                        windows=windows,
                     )
                 except ScenarioError as exc:
                     raise CommandError(str(exc)) from exc
@@ -221,6 +243,8 @@ class Command(BaseCommand):
                 label += f", work x{load:g}"
             if not replayed:
                 label += ", no outages"
+            for m in windows:
+                label += f", {_window_label(m)}"
             rows.append((label, history.workload.capacity_milli // 1000, runs))
         w = base.workload
         each = f" under {len(seeds)} seeds each (the means)" if len(seeds) > 1 else ""
@@ -271,6 +295,32 @@ def _faults(text: str) -> list[bool]:
     ):
         raise CommandError(f"--faults {text}: expected replay, none or replay,none")
     return [m == "replay" for m in modes]
+
+
+def _window_label(m: Maintenance) -> str:
+    how = "drained" if m.drain else "cordoned"
+    return f"{m.pool} {m.nodes} nodes {how} from hour {m.start / 3600:g} for {m.hours:g} h"
+
+
+def _maintenance(text: str) -> list[Maintenance]:
+    """``POOL:N@S+H[:cordon]`` (``S`` may be ``S1,S2,...``) as one window per start."""
+    body, cordon, mode = text.partition(":cordon")
+    name, _, rest = body.rpartition(":")
+    count, _, when = rest.partition("@")
+    starts, _, hours = when.partition("+")
+    try:
+        nodes, length = int(count), float(hours)
+        at = [float(x) for x in starts.split(",")]
+    except ValueError:
+        nodes, length, at = 0, 0.0, []
+    starts_ok = bool(at) and min(at) >= 0 and len(set(at)) == len(at)
+    if not name or mode or nodes < 1 or length <= 0 or not starts_ok:
+        raise CommandError(
+            f"--maintenance {text}: expected POOL:N@S+H or POOL:N@S+H:cordon, N servers from S "
+            "hours into the window for H hours (S1,S2,...: several starts)"
+        )
+    pool = _pool(name, text, "--maintenance")
+    return [Maintenance(pool, nodes, start * 3600, length, not cordon) for start in at]
 
 
 def _live_note() -> str:

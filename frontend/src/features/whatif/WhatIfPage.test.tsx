@@ -247,6 +247,7 @@ describe('what-if', () => {
         replay_faults: true,
         node_changes: [],
         quota_changes: [],
+        maintenance: [],
       },
       {
         hours: 168,
@@ -256,6 +257,7 @@ describe('what-if', () => {
         replay_faults: true,
         node_changes: [],
         quota_changes: [],
+        maintenance: [],
       },
     ]);
   });
@@ -430,6 +432,57 @@ describe('what-if', () => {
     expect((post?.body as { replay_faults: unknown }).replay_faults).toBe(false);
   });
 
+  it('replays with a maintenance window and shades it on the chart', async () => {
+    const WINDOW = { pool: 1, nodes: 4, start_h: 30, hours: 6, drain: false };
+    const PLANNED = {
+      ...DONE,
+      id: 12,
+      maintenance: [WINDOW],
+      result: {
+        ...DONE.result,
+        maintenance: [{ ...WINDOW, pool: 'sim-a800/a800-train' }],
+      },
+    };
+    const { requests } = stubPage([page([]), page([PLANNED])], {
+      'POST /api/v1/scheduling/what-if/': [
+        {
+          status: 400,
+          body: {
+            detail: 'Invalid input.',
+            errors: { maintenance: { '0': { start_h: ['Ensure this value is at least 0.'] } } },
+          },
+        },
+        { status: 201, body: PLANNED },
+      ],
+    });
+    renderApp('/what-if');
+    fireEvent.click(await screen.findByRole('button', { name: /Plan maintenance/ }));
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Maintenance of' }));
+    fireEvent.click(await screen.findByTitle('sim-a800/a800-train'));
+    fireEvent.change(screen.getByRole('spinbutton', { name: 'From hour' }), {
+      target: { value: '30' },
+    });
+    fireEvent.change(screen.getByRole('spinbutton', { name: 'For hours' }), {
+      target: { value: '6' },
+    });
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Drain' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    // The server's nested error lands on the row's field.
+    expect(await screen.findByText('Ensure this value is at least 0.')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Run replay' }));
+    const result = await screen.findByTestId('whatif-result');
+    expect(
+      within(result).getByText('sim-a800/a800-train: 4 servers from hour 30 for 6 h, cordoned'),
+    ).toBeTruthy();
+    expect(await screen.findByText('maintenance: 4 servers from hour 30')).toBeTruthy();
+    expect(within(result).getByTestId('whatif-chart').getAttribute('data-outages')).toBe('30-36');
+    const posts = requests.filter((r) => r.method === 'POST').map((r) => r.body);
+    expect(posts.map((b) => (b as { maintenance: unknown }).maintenance)).toEqual([
+      [WINDOW],
+      [WINDOW],
+    ]);
+  });
+
   it('compares finished replays side by side under one policy', async () => {
     const GROWN = {
       ...DONE,
@@ -522,6 +575,7 @@ describe('what-if', () => {
       quota_changes: [
         { tenant: 'vision', pool: 1, accelerator_model: 'A800', guarantee: 56, borrow_limit: 0 },
       ],
+      maintenance: [],
     });
   });
 

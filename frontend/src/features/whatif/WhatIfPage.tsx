@@ -39,6 +39,7 @@ import { WhatIfChart, type WhatIfLine } from './WhatIfChart';
 import { QuotaChangeRows } from './QuotaChanges';
 import { quotaChanges, quotaKey, type QuotaChangeValue } from './whatIfQuotas';
 import { NodeChangeRows } from './NodeChanges';
+import { MaintenanceRows, type MaintenanceValue } from './MaintenanceRows';
 import { CompareRuns } from './CompareRuns';
 import { useAllQuotas } from '../quotas/api';
 import { usePools } from '../jobs/api';
@@ -195,6 +196,7 @@ interface FormValues {
   replay_faults: boolean;
   node_changes?: NodeChangeValue[];
   quota_changes?: QuotaChangeValue[];
+  maintenance?: MaintenanceValue[];
 }
 
 /** A run's settings as the form's values, to ask a next question from them. */
@@ -205,6 +207,7 @@ function formValuesOf(run: WhatIfRun): FormValues {
     seed: run.seed,
     load_factor: run.load_factor,
     replay_faults: run.replay_faults,
+    maintenance: (run.maintenance ?? []).map((m) => ({ ...m })),
     node_changes: (run.node_changes ?? []).map((c) => ({ pool: c.pool, nodes: c.nodes })),
     quota_changes: (run.quota_changes ?? []).map((c) => ({
       quota: quotaKey(c),
@@ -235,6 +238,7 @@ function StartForm({
     onError: (error) => {
       const changes = form.getFieldValue('node_changes') as NodeChangeValue[] | undefined;
       const quotaRows = form.getFieldValue('quota_changes') as QuotaChangeValue[] | undefined;
+      const windows = form.getFieldValue('maintenance') as MaintenanceValue[] | undefined;
       const known = [
         ['hours'],
         ['policies'],
@@ -249,6 +253,9 @@ function StartForm({
           ['quota_changes', i, 'guarantee'],
           ['quota_changes', i, 'borrow_limit'],
         ]),
+        ...(windows ?? []).flatMap((_, i) =>
+          ['pool', 'nodes', 'start_h', 'hours'].map((f) => ['maintenance', i, f]),
+        ),
       ];
       setProblems(applyServerErrors(form, error, known).unmatched);
     },
@@ -278,6 +285,13 @@ function StartForm({
               nodes: c.nodes ?? 0,
             })),
             quota_changes: quotaChanges(values.quota_changes, quotas.data ?? []),
+            maintenance: (values.maintenance ?? []).map((m) => ({
+              pool: m.pool ?? 0,
+              nodes: m.nodes ?? 0,
+              start_h: m.start_h ?? 0,
+              hours: m.hours ?? 0,
+              drain: m.drain ?? true,
+            })),
           });
         }}
       >
@@ -313,6 +327,8 @@ function StartForm({
         {/* Capacity: replay on the cluster with some pools grown or shrunk. */}
         <NodeChangeRows />
         <QuotaChangeRows form={form} />
+        {/* Maintenance: some servers out of service from a chosen time. */}
+        <MaintenanceRows />
       </Form>
       {problems.length > 0 ? (
         <Alert type="error" showIcon style={{ marginTop: 12 }} title={problems.join(' ')} />
@@ -351,8 +367,13 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
   const quotaRows = result.quota_changes ?? [];
   const load = result.load_change;
   const faults = result.faults;
-  // The real cluster had them whether or not the replay did: they shade the chart either way.
-  const bands = outageBands(faults?.spans ?? []);
+  const windows = result.maintenance ?? [];
+  // The real cluster had them whether or not the replay did: they shade the chart either way,
+  // with the maintenance windows the replay added.
+  const bands = outageBands([
+    ...(faults?.spans ?? []),
+    ...windows.map((m) => ({ start_h: m.start_h, end_h: m.start_h + m.hours })),
+  ]);
   // Runs stored before the series were recorded have none: no chart then.
   const lines: WhatIfLine[] = result.policies
     .filter((p) => p.series?.length)
@@ -432,6 +453,23 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
                 dropped: load.jobs_dropped,
               })}
             </Tag>
+          </Descriptions.Item>
+        )}
+        {windows.length > 0 && (
+          <Descriptions.Item label={t('whatif.maintenanceChanged')} span={4}>
+            <Space wrap>
+              {windows.map((m, i) => (
+                <Tag key={i} color="gold">
+                  {t('whatif.maintenanceTag', {
+                    pool: m.pool,
+                    nodes: m.nodes,
+                    start: m.start_h,
+                    hours: m.hours,
+                    how: t(m.drain ? 'whatif.maintenanceDrained' : 'whatif.maintenanceCordoned'),
+                  })}
+                </Tag>
+              ))}
+            </Space>
           </Descriptions.Item>
         )}
         {faults && (faults.outages > 0 || !faults.replayed) && (

@@ -164,6 +164,9 @@ export function changesSummary(
     parts.push(t('whatif.loadSummary', { factor: run.load_factor }));
   }
   if (!run.replay_faults) parts.push(t('whatif.noFaultsSummary'));
+  for (const m of run.maintenance ?? []) {
+    parts.push(t('whatif.maintenanceSummary', { nodes: m.nodes, start: m.start_h }));
+  }
   return parts.join(', ') || '—';
 }
 
