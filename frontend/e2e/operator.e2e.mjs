@@ -170,6 +170,10 @@ process.exitCode = await runScenario('operator', async (page) => {
     await page.getByRole('spinbutton', { name: 'Borrow' }).fill('0');
     // And 30% more arriving work (the load question).
     await page.getByRole('spinbutton', { name: /Arriving work/ }).fill('1.3');
+    // And four servers of the first pool down for maintenance (the form's default window).
+    await page.getByRole('button', { name: 'Plan maintenance' }).click();
+    await page.getByRole('combobox', { name: 'Maintenance of' }).click();
+    await page.locator('.ant-select-dropdown:visible .ant-select-item-option').first().click();
     await form.click();
     const result = page.getByTestId('whatif-result');
     await expectVisible(result, 'the what-if result', 60_000);
@@ -182,6 +186,10 @@ process.exitCode = await runScenario('operator', async (page) => {
     check(
       /×1\.3: [1-9]\d* jobs added, 0 left out/.test(grown),
       `the what-if says how much work it added ("${grown}")`,
+    );
+    check(
+      /: 4 servers from hour 24 for 8 h, drained/.test(grown),
+      `the what-if says which servers it took down ("${grown}")`,
     );
     // The demo's week had two server outages, which the replay meets as the cluster did.
     const outages = (await result.innerText()).match(
@@ -204,7 +212,7 @@ process.exitCode = await runScenario('operator', async (page) => {
     await expectVisible(chart.locator('canvas'), 'the what-if allocation chart');
     check(
       (await chart.getAttribute('aria-label'))?.endsWith(
-        'Ours, FIFO + spread, As it happened; shaded: 2 period(s) with a node out of service',
+        'Ours, FIFO + spread, As it happened; shaded: 3 period(s) with a node out of service',
       ),
       `the what-if chart shows ${await chart.getAttribute('aria-label')}`,
     );
@@ -213,6 +221,7 @@ process.exitCode = await runScenario('operator', async (page) => {
     // 6. The same window on the cluster as it is, then the two replays side by side.
     await page.getByRole('button', { name: 'Remove this change', exact: true }).click();
     await page.getByRole('button', { name: 'Remove this quota change' }).click();
+    await page.getByRole('button', { name: 'Remove this maintenance window' }).click();
     await page.getByRole('spinbutton', { name: /Arriving work/ }).fill('1');
     // And under the product's default preset too, which the demo's scheduler runs, with
     // every node healthy (what the outages cost).
@@ -236,7 +245,7 @@ process.exitCode = await runScenario('operator', async (page) => {
     check(
       changed[0] === 'Changes' &&
         changed[1] === 'no outages' &&
-        /\+4, quotas changed: 1, work ×1\.3/.test(changed[2]),
+        /\+4, quotas changed: 1, work ×1\.3, maintenance: 4 servers from hour 24/.test(changed[2]),
       `the comparison says what each replay changed (${changed.join(' | ')})`,
     );
     const compareShot = await screenshot(page, 'operator-what-if-compare');

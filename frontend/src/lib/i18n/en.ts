@@ -300,7 +300,7 @@ export const en = {
     subtitle: "Replay the cluster's recent jobs under other scheduling policies.",
     start: 'New replay',
     explain:
-      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is. Add rows to ask what more or fewer servers in a pool, or another quota, would have done; set the arriving work above 1 to ask how the cluster would cope with more jobs of the same kinds. The window's node outages (health incidents that cordoned or drained a node) are replayed too; untick them to see what they cost.",
+      "The jobs admitted in the window are replayed in the simulator on this cluster's nodes and quotas, through the same scheduling core, once per policy. Simulated: each job runs as long as it really held its GPUs; Ours is told only the runtime limits the jobs declared, as the live scheduler is. Add rows to ask what more or fewer servers in a pool, or another quota, would have done; set the arriving work above 1 to ask how the cluster would cope with more jobs of the same kinds. The window's node outages (health incidents that cordoned or drained a node) are replayed too; untick them to see what they cost. Plan maintenance to see when taking servers down costs least.",
     hours: 'Hours',
     policies: 'Policies',
     seed: 'Seed',
