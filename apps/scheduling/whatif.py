@@ -87,7 +87,8 @@ class History:
     # A load change (``changed``): {"factor", "jobs_added", "jobs_dropped"}; None: none.
     load_change: dict[str, Any] | None = None
     # The window's node outages (``whatif_faults.summary``): {"outages", "drained",
-    # "node_hours", "replayed"}; replayed unless ``changed(faults=False)`` left them out.
+    # "node_hours", "replayed", "spans"}; replayed unless ``changed(faults=False)`` left
+    # them out.
     faults: dict[str, Any] = field(default_factory=dict)
     # Maintenance windows added (``changed``): {"pool" (its key), "nodes", "start_h",
     # "hours", "drain"}.

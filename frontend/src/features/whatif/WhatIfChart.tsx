@@ -41,7 +41,8 @@ interface Props {
 /**
  * GPU allocation (top) and jobs waiting (below) over the replayed window, one line per
  * policy and one for what happened. Two grids on one time axis, as their scales differ.
- * Node outages shade the upper panel (a legend entry of their own turns them off).
+ * Node outages and maintenance windows shade the upper panel (a legend entry of their own
+ * turns them off).
  */
 export function WhatIfChart({ start, lines, names, label, outages = [] }: Props) {
   const option = useMemo(() => {
