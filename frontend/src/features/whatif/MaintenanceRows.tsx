@@ -30,7 +30,7 @@ export function MaintenanceRows() {
             rules={[{ required: true, message: t('whatif.pickPool') }]}
           >
             <Select
-              style={{ width: 220 }}
+              style={{ width: 200 }}
               loading={pools.isLoading}
               aria-label={t('whatif.maintenancePool')}
               options={(pools.data ?? []).map((p) => ({
@@ -49,7 +49,7 @@ export function MaintenanceRows() {
               min={1}
               max={10000}
               precision={0}
-              style={{ width: 90 }}
+              style={{ width: 76 }}
               aria-label={t('whatif.maintenanceNodes')}
             />
           </Form.Item>
@@ -62,7 +62,7 @@ export function MaintenanceRows() {
             <InputNumber
               min={0}
               max={2160}
-              style={{ width: 90 }}
+              style={{ width: 76 }}
               aria-label={t('whatif.maintenanceStart')}
             />
           </Form.Item>
@@ -74,7 +74,7 @@ export function MaintenanceRows() {
             <InputNumber
               min={0.1}
               max={2160}
-              style={{ width: 90 }}
+              style={{ width: 76 }}
               aria-label={t('whatif.maintenanceHours')}
             />
           </Form.Item>
