@@ -221,6 +221,10 @@ def test_an_api_replay_with_a_maintenance_window(
         )
         assert response.status_code == 400, change
         assert why in str(response.json()["errors"]["maintenance"]), response.json()
+    many = {"hours": 10, "policies": ["ours"], "maintenance": [window] * 21}
+    response = client.post(URL, many, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"]["maintenance"] == ["At most 20 windows."]
     assert WhatIfRun.objects.count() == 1
 
 
