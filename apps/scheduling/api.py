@@ -377,15 +377,13 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             raise serializers.ValidationError(
                 {"maintenance": "A window must start inside the replayed hours."}
             )
-        nodes = stored_node_changes(attrs.get("node_changes", []))
         problems = whatif.scenario_problems(
-            nodes, stored_quota_changes(attrs.get("quota_changes", []))
+            stored_node_changes(attrs.get("node_changes", [])),
+            stored_quota_changes(attrs.get("quota_changes", [])),
+            windows,
         )
         if problems:
-            raise serializers.ValidationError({"quota_changes": problems})
-        problems = whatif.maintenance_problems(nodes, windows)
-        if problems:
-            raise serializers.ValidationError({"maintenance": problems})
+            raise serializers.ValidationError(problems)
         return attrs
 
 

@@ -170,37 +170,32 @@ def current_nodes(pool_keys: dict[int, str]) -> tuple[core.Node, ...]:
 
 
 def scenario_problems(
-    stored_nodes: list[dict[str, int]], stored_quotas: list[dict[str, Any]]
-) -> list[str]:
+    stored_nodes: list[dict[str, int]],
+    stored_quotas: list[dict[str, Any]],
+    stored_windows: list[dict[str, Any]] | None = None,
+) -> dict[str, list[str]]:
     """What would make a run with these (stored) changes fail, checked before it is
-    queued: a change that cannot be made, or the guarantees of a pool's model adding up to
-    more than the replayed pool has."""
-    if not stored_nodes and not stored_quotas:
-        return []  # the cluster as it is: nothing to load
+    queued, by the field to blame: under ``quota_changes`` a pool or quota change that
+    cannot be made, or the guarantees of a pool's model adding up to more than the
+    replayed pool has; under ``maintenance`` windows asking a pool, as resized, for more
+    servers than it has. The nodes and quotas are read once for all of them."""
+    if not stored_nodes and not stored_quotas and not stored_windows:
+        return {}  # the cluster as it is: nothing to load
     keys = pool_keys()
     try:
         nodes = resize(current_nodes(keys), pool_changes(stored_nodes, keys))
         changes = quota_changes(stored_quotas, keys)
         quotas = requota(core_quotas(keys), changes)
     except ScenarioError as exc:
-        return [str(exc)]
-    return guarantee_problems(nodes, quotas, changes)
-
-
-def maintenance_problems(
-    stored_nodes: list[dict[str, int]], stored_windows: list[dict[str, Any]]
-) -> list[str]:
-    """Where (stored) maintenance windows ask a pool, as resized, for more servers than it
-    has; checked before a run is queued."""
-    if not stored_windows:
-        return []
-    keys = pool_keys()
+        return {"quota_changes": [str(exc)]}
+    problems = guarantee_problems(nodes, quotas, changes)
+    if problems:
+        return {"quota_changes": problems}
     try:
-        nodes = resize(current_nodes(keys), pool_changes(stored_nodes, keys))
-        maintenance(nodes, maintenance_windows(stored_windows, keys))
+        maintenance(nodes, maintenance_windows(stored_windows or [], keys))
     except ScenarioError as exc:
-        return [str(exc)]
-    return []
+        return {"maintenance": [str(exc)]}
+    return {}
 
 
 def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None = None) -> History:

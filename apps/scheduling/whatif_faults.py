@@ -96,7 +96,7 @@ def window_outages(start: datetime, end: datetime, node_ids: set[str]) -> list[O
         drains = incident.action == FaultAction.CORDON_DRAIN
         spans.setdefault(node_id, []).append((began, until, drains))
     outages = [o for node_id, s in spans.items() for o in _merged(s, node_id)]
-    outages.sort(key=lambda o: (o.start, int(o.node_id) if o.node_id.isdigit() else 0, o.node_id))
+    outages.sort(key=lambda o: (o.start, o.node_id))
     return outages
 
 

@@ -1,6 +1,8 @@
 import { MinusCircleOutlined, PlusOutlined } from '@ant-design/icons';
-import { Button, Form, Space, type FormListFieldData } from 'antd';
+import { Button, Form, Select, Space, type FormListFieldData } from 'antd';
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { usePools } from '../jobs/api';
 
 interface Props {
   /** The form's list field. */
@@ -45,5 +47,25 @@ export function ChangeRows({ name, addLabel, removeLabel, initial, children }: P
         </div>
       )}
     </Form.List>
+  );
+}
+
+/** A row's pool, picked by cluster/pool name. */
+export function PoolItem({ field, label }: { field: FormListFieldData; label: string }) {
+  const { t } = useTranslation();
+  const pools = usePools();
+  return (
+    <Form.Item
+      label={label}
+      name={[field.name, 'pool']}
+      rules={[{ required: true, message: t('whatif.pickPool') }]}
+    >
+      <Select
+        style={{ width: 200 }}
+        loading={pools.isLoading}
+        aria-label={label}
+        options={(pools.data ?? []).map((p) => ({ value: p.id, label: `${p.cluster}/${p.name}` }))}
+      />
+    </Form.Item>
   );
 }

@@ -1,7 +1,6 @@
-import { Checkbox, Form, InputNumber, Select } from 'antd';
+import { Checkbox, Form, InputNumber, type FormListFieldData } from 'antd';
 import { useTranslation } from 'react-i18next';
-import { usePools } from '../jobs/api';
-import { ChangeRows } from './ChangeRows';
+import { ChangeRows, PoolItem } from './ChangeRows';
 
 export interface MaintenanceValue {
   pool?: number;
@@ -11,10 +10,38 @@ export interface MaintenanceValue {
   drain?: boolean;
 }
 
+interface NumberItemProps {
+  field: FormListFieldData;
+  name: 'nodes' | 'start_h' | 'hours';
+  label: string;
+  tooltip?: string;
+  min: number;
+  precision?: number;
+}
+
+/** One of a window's numbers: required, labelled for assistive technology too. */
+function NumberItem({ field, name, label, tooltip, min, precision }: NumberItemProps) {
+  return (
+    <Form.Item
+      label={label}
+      name={[field.name, name]}
+      tooltip={tooltip}
+      rules={[{ required: true }]}
+    >
+      <InputNumber
+        min={min}
+        max={name === 'nodes' ? 10000 : 2160}
+        precision={precision}
+        style={{ width: 76 }}
+        aria-label={label}
+      />
+    </Form.Item>
+  );
+}
+
 /** The form's maintenance windows: when should these servers go down? */
 export function MaintenanceRows() {
   const { t } = useTranslation();
-  const pools = usePools();
   return (
     <ChangeRows
       name="maintenance"
@@ -24,60 +51,23 @@ export function MaintenanceRows() {
     >
       {(field) => (
         <>
-          <Form.Item
-            label={t('whatif.maintenancePool')}
-            name={[field.name, 'pool']}
-            rules={[{ required: true, message: t('whatif.pickPool') }]}
-          >
-            <Select
-              style={{ width: 200 }}
-              loading={pools.isLoading}
-              aria-label={t('whatif.maintenancePool')}
-              options={(pools.data ?? []).map((p) => ({
-                value: p.id,
-                label: `${p.cluster}/${p.name}`,
-              }))}
-            />
-          </Form.Item>
-          <Form.Item
+          <PoolItem field={field} label={t('whatif.maintenancePool')} />
+          <NumberItem
+            field={field}
+            name="nodes"
             label={t('whatif.maintenanceNodes')}
-            name={[field.name, 'nodes']}
             tooltip={t('whatif.maintenanceNodesHint')}
-            rules={[{ required: true }]}
-          >
-            <InputNumber
-              min={1}
-              max={10000}
-              precision={0}
-              style={{ width: 76 }}
-              aria-label={t('whatif.maintenanceNodes')}
-            />
-          </Form.Item>
-          <Form.Item
+            min={1}
+            precision={0}
+          />
+          <NumberItem
+            field={field}
+            name="start_h"
             label={t('whatif.maintenanceStart')}
-            name={[field.name, 'start_h']}
             tooltip={t('whatif.maintenanceStartHint')}
-            rules={[{ required: true }]}
-          >
-            <InputNumber
-              min={0}
-              max={2160}
-              style={{ width: 76 }}
-              aria-label={t('whatif.maintenanceStart')}
-            />
-          </Form.Item>
-          <Form.Item
-            label={t('whatif.maintenanceHours')}
-            name={[field.name, 'hours']}
-            rules={[{ required: true }]}
-          >
-            <InputNumber
-              min={0.1}
-              max={2160}
-              style={{ width: 76 }}
-              aria-label={t('whatif.maintenanceHours')}
-            />
-          </Form.Item>
+            min={0}
+          />
+          <NumberItem field={field} name="hours" label={t('whatif.maintenanceHours')} min={0.1} />
           <Form.Item
             name={[field.name, 'drain']}
             valuePropName="checked"

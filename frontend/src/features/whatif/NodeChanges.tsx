@@ -1,12 +1,10 @@
-import { Form, InputNumber, Select } from 'antd';
+import { Form, InputNumber } from 'antd';
 import { useTranslation } from 'react-i18next';
-import { usePools } from '../jobs/api';
-import { ChangeRows } from './ChangeRows';
+import { ChangeRows, PoolItem } from './ChangeRows';
 
 /** The form's pools to grow or shrink: the capacity question. */
 export function NodeChangeRows() {
   const { t } = useTranslation();
-  const pools = usePools();
   return (
     <ChangeRows
       name="node_changes"
@@ -16,21 +14,7 @@ export function NodeChangeRows() {
     >
       {(field) => (
         <>
-          <Form.Item
-            label={t('whatif.pool')}
-            name={[field.name, 'pool']}
-            rules={[{ required: true, message: t('whatif.pickPool') }]}
-          >
-            <Select
-              style={{ width: 220 }}
-              loading={pools.isLoading}
-              aria-label={t('whatif.pool')}
-              options={(pools.data ?? []).map((p) => ({
-                value: p.id,
-                label: `${p.cluster}/${p.name}`,
-              }))}
-            />
-          </Form.Item>
+          <PoolItem field={field} label={t('whatif.pool')} />
           <Form.Item
             label={t('whatif.nodeChange')}
             name={[field.name, 'nodes']}
