@@ -24,5 +24,12 @@ done
 curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { cat "$LOG"; echo "server did not become ready" >&2; exit 1; }
 
 GPUS=$(.venv/bin/python -c "import django; django.setup(); from apps.core.demo import demo_gpu_count; print(demo_gpu_count())")
+# On failure the server log comes first and the failing checks are repeated after it, so a
+# log that keeps only its tail (CI's) still says which check failed and why.
 E2E_BASE_URL="http://127.0.0.1:$PORT" E2E_USER=admin E2E_PASSWORD=zhisuan-demo E2E_EXPECT_GPUS="$GPUS" \
-  npm --prefix frontend run --silent e2e || { echo "--- server log ---"; tail -50 "$LOG"; exit 1; }
+  npm --prefix frontend run --silent e2e 2>&1 | tee "$DATA/e2e.log" && exit 0
+echo "--- server log (last 50 lines) ---"
+tail -50 "$LOG"
+echo "--- failed checks ---"
+{ grep -E '^e2e: (FAILED|page was)' "$DATA/e2e.log" || tail -20 "$DATA/e2e.log"; } | cut -c1-600
+exit 1

@@ -133,21 +133,25 @@ process.exitCode = await runScenario('operator', async (page) => {
       page.getByTestId('heatmap-connection').and(page.locator('[data-state="open"]')),
       'the live telemetry connection',
     );
-    const box = await heatmap.boundingBox();
-    check(box !== null, 'the heatmap canvas has no size');
+    // The connection opens before the first frame paints (and the canvas may resize when it
+    // does), so hover until a GPU answers or the time is up, measuring the canvas each time.
     let tooltip = '';
-    for (const [dx, dy] of [
-      [12, 30],
-      [40, 30],
-      [12, 60],
-      [6, 6],
-    ]) {
-      await page.mouse.move(box.x + (dx ?? 0), box.y + (dy ?? 0));
-      const shown = page.getByTestId('heatmap-tooltip');
-      if ((await shown.count()) > 0) {
-        tooltip = (await shown.innerText()).trim();
-        break;
+    for (const deadline = Date.now() + TIMEOUT_MS; tooltip === '' && Date.now() < deadline;) {
+      const box = (await heatmap.boundingBox()) ?? { x: 0, y: 0 };
+      for (const [dx, dy] of [
+        [12, 30],
+        [40, 30],
+        [12, 60],
+        [6, 6],
+      ]) {
+        await page.mouse.move(box.x + (dx ?? 0), box.y + (dy ?? 0));
+        const shown = page.getByTestId('heatmap-tooltip');
+        if ((await shown.count()) > 0) {
+          tooltip = (await shown.innerText()).trim();
+          break;
+        }
       }
+      if (tooltip === '') await page.waitForTimeout(500);
     }
     check(/GPU \d/.test(tooltip), `no GPU tooltip when hovering the heatmap (got "${tooltip}")`);
     await screenshot(page, 'operator-cluster');
