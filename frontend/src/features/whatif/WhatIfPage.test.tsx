@@ -148,6 +148,10 @@ describe('what-if', () => {
       '3.3',
     ]);
     expect(within(result).getByText(/share of the time it had jobs waiting/)).toBeTruthy();
+    // Ours keeps the quotas and FIFO + spread does not: the page says so beside the waits.
+    expect(within(result).getByTestId('whatif-quota-note').textContent).toMatch(
+      /^Only Ours and Standard keep each tenant to its guarantee and borrowing limit/,
+    );
     // Allocation and queue over the window: each policy, then what happened.
     const chart = within(result).getByTestId('whatif-chart');
     expect(chart.getAttribute('data-start')).toBe('2026-11-29T00:00:00Z');
@@ -194,6 +198,21 @@ describe('what-if', () => {
       'Standardrunning now',
       'As it happened',
     ]);
+  });
+
+  it('says nothing of quotas when every policy replayed keeps them', async () => {
+    const KEEPING = {
+      ...DONE,
+      result: {
+        ...DONE.result,
+        policies: [DONE.result.policies[0], { ...POLICY, policy: 'standard' }],
+      },
+    };
+    stubPage(page([KEEPING]));
+    renderApp('/what-if');
+    const result = await screen.findByTestId('whatif-result');
+    expect(within(result).getByText(/share of the time it had jobs waiting/)).toBeTruthy();
+    expect(within(result).queryByTestId('whatif-quota-note')).toBeNull();
   });
 
   it('shows a dash where a run stored before the real allocation was measured has none', async () => {

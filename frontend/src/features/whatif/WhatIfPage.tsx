@@ -45,6 +45,8 @@ import { useAllQuotas } from '../quotas/api';
 import { usePools } from '../jobs/api';
 
 const RUNS_KEY = ['what-if', 'runs'];
+// The policies that keep tenants to their quotas, as the live scheduler does.
+const QUOTA_POLICIES = new Set(['ours', 'standard']);
 const STATE_COLOR: Record<WhatIfRun['state'], string> = {
   pending: 'default',
   running: 'processing',
@@ -363,6 +365,11 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
     );
   }
   const rows = resultRows(t, result, currentLanguage());
+  const tenantRows = rows.some((r) => r.key.startsWith('tenant-'));
+  // Only ours and standard keep guarantees and borrowing limits; the baselines ignore them
+  // (apps/scheduling/sim/policies.py, spec_for), which a reader comparing waits must know.
+  const keepsQuotas = result.policies.some((p) => QUOTA_POLICIES.has(p.policy));
+  const ignoresQuotas = result.policies.some((p) => !QUOTA_POLICIES.has(p.policy));
   const changes = result.capacity_changes ?? [];
   const quotaRows = result.quota_changes ?? [];
   const load = result.load_change;
@@ -491,6 +498,11 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
         <Typography.Paragraph type="secondary">{t('whatif.changesNote')}</Typography.Paragraph>
       )}
       {load && <Typography.Paragraph type="secondary">{t('whatif.loadNote')}</Typography.Paragraph>}
+      {keepsQuotas && ignoresQuotas && (quotaRows.length > 0 || tenantRows) && (
+        <Typography.Paragraph type="secondary" data-testid="whatif-quota-note">
+          {t('whatif.quotaNote')}
+        </Typography.Paragraph>
+      )}
       <Table<ResultRow>
         size="small"
         pagination={false}
@@ -539,7 +551,7 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
           />
         </div>
       )}
-      {rows.some((r) => r.key.startsWith('tenant-')) && (
+      {tenantRows && (
         <Typography.Paragraph type="secondary" style={{ marginTop: 12, marginBottom: 0 }}>
           {t('whatif.tenantNote')}
         </Typography.Paragraph>

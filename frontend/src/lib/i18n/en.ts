@@ -369,6 +369,8 @@ export const en = {
     compareRun: 'Compare replay #{{id}}',
     compareNote:
       "Each column is that replay's result under the chosen policy; allocation is a share of each replay's own cluster, so across clusters of different sizes compare the GPUs allocated.",
+    quotaNote:
+      'Only Ours and Standard keep each tenant to its guarantee and borrowing limit, as the live scheduler does; the FIFO + spread, Best-fit and Volcano-like baselines are modelled without quotas. So a quota change moves only the first two, and a team held back by its borrowing limit waits under them and not under the baselines.',
     loadNote:
       'The replay had more or less work than really arrived, so compare the policies with each other; as it happened is of the work that really came.',
     runs: 'Replays',
