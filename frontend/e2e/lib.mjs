@@ -157,6 +157,30 @@ export async function apiCall(page, method, path, { data, token } = {}) {
 }
 
 /**
+ * Opens an antd Select (found by its combobox's accessible name) and clicks an option of
+ * *its own* dropdown: the one holding the listbox the combobox controls. A `:visible`
+ * dropdown is not enough: the previous Select's may still be closing, and an option
+ * resolved in it turns hidden under the click.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name the combobox's accessible name (its form label)
+ * @param {string} [option] more of the option's selector, e.g. `[title^="A800"]`; the first
+ *   option when empty
+ */
+export async function pickOption(page, name, option = '') {
+  await page.getByRole('combobox', { name }).click();
+  // It names its listbox once open.
+  const open = page.getByRole('combobox', { name, expanded: true });
+  await expectVisible(open, `the ${name} select open`);
+  const list = await open.getAttribute('aria-controls');
+  check(list, `the ${name} select names no listbox`);
+  await page
+    .locator('.ant-select-dropdown', { has: page.locator(`[id="${list}"]`) })
+    .locator(`.ant-select-item-option${option}`)
+    .first()
+    .click();
+}
+
+/**
  * @param {import('playwright-core').Page} page
  * @param {string} name
  */

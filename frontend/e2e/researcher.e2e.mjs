@@ -2,29 +2,18 @@
 // running through live updates, reads its curves and logs on the detail page, launches a
 // notebook and opens it through the platform, then deploys an inference service and reads its
 // traffic and autoscaling on the service page. E2E_RESEARCHER overrides the user.
-import { check, expectVisible, login, runScenario, screenshot, TIMEOUT_MS } from './lib.mjs';
+import {
+  check,
+  expectVisible,
+  login,
+  pickOption,
+  runScenario,
+  screenshot,
+  TIMEOUT_MS,
+} from './lib.mjs';
 
 const user = process.env.E2E_RESEARCHER || 'bob';
 const password = process.env.E2E_PASSWORD ?? '';
-
-/**
- * Picks an option in an antd Select found by its form label. Options are matched on their
- * title attribute (exact, or by prefix), because a closing dropdown of another Select may
- * still be in the page and text matching is case-insensitive ("a800-train" contains "A800").
- * @param {import('playwright-core').Page} page
- * @param {string} label
- * @param {string} titleSelector e.g. `[title="a800-train"]` or `[title^="A800 ("]`
- */
-async function choose(page, label, titleSelector) {
-  await page.getByLabel(label, { exact: true }).click();
-  await page
-    .locator(`.ant-select-dropdown:visible .ant-select-item-option${titleSelector}`)
-    .click();
-  await page
-    .locator('.ant-select-dropdown:visible')
-    .waitFor({ state: 'hidden' })
-    .catch(() => undefined);
-}
 
 process.exitCode = await runScenario('researcher', async (page) => {
   await login(page, user, password);
@@ -41,8 +30,8 @@ process.exitCode = await runScenario('researcher', async (page) => {
   await page.getByLabel('Command').fill('torchrun train.py');
   await page.getByRole('button', { name: 'Next' }).click();
 
-  await choose(page, 'Resource pool', '[title="a800-train"]');
-  await choose(page, 'Accelerator model', '[title^="A800 ("]');
+  await pickOption(page, 'Resource pool', '[title="a800-train"]');
+  await pickOption(page, 'Accelerator model', '[title^="A800 ("]');
   await page.getByLabel('Replicas').first().fill('2');
   await page.getByLabel('Accelerators / replica').first().fill('4');
   await page.getByRole('button', { name: 'Next' }).click();
@@ -94,8 +83,8 @@ process.exitCode = await runScenario('researcher', async (page) => {
   await page.getByRole('button', { name: 'New notebook' }).click();
   const notebook = `e2e-nb-${Date.now() % 100000}`;
   await page.getByLabel('Job name').fill(notebook);
-  await choose(page, 'Resource pool', '[title="a800-train"]');
-  await choose(page, 'Accelerator model', '[title="A800"]');
+  await pickOption(page, 'Resource pool', '[title="a800-train"]');
+  await pickOption(page, 'Accelerator model', '[title="A800"]');
   await page.getByRole('button', { name: 'Launch' }).click();
   const open = page
     .getByTestId('notebooks-table')
@@ -120,7 +109,7 @@ process.exitCode = await runScenario('researcher', async (page) => {
   const service = `e2e-svc-${Date.now() % 100000}`;
   await page.getByLabel('Service name').fill(service);
   await page.getByLabel('Model', { exact: true }).fill('s3://models/qwen2-7b');
-  await choose(page, 'Resource pool', '[title="a800-train"]');
+  await pickOption(page, 'Resource pool', '[title="a800-train"]');
   await page.getByRole('button', { name: 'Deploy' }).click();
   const row = page.getByTestId('services-table').getByRole('link', { name: service });
   await expectVisible(row, `service ${service} in the list`);
