@@ -63,6 +63,11 @@ class PolicyResultSerializer(serializers.Serializer[dict[str, Any]]):
     one_su = serializers.ListField(
         child=serializers.IntegerField(), help_text="Multi-node jobs that fit an SU: [in one, all]."
     )
+    keeps_quotas = serializers.BooleanField(
+        required=False,
+        help_text="Whether the policy kept tenants to their guarantees and borrowing limits "
+        "(ours and standard on a cluster with quotas; the baselines are modelled without).",
+    )
     mean_allocated_gpus = serializers.FloatField(
         required=False,
         help_text="GPUs allocated, mean over the window (the allocation share is of the nodes "

@@ -521,6 +521,7 @@ def result_of(history: History, results: list[SimResult]) -> dict[str, Any]:
             {
                 "policy": r.policy,
                 "title": r.label,
+                "keeps_quotas": policy_spec(r.policy, w).policy.quotas,
                 "allocation": s["alloc_window"],
                 "mean_allocated_gpus": s["mean_allocated_window"],
                 "mean_free_gpus": s["mean_free_window"],

@@ -160,7 +160,8 @@ process.exitCode = await runScenario('operator', async (page) => {
     // does), so hover until a GPU answers or the time is up, measuring the canvas each time.
     let tooltip = '';
     for (const deadline = Date.now() + TIMEOUT_MS; tooltip === '' && Date.now() < deadline;) {
-      const box = (await heatmap.boundingBox()) ?? { x: 0, y: 0 };
+      const box = await heatmap.boundingBox();
+      check(box !== null, 'the heatmap canvas has no size');
       for (const [dx, dy] of [
         [12, 30],
         [40, 30],

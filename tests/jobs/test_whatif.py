@@ -604,3 +604,21 @@ def test_the_live_default_is_replayed_and_named(history_db, monkeypatch, setting
     )
     settings.SCHEDULER_POLICY = "tuned"
     assert whatif.result_of(history, [standard])["live_policy"] == "ours"
+
+
+def test_the_result_says_which_policies_kept_the_quotas(history_db):
+    # Ours and standard keep the window's quota (16 + 16); the baselines are modelled
+    # without quotas, and on a cluster with none nothing keeps any.
+    history = whatif.history_workload(T0, T0 + timedelta(hours=10))
+    names = ["ours", "standard", "fifo-spread", "best-fit", "volcano"]
+    result = whatif.result_of(history, whatif.replay(history, names))
+    assert [(p["policy"], p["keeps_quotas"]) for p in result["policies"]] == [
+        ("ours", True),
+        ("standard", True),
+        ("fifo-spread", False),
+        ("best-fit", False),
+        ("volcano", False),
+    ]
+    bare = replace(history, workload=replace(history.workload, quotas=()))
+    result = whatif.result_of(bare, whatif.replay(bare, ["ours", "fifo-spread"]))
+    assert [p["keeps_quotas"] for p in result["policies"]] == [False, False]

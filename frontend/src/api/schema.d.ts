@@ -2999,6 +2999,8 @@ export interface components {
             /** Format: double */
             cpu_s: number;
             cycles: number;
+            /** @description Whether the policy kept tenants to their guarantees and borrowing limits (ours and standard on a cluster with quotas; the baselines are modelled without). */
+            keeps_quotas?: boolean;
             large_checked: number;
             /** Format: double */
             large_longest_wait_s: number;
@@ -3046,6 +3048,8 @@ export interface components {
             /** Format: double */
             cpu_s: number;
             cycles: number;
+            /** @description Whether the policy kept tenants to their guarantees and borrowing limits (ours and standard on a cluster with quotas; the baselines are modelled without). */
+            keeps_quotas?: boolean;
             large_checked: number;
             /** Format: double */
             large_longest_wait_s: number;

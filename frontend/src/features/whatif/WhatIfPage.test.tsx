@@ -22,6 +22,7 @@ const QUOTAS = [
 const POLICY = {
   policy: 'ours',
   title: 'Ours (all switches + fragmentation-aware)',
+  keeps_quotas: true,
   allocation: 0.913,
   mean_free_gpus: 14,
   mean_fragmented_gpus: 2,
@@ -75,6 +76,7 @@ const DONE = {
       {
         ...POLICY,
         policy: 'fifo-spread',
+        keeps_quotas: false,
         allocation: 0.85,
         one_leaf: [10, 20],
         waits: { '2-8': { ...WAIT, mean_s: 1800 } },

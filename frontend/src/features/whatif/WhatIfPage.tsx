@@ -45,8 +45,6 @@ import { useAllQuotas } from '../quotas/api';
 import { usePools } from '../jobs/api';
 
 const RUNS_KEY = ['what-if', 'runs'];
-// The policies that keep tenants to their quotas, as the live scheduler does.
-const QUOTA_POLICIES = new Set(['ours', 'standard']);
 const STATE_COLOR: Record<WhatIfRun['state'], string> = {
   pending: 'default',
   running: 'processing',
@@ -366,10 +364,11 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
   }
   const rows = resultRows(t, result, currentLanguage());
   const tenantRows = rows.some((r) => r.key.startsWith('tenant-'));
-  // Only ours and standard keep guarantees and borrowing limits; the baselines ignore them
-  // (apps/scheduling/sim/policies.py, spec_for), which a reader comparing waits must know.
-  const keepsQuotas = result.policies.some((p) => QUOTA_POLICIES.has(p.policy));
-  const ignoresQuotas = result.policies.some((p) => !QUOTA_POLICIES.has(p.policy));
+  // Waits side by side mislead where some columns kept the quotas and others did not (the
+  // baselines are modelled without them). Runs stored before this was recorded say nothing.
+  const quotaNote =
+    result.policies.some((p) => p.keeps_quotas === true) &&
+    result.policies.some((p) => p.keeps_quotas === false);
   const changes = result.capacity_changes ?? [];
   const quotaRows = result.quota_changes ?? [];
   const load = result.load_change;
@@ -498,7 +497,7 @@ function RunResult({ run, onReuse }: { run: WhatIfRun; onReuse: (run: WhatIfRun)
         <Typography.Paragraph type="secondary">{t('whatif.changesNote')}</Typography.Paragraph>
       )}
       {load && <Typography.Paragraph type="secondary">{t('whatif.loadNote')}</Typography.Paragraph>}
-      {keepsQuotas && ignoresQuotas && (quotaRows.length > 0 || tenantRows) && (
+      {quotaNote && (
         <Typography.Paragraph type="secondary" data-testid="whatif-quota-note">
           {t('whatif.quotaNote')}
         </Typography.Paragraph>
