@@ -27,6 +27,9 @@ export interface WhatIfChartNames {
 }
 
 const OUTAGE_COLOR = '#d4380d';
+// The legend shows the shading as a pale block, so it does not read as one more policy's
+// line (the second policy's colour is a red too).
+const OUTAGE_LEGEND = 'rgba(212, 56, 13, 0.3)';
 
 interface Props {
   /** The window's start (ISO time); points are hours from it. */
@@ -53,8 +56,17 @@ export function WhatIfChart({ start, lines, names, label, outages = [] }: Props)
       l.actual
         ? { color: '#5c6470', lineStyle: { type: 'dashed' as const, width: 2 } }
         : { color: LINE_COLORS[i % LINE_COLORS.length] };
+    const panels = timePanels({ right: 24, lowerHeight: 80 });
     return {
-      ...timePanels({ right: 24, lowerHeight: 80 }),
+      ...panels,
+      // A line series draws its legend entry as a line; the shading's entry is a block.
+      legend: {
+        ...panels.legend,
+        data: [
+          ...lines.map((l) => l.name),
+          ...(outages.length ? [{ name: names.outages, icon: 'rect' }] : []),
+        ],
+      },
       yAxis: [
         {
           type: 'value',
@@ -100,7 +112,7 @@ export function WhatIfChart({ start, lines, names, label, outages = [] }: Props)
                 name: names.outages,
                 type: 'line',
                 data: [],
-                color: OUTAGE_COLOR,
+                color: OUTAGE_LEGEND,
                 markArea: {
                   silent: true,
                   itemStyle: { color: OUTAGE_COLOR, opacity: 0.15 },
