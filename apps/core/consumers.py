@@ -29,6 +29,31 @@ CLOSE_TRY_AGAIN = 1013  # RFC 6455 "try again later": the channel layer (Redis) 
 # What a lost channel layer raises (redis-py's errors subclass neither; OSError covers refusals).
 LAYER_DOWN = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
 log = logging.getLogger("zhisuan.events")
+MAX_TOPIC = 200  # longer than any real topic (a kind, a colon, a slug, id or node name)
+
+
+class JsonSocket(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+    """A JSON websocket whose client's bad frame gets an error message back: channels would
+    raise on a frame that is not JSON text, closing the socket with a traceback logged."""
+
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        try:
+            content = await self.decode_json(text_data) if text_data is not None else None
+        except ValueError:  # json.JSONDecodeError included
+            content = None
+        if content is None:
+            await self.send_json({"type": "error", "detail": "frames must be JSON text"})
+            return
+        await self.receive_json(content, **kwargs)
+
+
+def usable_topic(topic: str) -> bool:
+    """Whether a topic can be looked up at all: PostgreSQL refuses NUL in a compared string
+    (a 500's worth of traceback, and the socket closed), and no real topic is long (the
+    longest names, of nodes, are at most 128 characters)."""
+    return len(topic) <= MAX_TOPIC and "\x00" not in topic
 
 
 def tenant_group(tenant_id: int) -> str:
@@ -42,7 +67,7 @@ def _authorize_tenant(user: User, slug: str) -> int | None:
     return tenant.id
 
 
-class EventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+class EventsConsumer(JsonSocket):
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """A channel layer lost mid-connection ends the socket with 1013, one log line, and
         no traceback per client: clients reconnect and resync from REST."""
@@ -96,8 +121,10 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # chann
             return
         topic = str(content.get("topic", ""))
         kind, _, key = topic.partition(":")
-        if kind != "tenant" or not key:
-            await self.send_json({"type": "error", "topic": topic, "detail": "unknown topic"})
+        if kind != "tenant" or not key or not usable_topic(topic):
+            await self.send_json(
+                {"type": "error", "topic": topic[:MAX_TOPIC], "detail": "unknown topic"}
+            )
             return
         if content["action"] == "unsubscribe":
             group = self.groups_joined.pop(topic, None)

@@ -19,10 +19,9 @@ import time
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from apps.accounts.models import User
-from apps.core.consumers import CLOSE_UNAUTHENTICATED
+from apps.core.consumers import CLOSE_UNAUTHENTICATED, MAX_TOPIC, JsonSocket, usable_topic
 from apps.core.ws_auth import token_from_scope
 from apps.telemetry import live
 from apps.telemetry.coalesce import coalescer
@@ -37,7 +36,7 @@ MAX_TOPICS = 32
 _renewed: dict[str, float] = {}
 
 
-class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # channels is untyped
+class TelemetryConsumer(JsonSocket):
     @property
     def channel_layer_alias(self) -> str:  # read per connection: settings may change (tests)
         return live.layer_alias()
@@ -77,6 +76,11 @@ class TelemetryConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # ch
             if view is not None:
                 await self.channel_layer.group_discard(view.group, self.channel_name)
             await self.send_json({"type": "unsubscribed", "topic": topic})
+            return
+        if not usable_topic(topic):
+            await self.send_json(
+                {"type": "error", "topic": topic[:MAX_TOPIC], "detail": "forbidden"}
+            )
             return
         if len(self.views) >= MAX_TOPICS and topic not in self.views:
             await self.send_json({"type": "error", "topic": topic, "detail": "too many topics"})

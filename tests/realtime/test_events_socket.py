@@ -88,3 +88,24 @@ async def test_subscribing_to_another_tenant_is_refused(world_async: World) -> N
     )
     assert await comm.receive_nothing(timeout=0.5)
     await comm.disconnect()
+
+
+async def test_bad_frames_get_an_error_and_the_socket_stays_open(world_async: World) -> None:
+    """Channels raises on a frame that is not JSON text, which closed the socket with a
+    traceback; a topic with NUL reached PostgreSQL the same way."""
+    token = await token_for(world_async, "a", Role.MEMBER)
+    comm = communicator(token)
+    assert (await comm.connect())[0]
+    not_json = {"type": "error", "detail": "frames must be JSON text"}
+    await comm.send_to(text_data="{not json")
+    assert await comm.receive_json_from() == not_json
+    await comm.send_to(bytes_data=b"\x00\x01")
+    assert await comm.receive_json_from() == not_json
+    for topic in ("tenant:tenant-a\u0000", "tenant:" + "a" * 5000):
+        await comm.send_json_to({"action": "subscribe", "topic": topic})
+        answer = await comm.receive_json_from()
+        assert answer == {"type": "error", "topic": topic[:200], "detail": "unknown topic"}
+    # Still open, and a good subscription still works.
+    await comm.send_json_to({"action": "subscribe", "topic": "tenant:tenant-a"})
+    assert await comm.receive_json_from() == {"type": "subscribed", "topic": "tenant:tenant-a"}
+    await comm.disconnect()

@@ -82,6 +82,24 @@ async def test_refused_without_credentials_or_from_a_foreign_origin(setup) -> No
     assert not connected
 
 
+async def test_bad_frames_and_unusable_topics_get_an_error(setup) -> None:
+    world, _cluster, _collector = setup
+    comm = communicator(await token_for(world.user("a", Role.VIEWER)))
+    assert (await comm.connect(timeout=10))[0]
+    await comm.send_to(text_data="[1, 2")
+    assert await comm.receive_json_from(timeout=3) == {
+        "type": "error", "detail": "frames must be JSON text"
+    }  # fmt: skip
+    for topic in ("node:gpu-00\u0000", "job:" + "9" * 500):
+        assert await subscribe(comm, topic) == {
+            "type": "error", "topic": topic[:200], "detail": "forbidden"
+        }  # fmt: skip
+    assert await subscribe(comm, "heatmap:tenant-a") == {
+        "type": "subscribed", "topic": "heatmap:tenant-a"
+    }  # fmt: skip
+    await comm.disconnect()
+
+
 async def test_tenant_sees_only_its_own_job_and_devices(setup) -> None:
     world, cluster, collector = setup
     comm = communicator(await token_for(world.user("a", Role.VIEWER)))
