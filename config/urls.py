@@ -100,4 +100,5 @@ urlpatterns = [
     re_path(r"^(?!api/|admin/|static/|ws/)(?P<path>.*)$", spa.index, name="spa"),
 ]
 
+handler404 = "apps.core.errors.not_found"
 handler500 = "apps.core.errors.server_error"

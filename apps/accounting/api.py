@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.http import HttpResponse
@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from apps.accounting.models import UsageSegment
 from apps.accounting.selectors import GROUPS, Row, usage_report
+from apps.core.fields import WindowTimeField
 from apps.core.viewsets import ADMIN_ROLES, TenantScopedViewSet, request_user
 
 
@@ -25,29 +26,11 @@ class UsageRowSerializer(serializers.Serializer[Any]):
     cost = serializers.DecimalField(max_digits=16, decimal_places=2)
 
 
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(9000, 1, 1, tzinfo=UTC)
-
-
 class UsageQuerySerializer(serializers.Serializer[Any]):
     group_by = serializers.ChoiceField(GROUPS, default="project")
-    start = serializers.DateTimeField(required=False)
-    end = serializers.DateTimeField(required=False)
+    start = WindowTimeField(required=False)
+    end = WindowTimeField(required=False)
     export = serializers.ChoiceField(["json", "csv"], default="json")
-
-    def _in_range(self, value: datetime) -> datetime:
-        # Far-off dates overflow the date arithmetic of the report (year 1 minus 30 days).
-        if not EARLIEST <= value <= LATEST:
-            raise serializers.ValidationError(
-                f"Must be between {EARLIEST:%Y-%m-%d} and {LATEST:%Y-%m-%d}."
-            )
-        return value
-
-    def validate_start(self, value: datetime) -> datetime:
-        return self._in_range(value)
-
-    def validate_end(self, value: datetime) -> datetime:
-        return self._in_range(value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         now = timezone.now()

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -61,6 +62,14 @@ def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
         detail = response.data.get("detail") if isinstance(response.data, dict) else None
         response.data = {"detail": str(detail or exc)}
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's handler404: a path under /api/ that no route matches answers in the API's
+    JSON shape, as every other API error does; other paths (admin, static) keep Django's."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+    return page_not_found(request, exception or Http404())
 
 
 def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:

@@ -8,10 +8,11 @@ so a forgotten filter cannot leak another tenant's rows. Another tenant's object
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db import models, transaction
-from django.db.models import QuerySet
+from django.db.models import ProtectedError, QuerySet, RestrictedError
 from rest_framework import exceptions, viewsets
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -20,6 +21,7 @@ from rest_framework.serializers import BaseSerializer
 from apps.accounts.models import User
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
+from apps.core.errors import Conflict
 from apps.tenancy.models import ADMIN_ROLES, WRITE_ROLES, Role, Tenant
 from apps.tenancy.selectors import role_in, visible_tenants
 
@@ -74,8 +76,13 @@ class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
         with transaction.atomic():
             before = audit.snapshot(instance)
             tenant = self.audit_tenant(instance)
+            if isinstance(instance, Tenant) and tenant == instance:
+                tenant = None  # the row goes with the tenant; its name stays in the entry
             pk = instance.pk
-            instance.delete()
+            try:
+                instance.delete()
+            except (ProtectedError, RestrictedError) as exc:
+                raise Conflict(_still_used(instance, exc)) from exc
             instance.pk = pk  # keep the id for the audit row
             audit.record(
                 actor=request_user(self.request),
@@ -85,6 +92,21 @@ class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
                 before=before,
                 after=None,
             )
+
+
+def _still_used(instance: models.Model, exc: ProtectedError | RestrictedError) -> str:
+    """Why a delete was refused: what still refers to the object, counted by kind."""
+    found = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
+    kinds = Counter(obj._meta for obj in found)
+    what = ", ".join(
+        f"{n} {meta.verbose_name if n == 1 else meta.verbose_name_plural}"
+        for meta, n in sorted(kinds.items(), key=lambda kv: str(kv[0].verbose_name))
+    )
+    kind = str(instance._meta.verbose_name)
+    return (
+        f"{kind[:1].upper()}{kind[1:]} '{instance}' cannot be deleted: it is still in use by "
+        f"{what}. Remove or move them first."
+    )
 
 
 class PlatformModelViewSet(AuditedModelViewSet[M], Generic[M]):

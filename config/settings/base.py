@@ -186,8 +186,8 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "apps.core.parsers.StrictJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "apps.core.parsers.StrictFormParser",
+        "apps.core.parsers.StrictMultiPartParser",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "login": env.get_str("ZS_THROTTLE_LOGIN", "20/min"),

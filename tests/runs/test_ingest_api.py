@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.runs.models import MetricKey, MetricPoint, MetricRollup
+from apps.runs.services import create_run
 from apps.tenancy.models import Role
 from tests.runs.conftest import batch, metrics_url
 
@@ -157,6 +158,18 @@ def test_run_list_detail_create_and_patch(world, runs, client_for):
     assert patched.json()["state"] == "finished"
     bad = client.patch(f"{base}{rid}/", {"tags": ["no spaces allowed"]}, format="json")
     assert bad.status_code == 400 and "tags" in bad.json()["errors"]
+
+
+def test_a_patch_of_a_run_without_owner_or_job_answers_them_as_null(world, client_for):
+    """Both fields read through a null foreign key; a partial update must not drop them."""
+    run = create_run(tenant=world.tenant_a, owner=None, name="orphan")
+    client = client_for(world.user("a", Role.TENANT_ADMIN))
+    patched = client.patch(
+        f"/api/v1/tenants/{world.tenant_a.slug}/runs/{run.pk}/", {"tags": ["x"]}, format="json"
+    )
+    assert patched.status_code == 200, patched.json()
+    assert patched.json()["tags"] == ["x"]
+    assert (patched.json()["owner"], patched.json()["job_state"]) == (None, None)
 
 
 def test_run_list_has_no_n_plus_one(world, client_for):

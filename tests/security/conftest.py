@@ -137,7 +137,7 @@ def build_foreign(world: World) -> Foreign:
     token, _ = create_token(user=b_member, name=f"{MARKER}-token")
     membership = Membership.objects.get(tenant=world.tenant_b, user=b_member)
     incident = Incident.objects.create(
-        node=node, fault="xid-79", severity="critical", action="drain", detail="gpu fell off"
+        node=node, fault="xid-79", severity="critical", action="cordon_drain", detail="gpu fell off"
     )
     IncidentJob.objects.create(incident=incident, job=job, outcome="requeued", devices=1, attempt=1,
                                lost_gpu_seconds=60.0)  # fmt: skip

@@ -6,7 +6,7 @@ from apps.tenancy.models import Tenant
 
 class AuditEntrySerializer(serializers.ModelSerializer[AuditEntry]):
     tenant: serializers.SlugRelatedField[Tenant] = serializers.SlugRelatedField(
-        slug_field="slug", read_only=True
+        slug_field="slug", read_only=True, allow_null=True
     )
 
     class Meta:

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.core.fields import WindowTimeField
 from apps.governance.models import IdleFlag, Notification, QueueAction
 from apps.governance.policy import LIMITS
 
@@ -75,8 +76,8 @@ class NotificationSerializer(serializers.ModelSerializer[Notification]):
 
 
 class EfficiencyQuerySerializer(serializers.Serializer[Any]):
-    start = serializers.DateTimeField(required=False)
-    end = serializers.DateTimeField(required=False)
+    start = WindowTimeField(required=False)
+    end = WindowTimeField(required=False)
 
 
 class EfficiencySerializer(serializers.Serializer[Any]):

@@ -136,9 +136,7 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
         "the cap.",
     )
     max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
-    owner = serializers.CharField(
-        source="owner.username", read_only=True, default=None, allow_null=True
-    )
+    owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
     allocations = AllocationSerializer(many=True, read_only=True)
     open_url = serializers.SerializerMethodField(
         help_text="Where a running notebook opens, relative to the platform's address "

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from apps.clusters.models import ResourcePool
 from apps.quotas import services
 from apps.quotas.models import Quota
+from apps.quotas.selectors import quota_usage
 from apps.tenancy.models import Tenant
 
 
@@ -17,7 +18,7 @@ class QuotaSerializer(serializers.ModelSerializer[Quota]):
     )
     pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
     pool_name = serializers.CharField(source="pool.name", read_only=True)
-    used = serializers.FloatField(read_only=True, default=0.0, help_text="Devices held now.")
+    used = serializers.FloatField(read_only=True, help_text="Devices held now.")
 
     class Meta:
         model = Quota
@@ -26,6 +27,13 @@ class QuotaSerializer(serializers.ModelSerializer[Quota]):
             "borrow_limit", "weight", "used", "updated_at",
         ]  # fmt: skip
         read_only_fields = ["updated_at"]
+
+    def to_representation(self, instance: Quota) -> dict[str, Any]:
+        # Lists attach ``used`` in one pass (``quotas_with_usage``); a single quota (read,
+        # created or edited) gets it here, so it is never left out or shown as 0.
+        if not hasattr(instance, "used"):
+            instance.used = quota_usage(instance)  # type: ignore[attr-defined]
+        return super().to_representation(instance)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance
@@ -50,7 +58,8 @@ class QuotaSerializer(serializers.ModelSerializer[Quota]):
         return attrs
 
     def create(self, validated_data: dict[str, Any]) -> Quota:
-        return services.set_quota(**validated_data)
+        # The amounts may be left out (the model's defaults: nothing guaranteed or lent).
+        return services.set_quota(**{"guarantee": 0, "borrow_limit": 0, **validated_data})
 
     def update(self, instance: Quota, validated_data: dict[str, Any]) -> Quota:
         data = {

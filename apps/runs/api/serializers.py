@@ -33,12 +33,8 @@ class RunSerializer(serializers.ModelSerializer[Run]):
     project = serializers.PrimaryKeyRelatedField(
         queryset=Project.objects.all(), required=False, allow_null=True
     )
-    owner = serializers.CharField(
-        source="owner.username", read_only=True, default=None, allow_null=True
-    )
-    job_state = serializers.CharField(
-        source="job.state", read_only=True, default=None, allow_null=True
-    )
+    owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
+    job_state = serializers.CharField(source="job.state", read_only=True, allow_null=True)
     name = serializers.CharField(max_length=100)
     config = serializers.DictField(required=False)
     tags = serializers.ListField(

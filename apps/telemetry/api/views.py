@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.fields import WindowTimeField
 from apps.core.viewsets import request_user
 from apps.jobs.models import Job
 from apps.telemetry import live
@@ -81,8 +82,8 @@ class HistorySerializer(serializers.Serializer[Any]):
 
 class HistoryQuerySerializer(serializers.Serializer[Any]):
     series = serializers.RegexField(r"^(cluster|pool:\d+|tenant:[a-z0-9-]+|node:[\w.-]+|job:\d+)$")
-    start = serializers.DateTimeField(required=False)
-    end = serializers.DateTimeField(required=False)
+    start = WindowTimeField(required=False)
+    end = WindowTimeField(required=False)
     resolution = serializers.ChoiceField(choices=sorted(RESOLUTIONS), required=False)
 
 

@@ -41,7 +41,7 @@ class MembershipSerializer(serializers.ModelSerializer[Membership]):
 
 class ProjectSerializer(serializers.ModelSerializer[Project]):
     created_by = serializers.CharField(
-        source="created_by.username", read_only=True, default=None, allow_null=True
+        source="created_by.username", read_only=True, allow_null=True
     )
 
     class Meta:

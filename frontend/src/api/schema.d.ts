@@ -1606,7 +1606,7 @@ export interface components {
             readonly object_id: string;
             readonly object_repr: string;
             readonly object_type: string;
-            readonly tenant: string;
+            readonly tenant: string | null;
         };
         CapacityChange: {
             /** @description Accelerators added or removed. */
@@ -3169,7 +3169,6 @@ export interface components {
             /**
              * Format: double
              * @description Devices held now.
-             * @default 0
              */
             readonly used: number;
             /**
