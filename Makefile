@@ -5,7 +5,7 @@ PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 NPM_STAMP := frontend/node_modules/.installed
 
-.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap migrate seed manifests
+.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend fuzz-api bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap migrate seed manifests
 
 run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
 	$(PY) manage.py serve
@@ -52,6 +52,10 @@ e2e: $(VENV_STAMP) frontend
 schema: $(VENV_STAMP) ## regenerate the committed OpenAPI schema and the frontend client
 	DJANGO_SETTINGS_MODULE=config.settings.dev $(PY) manage.py spectacular --file openapi/schema.yaml --validate --fail-on-warn
 	cd frontend && npm run --silent gen:api
+
+fuzz-api: $(VENV_STAMP) ## a deeper schemathesis run than make test's: FUZZ_EXAMPLES random cases per operation and mode, per kind of caller
+	scripts/ensure-services.sh
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-30} $(PY) -m pytest tests/security/test_deep_fuzz.py -p no:randomly -q -s
 
 bench: $(VENV_STAMP) ## scheduling-core benchmark (prints a table)
 	$(PY) bench/sched_core.py

@@ -5,10 +5,13 @@ found by searching its body, whatever field the leak is in."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
+from django.core import signals
+from django.db import close_old_connections
 from django.utils import timezone
 
 from apps.accounting.models import UsageSegment
@@ -183,6 +186,18 @@ def build_foreign(world: World) -> Foreign:
     b_users = [user.username for (label, _role), user in world.users.items() if label == "b"]
     markers = (MARKER, world.tenant_b.slug, *b_users)
     return Foreign(ids=ids, markers=markers)
+
+
+@pytest.fixture
+def keep_connection() -> Iterator[None]:
+    """For requests sent through the WSGI handler (schemathesis): it closes the database
+    connection after each request, which would end the test's transaction; Django's own
+    test client unhooks the same signal."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture

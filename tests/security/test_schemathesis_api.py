@@ -13,9 +13,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from django.core import signals
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
@@ -44,17 +42,6 @@ EXAMPLES = {GenerationMode.POSITIVE: 240, GenerationMode.NEGATIVE: 160}
 # The platform admin's pass: it may write platform objects (clusters, pools, quotas, health
 # rules, tenants), so its cases also name real objects by id, to reach past the 404.
 ADMIN_EXAMPLES = {GenerationMode.POSITIVE: 300, GenerationMode.NEGATIVE: 150}
-
-
-@pytest.fixture
-def keep_connection() -> Any:
-    """The WSGI handler closes the database connection after each request, which would end
-    the test's transaction; Django's own test client unhooks the same signal."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield
-    signals.request_started.connect(close_old_connections)
-    signals.request_finished.connect(close_old_connections)
 
 
 def _settings(examples: int) -> Callable[[Any], Any]:
