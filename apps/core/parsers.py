@@ -23,6 +23,9 @@ def _has_nul(value: Any) -> bool:
         if isinstance(item, str):
             if "\x00" in item:
                 return True
+        elif isinstance(item, DataAndFiles):
+            stack.append(item.data)
+            stack.extend(str(getattr(f, "name", "")) for _k, fs in item.files.lists() for f in fs)
         elif isinstance(item, QueryDict):
             stack.extend(item.keys())
             stack.extend(v for values in item.lists() for v in values[1])
@@ -34,28 +37,26 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-class StrictJSONParser(JSONParser):
+class _RefusesNul:
+    """Parses as its parser does, then refuses a result holding NUL anywhere: keys, values
+    or (multipart) file names."""
+
+    what = "Fields"
+
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        data = super().parse(stream, media_type, parser_context)
-        if _has_nul(data):
-            raise ParseError("JSON strings must not contain the NUL character (\\u0000).")
-        return data
-
-
-class StrictFormParser(FormParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        data = super().parse(stream, media_type, parser_context)
-        if _has_nul(data):
-            raise ParseError("Form fields must not contain the NUL character.")
-        return data
-
-
-class StrictMultiPartParser(MultiPartParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        parsed = super().parse(stream, media_type, parser_context)
-        names = []
-        if isinstance(parsed, DataAndFiles):
-            names = [str(getattr(f, "name", "")) for _key, fs in parsed.files.lists() for f in fs]
-        if _has_nul(parsed.data) or _has_nul(names):
-            raise ParseError("Form fields must not contain the NUL character.")
+        parsed = super().parse(stream, media_type, parser_context)  # type: ignore[misc]
+        if _has_nul(parsed):
+            raise ParseError(f"{self.what} must not contain the NUL character (\\u0000).")
         return parsed
+
+
+class StrictJSONParser(_RefusesNul, JSONParser):
+    what = "JSON strings"
+
+
+class StrictFormParser(_RefusesNul, FormParser):
+    what = "Form fields"
+
+
+class StrictMultiPartParser(_RefusesNul, MultiPartParser):
+    what = "Form fields"

@@ -76,8 +76,8 @@ class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
         with transaction.atomic():
             before = audit.snapshot(instance)
             tenant = self.audit_tenant(instance)
-            if isinstance(instance, Tenant) and tenant == instance:
-                tenant = None  # the row goes with the tenant; its name stays in the entry
+            if tenant == instance:
+                tenant = None  # the entry cannot point at the row it deletes; the name stays
             pk = instance.pk
             try:
                 instance.delete()
