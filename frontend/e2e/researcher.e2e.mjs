@@ -78,6 +78,21 @@ process.exitCode = await runScenario('researcher', async (page) => {
   await screenshot(page, 'researcher-jobs-zh');
   await page.locator('header').getByText('EN', { exact: true }).click();
 
+  // Older jobs a page at a time (the demo history holds more than a page), then the new job
+  // found by name, alone on its page.
+  const table = page.getByTestId('jobs-table');
+  await page.getByTestId('jobs-page-older').click();
+  await expectVisible(page.getByTestId('jobs-page-page').getByText('Page 2'), 'the second page');
+  await table.getByText(name).waitFor({ state: 'detached', timeout: TIMEOUT_MS });
+  await page.getByRole('searchbox', { name: 'Search by name' }).fill(name);
+  await page.keyboard.press('Enter');
+  await expectVisible(table.getByText(name), 'the job found by its name');
+  const rows = table.locator('tbody tr.ant-table-row');
+  for (let waited = 0; (await rows.count()) !== 1; waited += 250) {
+    check(waited < TIMEOUT_MS, `searching "${name}" did not leave the job alone in the list`);
+    await page.waitForTimeout(250);
+  }
+
   // A notebook, opened through the platform's proxy (no token in the browser).
   await page.goto(page.url().replace(/\/jobs$/, '/notebooks'));
   await page.getByRole('button', { name: 'New notebook' }).click();

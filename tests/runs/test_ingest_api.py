@@ -160,6 +160,18 @@ def test_run_list_detail_create_and_patch(world, runs, client_for):
     assert bad.status_code == 400 and "tags" in bad.json()["errors"]
 
 
+def test_runs_are_found_by_part_of_their_name(world, client_for):
+    """A sweep of hundreds of runs: the dashboard finds the few it wants by name."""
+    for name in ("lr-sweep-3e-4", "LR-sweep-1e-3", "baseline"):
+        create_run(tenant=world.tenant_a, owner=None, name=name)
+    create_run(tenant=world.tenant_b, owner=None, name="lr-sweep-b")
+    client = client_for(world.user("a", Role.VIEWER))
+    base = f"/api/v1/tenants/{world.tenant_a.slug}/runs/"
+    found = client.get(f"{base}?name=lr-SWEEP").json()["results"]
+    assert [r["name"] for r in found] == ["LR-sweep-1e-3", "lr-sweep-3e-4"]
+    assert client.get(f"{base}?name=nothing").json()["results"] == []
+
+
 def test_a_patch_of_a_run_without_owner_or_job_answers_them_as_null(world, client_for):
     """Both fields read through a null foreign key; a partial update must not drop them."""
     run = create_run(tenant=world.tenant_a, owner=None, name="orphan")

@@ -50,6 +50,15 @@ class NodeHealthSerializer(serializers.ModelSerializer[Node]):
         read_only_fields = fields
 
 
+class NodeHealthSummarySerializer(serializers.Serializer[dict[str, int]]):
+    total = serializers.IntegerField()
+    healthy = serializers.IntegerField()
+    degraded = serializers.IntegerField()
+    faulty = serializers.IntegerField()
+    cordoned = serializers.IntegerField()
+    spare = serializers.IntegerField()
+
+
 class CheckChangeSerializer(serializers.ModelSerializer[CheckChange]):
     class Meta:
         model = CheckChange

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -16,8 +17,9 @@ from rest_framework.views import APIView
 
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
-from apps.clusters.models import Node
+from apps.clusters.models import Node, NodeHealth
 from apps.core.errors import Conflict
+from apps.core.pagination import IdCursorPagination, NameCursorPagination
 from apps.core.viewsets import AuditedModelViewSet, request_user
 from apps.health import probes, services
 from apps.health.api.auth import IsNodeAgent, IsPlatformAdmin, NodeTokenAuthentication
@@ -28,6 +30,7 @@ from apps.health.api.serializers import (
     FaultRuleSerializer,
     IncidentSerializer,
     NodeHealthSerializer,
+    NodeHealthSummarySerializer,
     NodeTokenSerializer,
     ProbeRunSerializer,
     ReportAnswerSerializer,
@@ -47,11 +50,28 @@ from apps.health.models import (
 )
 
 
+class NodeHealthFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    health = filters.MultipleChoiceFilter(
+        choices=NodeHealth.choices, help_text="One or more health states (repeat the parameter)."
+    )
+    pool = filters.CharFilter(field_name="pool__name", help_text="Resource pool name.")
+    name = filters.CharFilter(
+        lookup_expr="icontains", help_text="Nodes whose name contains this (any case)."
+    )
+
+    class Meta:
+        model = Node
+        fields = ["health", "pool", "name", "cordoned", "is_spare"]
+
+
 class NodeHealthViewSet(viewsets.ReadOnlyModelViewSet[Node]):
     """The node health grid: every node with its latest checks and open incidents."""
 
     permission_classes = [IsPlatformAdmin]
     serializer_class = NodeHealthSerializer
+    filterset_class = NodeHealthFilter
+    # Name order, a page at a time: a 10,000-GPU cluster has over a thousand nodes.
+    pagination_class = NameCursorPagination
 
     def get_queryset(self) -> QuerySet[Node]:
         return (
@@ -60,8 +80,22 @@ class NodeHealthViewSet(viewsets.ReadOnlyModelViewSet[Node]):
             .annotate(open_incidents=Count("incidents", filter=Q(incidents__state="open")))
         )
 
+    @extend_schema(responses=NodeHealthSummarySerializer, filters=True)
+    @action(detail=False, methods=["get"], pagination_class=None)
+    def summary(self, request: Request) -> Response:
+        """How many nodes are in each state, over the nodes the filters select: the grid's
+        counts, which one page of it cannot give."""
+        nodes = self.filter_queryset(Node.objects.all())
+        counts = nodes.aggregate(
+            total=Count("id"),
+            **{h: Count("id", filter=Q(health=h)) for h in NodeHealth.values},
+            cordoned=Count("id", filter=Q(cordoned=True)),
+            spare=Count("id", filter=Q(is_spare=True)),
+        )
+        return Response(NodeHealthSummarySerializer(counts).data)
+
     @extend_schema(responses=CheckChangeSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=IdCursorPagination, filter_backends=[])
     def history(self, request: Request, pk: str) -> Response:
         """Per-node check history: one row per change of a check's status or faults."""
         node = self.get_object()

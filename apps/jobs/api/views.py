@@ -25,9 +25,16 @@ from apps.jobs.models import Job, JobState
 
 
 class JobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    name = filters.CharFilter(
+        lookup_expr="icontains", help_text="Jobs whose name contains this (any case)."
+    )
+    owner = filters.CharFilter(
+        field_name="owner__username", help_text="Jobs submitted by this user (username)."
+    )
+
     class Meta:
         model = Job
-        fields = ["state", "kind", "pool", "priority", "project"]
+        fields = ["state", "kind", "pool", "priority", "project", "name", "owner"]
 
 
 class JobViewSet(TenantScopedViewSet[Job]):

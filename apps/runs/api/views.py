@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import action
@@ -25,6 +26,16 @@ from apps.runs.authentication import JobCredential
 from apps.runs.models import MetricKey, Run
 
 
+class RunFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    name = filters.CharFilter(
+        lookup_expr="icontains", help_text="Runs whose name contains this (any case)."
+    )
+
+    class Meta:
+        model = Run
+        fields = ["state", "job", "project", "name"]
+
+
 class RunViewSet(TenantScopedViewSet[Run]):
     """Training runs of a tenant: hyperparameters, tags, metric series and checkpoints.
 
@@ -35,7 +46,7 @@ class RunViewSet(TenantScopedViewSet[Run]):
     serializer_class = RunSerializer
     queryset = Run.objects.all()
     http_method_names = ["get", "post", "patch", "head", "options"]
-    filterset_fields = ["state", "job", "project"]
+    filterset_class = RunFilter
 
     def scoped_queryset(self, queryset: QuerySet[Run]) -> QuerySet[Run]:
         queryset = queryset.select_related("owner", "job").prefetch_related(

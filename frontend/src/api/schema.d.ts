@@ -367,6 +367,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/health/nodes/summary/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description How many nodes are in each state, over the nodes the filters select: the grid's
+         *     counts, which one page of it cannot give.
+         */
+        get: operations["health_nodes_summary_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health/probe-runs/": {
         parameters: {
             query?: never;
@@ -2429,6 +2449,14 @@ export interface components {
             readonly open_incidents: number;
             readonly pool: string | null;
         };
+        NodeHealthSummary: {
+            cordoned: number;
+            degraded: number;
+            faulty: number;
+            healthy: number;
+            spare: number;
+            total: number;
+        };
         NodeToken: {
             /** Format: date-time */
             readonly created_at: string;
@@ -4325,10 +4353,24 @@ export interface operations {
     health_nodes_list: {
         parameters: {
             query?: {
+                cordoned?: boolean;
                 /** @description The pagination cursor value. */
                 cursor?: string;
+                /**
+                 * @description One or more health states (repeat the parameter).
+                 *
+                 *     * `healthy` - Healthy
+                 *     * `degraded` - Degraded
+                 *     * `faulty` - Faulty
+                 */
+                health?: ("degraded" | "faulty" | "healthy")[];
+                is_spare?: boolean;
+                /** @description Nodes whose name contains this (any case). */
+                name?: string;
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                /** @description Resource pool name. */
+                pool?: string;
             };
             header?: never;
             path?: never;
@@ -4463,6 +4505,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NodeHealth"];
+                };
+            };
+        };
+    };
+    health_nodes_summary_retrieve: {
+        parameters: {
+            query?: {
+                cordoned?: boolean;
+                /**
+                 * @description One or more health states (repeat the parameter).
+                 *
+                 *     * `healthy` - Healthy
+                 *     * `degraded` - Degraded
+                 *     * `faulty` - Faulty
+                 */
+                health?: ("degraded" | "faulty" | "healthy")[];
+                is_spare?: boolean;
+                /** @description Nodes whose name contains this (any case). */
+                name?: string;
+                /** @description Resource pool name. */
+                pool?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeHealthSummary"];
                 };
             };
         };
@@ -5941,6 +6017,10 @@ export interface operations {
                  *     * `inference` - Inference
                  */
                 kind?: "inference" | "notebook" | "training";
+                /** @description Jobs whose name contains this (any case). */
+                name?: string;
+                /** @description Jobs submitted by this user (username). */
+                owner?: string;
                 /** @description Number of results to return per page. */
                 page_size?: number;
                 pool?: number;
@@ -6486,6 +6566,8 @@ export interface operations {
                 /** @description The pagination cursor value. */
                 cursor?: string;
                 job?: number;
+                /** @description Runs whose name contains this (any case). */
+                name?: string;
                 /** @description Number of results to return per page. */
                 page_size?: number;
                 project?: number;
@@ -6597,6 +6679,8 @@ export interface operations {
         parameters: {
             query?: {
                 job?: number;
+                /** @description Runs whose name contains this (any case). */
+                name?: string;
                 project?: number;
                 state?: "complete" | "incomplete";
             };

@@ -1,12 +1,14 @@
-import { Alert, Card, Empty, Select, Space, Typography } from 'antd';
+import { Alert, Card, Empty, Input, Select, Space, Typography } from 'antd';
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
+import { CursorPager } from '../../components/CursorPager';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
+import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
-import { type Run, useRuns, useRunsById } from './api';
+import { type Run, type RunFilters, useRuns, useRunsById } from './api';
 import { CompareRuns } from './CompareRuns';
 import { RunStateTag } from './RunPanels';
 import { formatParam, lastValue, metricNames, parseRunIds } from './runData';
@@ -17,9 +19,10 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
   const { t } = useTranslation();
   const language = currentLanguage();
   const [params, setParams] = useSearchParams();
-  const [state, setState] = useState<Run['state']>(undefined);
+  const [filters, setFilters] = useState<RunFilters>({});
   const selectedIds = useMemo(() => parseRunIds(params.get('runs')), [params]);
-  const runs = useRuns(tenant, state);
+  const pages = useCursorPages(JSON.stringify(filters));
+  const runs = useRuns(tenant, filters, pages.cursor);
   const listed = runs.data?.results ?? [];
 
   // Runs named by a deep link but not on the list page (older, or filtered out) by id.
@@ -47,17 +50,28 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
         title={t('experiments.runs')}
         style={{ marginBottom: 16 }}
         extra={
-          <Select
-            allowClear
-            aria-label={t('runs.stateLabel')}
-            placeholder={t('runs.stateLabel')}
-            style={{ width: 160 }}
-            value={state}
-            onChange={(value: Run['state']) => {
-              setState(value);
-            }}
-            options={STATES.map((s) => ({ value: s, label: t(`runs.state.${s}`) }))}
-          />
+          <Space wrap>
+            <Input.Search
+              allowClear
+              aria-label={t('experiments.searchName')}
+              placeholder={t('experiments.searchName')}
+              style={{ width: 200 }}
+              onSearch={(v) => {
+                setFilters((f) => ({ ...f, name: v.trim() === '' ? undefined : v.trim() }));
+              }}
+            />
+            <Select
+              allowClear
+              aria-label={t('runs.stateLabel')}
+              placeholder={t('runs.stateLabel')}
+              style={{ width: 160 }}
+              value={filters.state}
+              onChange={(value: Run['state']) => {
+                setFilters((f) => ({ ...f, state: value }));
+              }}
+              options={STATES.map((s) => ({ value: s, label: t(`runs.state.${s}`) }))}
+            />
+          </Space>
         }
       >
         <QueryTable<Run>
@@ -66,7 +80,7 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
           rowKey="id"
           query={runs}
           rows={listed}
-          pagination={{ pageSize: 20, hideOnSinglePage: true }}
+          pagination={false}
           rowSelection={{
             selectedRowKeys: selectedIds,
             preserveSelectedRowKeys: true,
@@ -118,6 +132,15 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
             },
           ]}
         />
+        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 12 }}>
+          <CursorPager
+            pages={pages}
+            next={runs.data?.next}
+            busy={runs.isFetching}
+            testId="runs-page"
+            size="small"
+          />
+        </div>
       </Card>
       {missingFailed > 0 && (
         <Alert

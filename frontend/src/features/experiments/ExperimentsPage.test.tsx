@@ -1,4 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { BOB, page, sessionOf } from '../../test/fixtures';
@@ -93,6 +94,46 @@ describe('experiments', () => {
       const last = requests.filter((r) => r.path === `${RUNS}2/metrics/`).at(-1);
       const q = new URLSearchParams(last?.query);
       expect([q.get('step_min'), q.get('step_max')]).toEqual(['100', '900']);
+    });
+  });
+
+  it('walks older runs a page at a time, keeps the selection across pages, finds by name', async () => {
+    const user = userEvent.setup();
+    const older = `http://localhost:3000${RUNS}?cursor=r2&page_size=50`;
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${RUNS}`]: [
+        { status: 200, body: { next: older, previous: null, results: [RUN_B] } },
+        page([RUN_A]),
+        page([RUN_A]),
+      ],
+      // The selected run of the first page, by id once the list shows another page.
+      [`GET ${RUNS}2/`]: { status: 200, body: RUN_B },
+      [`GET ${RUNS}1/metrics/`]: seriesAnswer(1, { loss: [3, 2.5] }),
+      [`GET ${RUNS}2/metrics/`]: seriesAnswer(2, { loss: [3.1, 3.0] }),
+    });
+    const { router } = renderApp('/experiments');
+    await user.click(
+      await screen.findByRole('checkbox', { name: 'Select run lr-1e-3 for comparison' }),
+    );
+    await user.click(screen.getByTestId('runs-page-older'));
+    await user.click(
+      await screen.findByRole('checkbox', { name: 'Select run lr-3e-4 for comparison' }),
+    );
+    await waitFor(() => {
+      expect(router.state.location.search).toBe('?runs=2%2C1');
+    });
+    const loss = await screen.findByTestId('compare-curve-loss');
+    await waitFor(() => {
+      expect(loss.dataset.lines).toBe('#2 lr-1e-3:3.1|3;#1 lr-3e-4:3|2.5');
+    });
+    await user.type(screen.getByRole('searchbox', { name: 'Search by name' }), 'lr-3{Enter}');
+    await waitFor(() => {
+      expect(requests.filter((r) => r.path === RUNS).map((r) => r.query)).toEqual([
+        'page_size=50',
+        'page_size=50&cursor=r2',
+        'page_size=50&name=lr-3',
+      ]);
     });
   });
 

@@ -30,14 +30,30 @@ export const runKeys = {
   checkpoints: (tenant: string, id: number) => ['runs', tenant, 'checkpoints', id] as const,
 };
 
-/** The tenant's most recent runs (one page of up to 200; runs are newest first). */
-export function useRuns(tenant: string, state?: Run['state']) {
+export interface RunFilters {
+  state?: Run['state'];
+  /** Part of the name, any case. */
+  name?: string;
+}
+
+export const RUNS_PAGE = 50;
+
+/** One page of the tenant's runs, newest first: `cursor` null for the first. */
+export function useRuns(tenant: string, filters: RunFilters, cursor: string | null) {
   return useQuery({
-    queryKey: runKeys.list(tenant, { state }),
+    queryKey: runKeys.list(tenant, { ...filters, cursor }),
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/tenants/{tenant}/runs/', {
-          params: { path: { tenant }, query: { page_size: 200, ...(state ? { state } : {}) } },
+          params: {
+            path: { tenant },
+            query: {
+              page_size: RUNS_PAGE,
+              ...(filters.state ? { state: filters.state } : {}),
+              ...(filters.name ? { name: filters.name } : {}),
+              ...(cursor === null ? {} : { cursor }),
+            },
+          },
           signal,
         }),
       ),

@@ -1,4 +1,5 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
@@ -33,6 +34,11 @@ const NODE = {
   checks: [],
 };
 
+const SUMMARY = {
+  status: 200,
+  body: { total: 2, healthy: 1, degraded: 0, faulty: 1, cordoned: 1, spare: 0 },
+};
+
 describe('health', () => {
   it('shows nodes and alerts and acknowledges an alert', async () => {
     const { requests } = stubFetch({
@@ -48,6 +54,7 @@ describe('health', () => {
           open_incidents: 0,
         },
       ]),
+      'GET /api/v1/health/nodes/summary/': SUMMARY,
       'GET /api/v1/health/incidents/': page([]),
       'GET /api/v1/health/alerts/': [
         page([ALERT]),
@@ -84,6 +91,7 @@ describe('health', () => {
         page([NODE, HEALTHY]),
         page([NODE, { ...HEALTHY, cordoned: true }]),
       ],
+      'GET /api/v1/health/nodes/summary/': SUMMARY,
       'GET /api/v1/health/incidents/': page([]),
       'GET /api/v1/health/alerts/': page([]),
       'POST /api/v1/health/nodes/4/cordon/': { status: 200, body: { ...HEALTHY, cordoned: true } },
@@ -112,6 +120,7 @@ describe('health', () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/health/nodes/': [page([NODE, IDLE]), page([NODE, { ...IDLE, is_spare: true }])],
+      'GET /api/v1/health/nodes/summary/': SUMMARY,
       'GET /api/v1/health/incidents/': page([]),
       'GET /api/v1/health/alerts/': page([]),
       'POST /api/v1/health/nodes/4/spare/': { status: 200, body: { ...IDLE, is_spare: true } },
@@ -141,12 +150,110 @@ describe('health', () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/health/nodes/': page([]),
+      'GET /api/v1/health/nodes/summary/': SUMMARY,
       'GET /api/v1/health/incidents/': page([]),
       'GET /api/v1/health/alerts/': page([]),
     });
     renderApp('/health');
     expect(await screen.findByText('No alerts. All quiet.')).toBeTruthy();
     expect(await screen.findByText('No nodes registered.')).toBeTruthy();
+  });
+
+  it('counts the whole fleet, filters the grid by health and name, a page at a time', async () => {
+    const user = userEvent.setup();
+    const next = 'http://localhost:3000/api/v1/health/nodes/?cursor=n2&page_size=200';
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/health/nodes/summary/': {
+        status: 200,
+        body: { total: 1250, healthy: 1225, degraded: 12, faulty: 13, cordoned: 3, spare: 1 },
+      },
+      'GET /api/v1/health/nodes/': [
+        { status: 200, body: { next, previous: null, results: [NODE] } },
+        page([{ ...NODE, id: 900, name: 'gpu-0900' }]),
+        page([NODE]),
+        page([]),
+      ],
+      'GET /api/v1/health/incidents/': page([]),
+      'GET /api/v1/health/alerts/': page([]),
+    });
+    renderApp('/health');
+    await screen.findByTestId('node-link-a800-train-003');
+    const filter = screen.getByRole('radiogroup', { name: 'Show nodes by health' });
+    await waitFor(() => {
+      expect(within(filter).getByText('Faulty 13')).toBeTruthy();
+    });
+    expect(within(filter).getByText('All 1250')).toBeTruthy();
+    expect(within(filter).getByText('Healthy 1225')).toBeTruthy();
+    expect(within(filter).getByText('Degraded 12')).toBeTruthy();
+
+    await user.click(screen.getByTestId('grid-page-older'));
+    await screen.findByTestId('node-link-gpu-0900');
+    expect(screen.getByTestId('grid-page-page').textContent).toBe('Page 2');
+    expect(screen.getByTestId('grid-page-newer').textContent).toBe('Previous');
+
+    await user.click(within(filter).getByText('Faulty 13'));
+    await screen.findByTestId('node-link-a800-train-003');
+    await user.type(screen.getByRole('searchbox', { name: 'Search by name' }), 'zzz{Enter}');
+    expect(await screen.findByText('No node matches.')).toBeTruthy();
+    expect(requests.filter((r) => r.path === '/api/v1/health/nodes/').map((r) => r.query)).toEqual([
+      'page_size=200',
+      'page_size=200&cursor=n2',
+      'page_size=200&health=faulty',
+      'page_size=200&health=faulty&name=zzz',
+    ]);
+  });
+
+  it('asks the server for open alerts and for each tab of incidents by state', async () => {
+    const user = userEvent.setup();
+    const INCIDENT = {
+      id: 7,
+      actions_taken: [],
+      check_name: 'gpu',
+      closed_at: '2026-11-29T04:00:00Z',
+      detail: 'GPU fell off the bus',
+      fault: 'xid:79',
+      fault_action: 'cordon_drain',
+      jobs: [],
+      last_seen_at: '2026-11-29T00:00:00Z',
+      lost_gpu_seconds: 0,
+      node: 3,
+      node_name: 'a800-train-003',
+      opened_at: '2026-11-29T00:00:00Z',
+      remediations: 0,
+      severity: 'critical',
+      spare: null,
+      spare_name: null,
+      state: 'closed',
+    };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/health/nodes/summary/': SUMMARY,
+      'GET /api/v1/health/nodes/': page([NODE]),
+      'GET /api/v1/health/incidents/': [page([]), page([INCIDENT])],
+      'GET /api/v1/health/alerts/': [
+        page([ALERT]),
+        page([{ ...ALERT, id: 8, state: 'resolved', message: 'ECC storm' }]),
+      ],
+    });
+    renderApp('/health');
+    const inbox = await screen.findByTestId('alert-inbox');
+    await within(inbox).findByText('GPU fell off the bus');
+    await user.click(within(inbox).getByText('Resolved'));
+    await within(inbox).findByText('ECC storm');
+    await user.click(screen.getByRole('tab', { name: 'Closed' }));
+    expect(
+      await within(screen.getByTestId('incidents-closed')).findByText('a800-train-003'),
+    ).toBeTruthy();
+    const queries = (path: string) => requests.filter((r) => r.path === path).map((r) => r.query);
+    expect(queries('/api/v1/health/alerts/')).toEqual([
+      'state=open&page_size=50',
+      'state=resolved&page_size=50',
+    ]);
+    expect(queries('/api/v1/health/incidents/')).toEqual([
+      'state=open&page_size=50',
+      'state=closed&page_size=50',
+    ]);
   });
 
   it('is for platform admins only', async () => {

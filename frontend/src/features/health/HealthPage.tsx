@@ -1,57 +1,110 @@
 import { CheckOutlined } from '@ant-design/icons';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   App,
   Badge,
   Button,
   Card,
   Empty,
+  Input,
   Result,
+  Segmented,
   Space,
-  Table,
   Tabs,
   Tag,
   Tooltip,
   Typography,
 } from 'antd';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes } from 'react-router';
+import { CursorPager } from '../../components/CursorPager';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
-import type { Alert, Incident } from '../../lib/apiTypes';
+import type { Alert, Incident, NodeHealth } from '../../lib/apiTypes';
+import { type CursorPages, useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
-import { HEALTH_COLOR, SEVERITY_COLOR } from './healthStyle';
+import { HEALTH_COLOR, HEALTH_STATES, SEVERITY_COLOR } from './healthStyle';
 import { incidentColumns } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 import { NodeDetailPage } from './NodeDetailPage';
 
-function useNodes() {
-  return useQuery({
-    queryKey: ['health', 'nodes'],
-    queryFn: ({ signal }) =>
-      unwrap(api.GET('/api/v1/health/nodes/', { params: { query: { page_size: 500 } }, signal })),
-    refetchInterval: 15_000,
-  });
+/** Cells on one page of the grid: a 10,000-GPU cluster has over a thousand nodes. */
+export const GRID_PAGE = 200;
+
+type HealthState = NodeHealth['health'];
+interface GridFilters {
+  health?: HealthState;
+  name?: string;
 }
-function useIncidents() {
+
+function useNodes(filters: GridFilters, cursor: string | null) {
   return useQuery({
-    queryKey: ['health', 'incidents'],
+    queryKey: ['health', 'nodes', 'grid', { ...filters, cursor }],
     queryFn: ({ signal }) =>
       unwrap(
-        api.GET('/api/v1/health/incidents/', { params: { query: { page_size: 100 } }, signal }),
+        api.GET('/api/v1/health/nodes/', {
+          params: {
+            query: {
+              page_size: GRID_PAGE,
+              ...(filters.health === undefined ? {} : { health: [filters.health] }),
+              ...(filters.name === undefined ? {} : { name: filters.name }),
+              ...(cursor === null ? {} : { cursor }),
+            },
+          },
+          signal,
+        }),
       ),
+    placeholderData: keepPreviousData,
     refetchInterval: 15_000,
   });
 }
-function useAlerts() {
+
+/** The whole fleet's counts (the grid shows a page of it). */
+function useNodeSummary() {
   return useQuery({
-    queryKey: ['health', 'alerts'],
+    queryKey: ['health', 'nodes', 'summary'],
+    queryFn: ({ signal }) => unwrap(api.GET('/api/v1/health/nodes/summary/', { signal })),
+    refetchInterval: 15_000,
+  });
+}
+/** Rows on one page of the incident and alert lists. */
+const LIST_PAGE = 50;
+
+function useIncidents(state: Incident['state'], cursor: string | null) {
+  return useQuery({
+    queryKey: ['health', 'incidents', { state, cursor }],
     queryFn: ({ signal }) =>
-      unwrap(api.GET('/api/v1/health/alerts/', { params: { query: { page_size: 100 } }, signal })),
+      unwrap(
+        api.GET('/api/v1/health/incidents/', {
+          params: {
+            query: { state, page_size: LIST_PAGE, ...(cursor === null ? {} : { cursor }) },
+          },
+          signal,
+        }),
+      ),
+    placeholderData: keepPreviousData,
+    refetchInterval: 15_000,
+  });
+}
+
+function useAlerts(state: Alert['state'], cursor: string | null) {
+  return useQuery({
+    queryKey: ['health', 'alerts', { state, cursor }],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/health/alerts/', {
+          params: {
+            query: { state, page_size: LIST_PAGE, ...(cursor === null ? {} : { cursor }) },
+          },
+          signal,
+        }),
+      ),
+    placeholderData: keepPreviousData,
     refetchInterval: 15_000,
   });
 }
@@ -90,26 +143,61 @@ function HealthOverview() {
 
 function NodeGrid() {
   const { t } = useTranslation();
-  const nodes = useNodes();
-  const list = [...(nodes.data?.results ?? [])].sort((a, b) => a.name.localeCompare(b.name));
-  const counts = { healthy: 0, degraded: 0, faulty: 0 };
-  list.forEach((n) => (counts[n.health] += 1));
+  const [filters, setFilters] = useState<GridFilters>({});
+  const pages = useCursorPages(JSON.stringify(filters));
+  const nodes = useNodes(filters, pages.cursor);
+  const summary = useNodeSummary();
+  const list = nodes.data?.results ?? [];
+  const count = (h: HealthState | 'total') => summary.data?.[h] ?? '…';
   return (
     <Card
       title={t('health.nodes')}
       loading={nodes.isPending}
       extra={
-        <Space size={16}>
-          {(['healthy', 'degraded', 'faulty'] as const).map((h) => (
-            <Badge key={h} color={HEALTH_COLOR[h]} text={`${t(`health.${h}`)} ${counts[h]}`} />
-          ))}
+        <Space size={12} wrap>
+          <Segmented<HealthState | 'all'>
+            aria-label={t('health.filterHealth')}
+            value={filters.health ?? 'all'}
+            onChange={(v) => {
+              setFilters((f) => ({ ...f, health: v === 'all' ? undefined : v }));
+            }}
+            options={[
+              { value: 'all', label: `${t('health.allNodes')} ${count('total')}` },
+              ...HEALTH_STATES.map((h) => ({
+                value: h,
+                label: (
+                  <Badge
+                    color={HEALTH_COLOR[h]}
+                    text={`${t(`health.${h}`)} ${count(h)}`}
+                    data-testid={`health-count-${h}`}
+                  />
+                ),
+              })),
+            ]}
+          />
+          <Input.Search
+            allowClear
+            size="small"
+            aria-label={t('health.searchNode')}
+            placeholder={t('health.searchNode')}
+            style={{ width: 200 }}
+            onSearch={(v) => {
+              setFilters((f) => ({ ...f, name: v.trim() === '' ? undefined : v.trim() }));
+            }}
+          />
         </Space>
       }
     >
       {nodes.isError ? (
         <QueryErrorResult error={nodes.error} onRetry={() => void nodes.refetch()} />
       ) : list.length === 0 ? (
-        <Empty description={t('health.noNodes')} />
+        <Empty
+          description={
+            filters.health === undefined && filters.name === undefined
+              ? t('health.noNodes')
+              : t('health.noNodesMatch')
+          }
+        />
       ) : (
         <div
           data-testid="node-grid"
@@ -162,6 +250,16 @@ function NodeGrid() {
           ))}
         </div>
       )}
+      <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 12 }}>
+        <CursorPager
+          pages={pages}
+          next={nodes.data?.next}
+          busy={nodes.isFetching}
+          testId="grid-page"
+          size="small"
+          order="name"
+        />
+      </div>
     </Card>
   );
 }
@@ -170,7 +268,10 @@ function AlertInbox() {
   const { t } = useTranslation();
   const { message } = App.useApp();
   const language = currentLanguage();
-  const alerts = useAlerts();
+  // Open alerts by default: resolved ones pile up and must not push an open one off the page.
+  const [state, setState] = useState<Alert['state']>('open');
+  const pages = useCursorPages(state);
+  const alerts = useAlerts(state, pages.cursor);
   const client = useQueryClient();
   const ack = useMutation<Alert, ApiError, number>({
     mutationFn: (id) =>
@@ -182,7 +283,21 @@ function AlertInbox() {
     onError: (e) => void message.error(e.detail),
   });
   return (
-    <Card title={t('health.alerts')} data-testid="alert-inbox">
+    <Card
+      title={t('health.alerts')}
+      data-testid="alert-inbox"
+      extra={
+        <Segmented<Alert['state']>
+          aria-label={t('health.alertState')}
+          value={state}
+          onChange={setState}
+          options={(['open', 'resolved'] as const).map((s) => ({
+            value: s,
+            label: t(`health.alert_${s}`),
+          }))}
+        />
+      }
+    >
       <QueryTable<Alert>
         rowKey="id"
         size="small"
@@ -235,41 +350,68 @@ function AlertInbox() {
           },
         ]}
       />
+      <ListPager pages={pages} next={alerts.data?.next} busy={alerts.isFetching} testId="alerts" />
     </Card>
   );
 }
 
 function Incidents() {
   const { t } = useTranslation();
-  const language = currentLanguage();
-  const incidents = useIncidents();
   return (
     <Card title={t('health.incidents')}>
-      {incidents.isError ? (
-        <QueryErrorResult error={incidents.error} onRetry={() => void incidents.refetch()} />
-      ) : (
-        <Tabs
-          items={(['open', 'closed'] as const).map((state) => ({
-            key: state,
-            label: t(`health.incident_${state}`),
-            children: (
-              <Table<Incident>
-                rowKey="id"
-                size="small"
-                loading={incidents.isPending}
-                pagination={false}
-                dataSource={(incidents.data?.results ?? []).filter((i) => i.state === state)}
-                locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
-                columns={[
-                  { title: t('health.node'), dataIndex: 'node_name' },
-                  ...incidentColumns(t, language),
-                  { title: t('health.detail'), dataIndex: 'detail' },
-                ]}
-              />
-            ),
-          }))}
-        />
-      )}
+      <Tabs
+        items={(['open', 'closed'] as const).map((state) => ({
+          key: state,
+          label: t(`health.incident_${state}`),
+          children: <IncidentList state={state} />,
+        }))}
+      />
     </Card>
+  );
+}
+
+/** One tab of the incidents: its state's incidents, newest first, a page at a time (filtered
+ * by the server: a page of all incidents could hold no open one while some are open). */
+function IncidentList({ state }: { state: Incident['state'] }) {
+  const { t } = useTranslation();
+  const language = currentLanguage();
+  const pages = useCursorPages(state);
+  const incidents = useIncidents(state, pages.cursor);
+  return (
+    <>
+      <QueryTable<Incident>
+        rowKey="id"
+        size="small"
+        data-testid={`incidents-${state}`}
+        query={incidents}
+        pagination={false}
+        rows={incidents.data?.results ?? []}
+        locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
+        columns={[
+          { title: t('health.node'), dataIndex: 'node_name' },
+          ...incidentColumns(t, language),
+          { title: t('health.detail'), dataIndex: 'detail' },
+        ]}
+      />
+      <ListPager
+        pages={pages}
+        next={incidents.data?.next}
+        busy={incidents.isFetching}
+        testId={`incidents-${state}`}
+      />
+    </>
+  );
+}
+
+function ListPager(props: {
+  pages: CursorPages;
+  next: string | null | undefined;
+  busy: boolean;
+  testId: string;
+}) {
+  return (
+    <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 12 }}>
+      <CursorPager {...props} size="small" />
+    </div>
   );
 }

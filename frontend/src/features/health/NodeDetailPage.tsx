@@ -14,14 +14,15 @@ import {
 } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import type { TFunction } from 'i18next';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate, useParams } from 'react-router';
 import type { paths } from '../../api/schema';
+import { CursorPager } from '../../components/CursorPager';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
 import { api, unwrap } from '../../lib/api';
+import { useCursorPages } from '../../lib/cursorPages';
 import type { Incident, NodeHealth } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
@@ -177,19 +178,11 @@ function LatestChecks({ checks }: { checks: NodeCheck[] }) {
   );
 }
 
-/** The cursor in a DRF cursor-paginated `next`/`previous` link; null when there is none. */
-function cursorOf(link: string | null | undefined): string | null {
-  if (link === null || link === undefined) return null;
-  return new URL(link, window.location.origin).searchParams.get('cursor');
-}
-
 function CheckHistory({ id }: { id: number }) {
   const { t } = useTranslation();
   const language = currentLanguage();
-  // Cursors of the pages walked so far, newest first; the last is the page on screen.
-  // Walking back uses this stack rather than `previous`, so "Newer" returns to the exact page.
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const cursor = cursors[cursors.length - 1] ?? null;
+  const pages = useCursorPages(String(id));
+  const cursor = pages.cursor;
   const history = useQuery({
     queryKey: ['health', 'nodes', id, 'history', cursor],
     queryFn: ({ signal }) =>
@@ -204,33 +197,17 @@ function CheckHistory({ id }: { id: number }) {
       ),
     placeholderData: keepPreviousData,
   });
-  const older = cursorOf(history.data?.next);
   return (
     <Card
       title={t('health.history')}
       extra={
-        <Space>
-          <Button
-            size="small"
-            disabled={cursors.length <= 1 || history.isFetching}
-            onClick={() => {
-              setCursors((c) => c.slice(0, -1));
-            }}
-            data-testid="history-newer"
-          >
-            {t('health.newer')}
-          </Button>
-          <Button
-            size="small"
-            disabled={older === null || history.isFetching}
-            onClick={() => {
-              setCursors((c) => [...c, older]);
-            }}
-            data-testid="history-older"
-          >
-            {t('health.older')}
-          </Button>
-        </Space>
+        <CursorPager
+          pages={pages}
+          next={history.data?.next}
+          busy={history.isFetching}
+          testId="history"
+          size="small"
+        />
       }
     >
       {history.isError ? (
@@ -301,7 +278,7 @@ function NodeIncidents({ id }: { id: number }) {
           { title: t('health.detail'), dataIndex: 'detail' },
         ]}
       />
-      {!incidents.isError && cursorOf(incidents.data?.next) !== null && (
+      {!incidents.isError && incidents.data?.next != null && (
         <Typography.Text type="secondary" style={{ display: 'block', marginTop: 8 }}>
           {t('health.newestIncidents', { n: INCIDENT_PAGE })}
         </Typography.Text>

@@ -7,6 +7,13 @@ export const HEALTH_COLOR: Record<NodeHealth['health'], string> = {
   faulty: '#ff4d4f',
 };
 
+/** Node health states, best first: the order of the grid's filter and counts. */
+export const HEALTH_STATES = [
+  'healthy',
+  'degraded',
+  'faulty',
+] as const satisfies readonly NodeHealth['health'][];
+
 export const SEVERITY_COLOR: Record<Alert['severity'], string> = {
   info: 'blue',
   warning: 'orange',

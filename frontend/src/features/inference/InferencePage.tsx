@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import {
   Button,
   Card,
@@ -17,11 +17,13 @@ import { lazy, Suspense, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes, useNavigate, useParams } from 'react-router';
 import { CreateButton } from '../../components/CreateButton';
+import { CursorPager } from '../../components/CursorPager';
 import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
 import { api, unwrap } from '../../lib/api';
+import { useCursorPages } from '../../lib/cursorPages';
 import type { InferenceService, ScalingDecision, TrafficSample } from '../../lib/apiTypes';
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
@@ -47,15 +49,18 @@ export function InferencePage() {
 function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
   const { t } = useTranslation();
   const [creating, setCreating] = useState(false);
+  const pages = useCursorPages(tenant);
+  const cursor = pages.cursor;
   const services = useQuery({
-    queryKey: ['inference', tenant],
+    queryKey: ['inference', tenant, 'list', cursor],
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/tenants/{tenant}/inference/services/', {
-          params: { path: { tenant } },
+          params: { path: { tenant }, query: cursor === null ? {} : { cursor } },
           signal,
         }),
       ),
+    placeholderData: keepPreviousData,
     refetchInterval: 10_000,
   });
   return (
@@ -106,6 +111,14 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
             },
           ]}
         />
+        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 16 }}>
+          <CursorPager
+            pages={pages}
+            next={services.data?.next}
+            busy={services.isFetching}
+            testId="services-page"
+          />
+        </div>
       </Card>
       {creating && (
         <CreateServiceModal

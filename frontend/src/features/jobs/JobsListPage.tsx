@@ -1,15 +1,18 @@
 import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
-import { Button, Card, Empty, Select, Space, Tag, Typography } from 'antd';
+import { Button, Card, Checkbox, Empty, Input, Select, Space, Tag, Typography } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
+import { CursorPager } from '../../components/CursorPager';
 import { JobStateTag } from '../../components/JobStateTag';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
 import type { Job, JobKind, JobState } from '../../lib/apiTypes';
+import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
+import { useSession } from '../auth/api';
 import { usePools, useJobs, type JobFilters } from './api';
 import { JOB_STATES, KINDS, PRIORITIES, devicesLabel } from './helpers';
 
@@ -18,7 +21,9 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
   const navigate = useNavigate();
   const language = currentLanguage();
   const [filters, setFilters] = useState<JobFilters>({});
-  const jobs = useJobs(tenant, filters);
+  const pages = useCursorPages(`${tenant} ${JSON.stringify(filters)}`);
+  const jobs = useJobs(tenant, filters, pages.cursor);
+  const me = useSession().data?.user.username;
   const pools = usePools();
   const poolName = (id: number) => pools.data?.find((p) => p.id === id)?.name ?? `#${id}`;
 
@@ -144,6 +149,26 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             }}
             options={PRIORITIES.map((p) => ({ value: p, label: `P${p}` }))}
           />
+          <Input.Search
+            allowClear
+            aria-label={t('jobs.searchName')}
+            placeholder={t('jobs.searchName')}
+            style={{ width: 220 }}
+            onSearch={(v) => {
+              setFilter('name', v.trim() === '' ? undefined : v.trim());
+            }}
+          />
+          {me !== undefined && (
+            <Checkbox
+              checked={filters.owner !== undefined}
+              onChange={(e) => {
+                setFilter('owner', e.target.checked ? me : undefined);
+              }}
+              data-testid="jobs-mine"
+            >
+              {t('jobs.onlyMine')}
+            </Checkbox>
+          )}
         </Space>
         <QueryTable<Job>
           rowKey="id"
@@ -157,6 +182,14 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             emptyText: <Empty description={t('jobs.empty')} data-testid="jobs-empty" />,
           }}
         />
+        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 16 }}>
+          <CursorPager
+            pages={pages}
+            next={jobs.data?.next}
+            busy={jobs.isFetching}
+            testId="jobs-page"
+          />
+        </div>
       </Card>
     </>
   );

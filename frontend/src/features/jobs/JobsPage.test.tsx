@@ -40,8 +40,8 @@ describe('jobs list', () => {
     fireEvent.click(await screen.findByTitle('Running'));
     await waitFor(() => {
       expect(requests.filter((r) => r.path === JOBS).map((r) => r.query)).toEqual([
-        'page_size=100',
-        'state=running&page_size=100',
+        'page_size=50',
+        'state=running&page_size=50',
       ]);
     });
   });
@@ -120,6 +120,45 @@ describe('jobs list', () => {
     renderApp('/jobs');
     const alert = await screen.findByRole('alert');
     expect(within(alert).getByText('The server answered with an error (500).')).toBeTruthy();
+  });
+
+  it('walks older pages and back, finds jobs by name and keeps to the user own', async () => {
+    const user = userEvent.setup();
+    const older = `http://localhost:3000${JOBS}?cursor=c2&page_size=50`;
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: [
+        { status: 200, body: { next: older, previous: null, results: [makeJob()] } },
+        page([makeJob({ id: 5, name: 'oldest' })]),
+        page([makeJob({ id: 12, name: 'bert' })]),
+      ],
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs');
+    await screen.findByText('resnet');
+    expect(screen.getByTestId('jobs-page-page').textContent).toBe('Page 1');
+    expect(screen.getByTestId('jobs-page-newer')).toHaveProperty('disabled', true);
+    await user.click(screen.getByTestId('jobs-page-older'));
+    await screen.findByText('oldest');
+    expect(screen.getByTestId('jobs-page-page').textContent).toBe('Page 2');
+    expect(screen.getByTestId('jobs-page-older')).toHaveProperty('disabled', true);
+    await user.click(screen.getByTestId('jobs-page-newer'));
+    await screen.findByText('resnet'); // the first page again, from the cache
+    expect(screen.getByTestId('jobs-page-page').textContent).toBe('Page 1');
+
+    await user.type(screen.getByRole('searchbox', { name: 'Search by name' }), ' bert {Enter}');
+    await screen.findByText('bert');
+    await user.click(screen.getByTestId('jobs-mine'));
+    const queries = () => requests.filter((r) => r.path === JOBS).map((r) => r.query);
+    await waitFor(() => {
+      expect(queries()).toContain('name=bert&owner=bob&page_size=50');
+    });
+    expect(queries()).toEqual([
+      'page_size=50',
+      'page_size=50&cursor=c2',
+      'name=bert&page_size=50',
+      'name=bert&owner=bob&page_size=50',
+    ]);
   });
 });
 

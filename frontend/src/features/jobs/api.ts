@@ -8,15 +8,25 @@ export interface JobFilters {
   kind?: JobKind;
   pool?: number;
   priority?: number;
+  /** Part of the name, any case. */
+  name?: string;
+  /** The submitter's username. */
+  owner?: string;
 }
 
-export function useJobs(tenant: string, filters: JobFilters) {
+export const JOBS_PAGE = 50;
+
+/** One page of the tenant's jobs, newest first: `cursor` null for the first. */
+export function useJobs(tenant: string, filters: JobFilters, cursor: string | null) {
   return useQuery({
-    queryKey: jobKeys.list(tenant, filters),
+    queryKey: jobKeys.list(tenant, { ...filters, cursor }),
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/tenants/{tenant}/jobs/', {
-          params: { path: { tenant }, query: { ...filters, page_size: 100 } },
+          params: {
+            path: { tenant },
+            query: { ...filters, page_size: JOBS_PAGE, ...(cursor === null ? {} : { cursor }) },
+          },
           signal,
         }),
       ),

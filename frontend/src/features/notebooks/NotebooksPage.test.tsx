@@ -33,7 +33,7 @@ describe('notebooks', () => {
       (c) => c.textContent,
     );
     expect(cells.slice(0, 5)).toEqual(['explore', 'VS Code', 'Running', '0.5', 'bob']);
-    expect(requests.find((r) => r.path === JOBS)?.query).toBe('kind=notebook&page_size=100');
+    expect(requests.find((r) => r.path === JOBS)?.query).toBe('kind=notebook&page_size=50');
     fireEvent.click(within(table).getByRole('button', { name: /Stop/ }));
     fireEvent.click(
       within(await screen.findByRole('tooltip')).getByRole('button', { name: 'Stop' }),

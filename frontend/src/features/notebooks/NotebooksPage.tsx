@@ -18,6 +18,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { CreateButton } from '../../components/CreateButton';
+import { CursorPager } from '../../components/CursorPager';
 import { FormModal } from '../../components/FormModal';
 import { JobStateTag } from '../../components/JobStateTag';
 import { ACTIVE_STATES } from '../../lib/jobStates';
@@ -25,6 +26,7 @@ import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
 import type { Job, JobSubmit } from '../../lib/apiTypes';
+import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
@@ -87,7 +89,8 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
   const { t } = useTranslation();
   const { message } = App.useApp();
   const language = currentLanguage();
-  const notebooks = useJobs(tenant, { kind: 'notebook' });
+  const pages = useCursorPages(tenant);
+  const notebooks = useJobs(tenant, { kind: 'notebook' }, pages.cursor);
   const stop = useJobAction(tenant, 'cancel');
   const [open, setOpen] = useState(false);
 
@@ -167,6 +170,14 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
             },
           ]}
         />
+        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 16 }}>
+          <CursorPager
+            pages={pages}
+            next={notebooks.data?.next}
+            busy={notebooks.isFetching}
+            testId="notebooks-page"
+          />
+        </div>
       </Card>
       {open && (
         <CreateNotebook

@@ -46,24 +46,32 @@ describe('settings', () => {
     expect(screen.queryByRole('tab', { name: 'Members and roles' })).toBeNull();
   });
 
-  it('lists members for a tenant admin', async () => {
-    stubFetch({
+  it('lists members for a tenant admin, a page at a time', async () => {
+    const member = (id: number, username: string, display_name: string) => ({
+      id,
+      username,
+      display_name,
+      role: 'member',
+      created_at: '2026-11-30T00:00:00Z',
+    });
+    const next = 'http://localhost:3000/api/v1/tenants/vision/members/?cursor=m2';
+    const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ALICE),
       'GET /api/v1/tokens/': page([]),
-      'GET /api/v1/tenants/vision/members/': page([
-        {
-          id: 1,
-          username: 'bob',
-          display_name: 'Bob',
-          role: 'member',
-          created_at: '2026-11-30T00:00:00Z',
-        },
-      ]),
+      'GET /api/v1/tenants/vision/members/': [
+        { status: 200, body: { next, previous: null, results: [member(9, 'bob', 'Bob')] } },
+        page([member(1, 'victor', 'Victor')]),
+      ],
     });
     renderApp('/settings');
     fireEvent.click(await screen.findByRole('tab', { name: 'Members and roles' }));
     const table = await screen.findByTestId('members-table');
     expect(await within(table).findByText('Bob')).toBeTruthy();
     expect(within(table).getByRole('combobox', { name: 'Role of bob' })).toBeTruthy();
+    fireEvent.click(screen.getByTestId('members-page-older'));
+    expect(await within(table).findByText('Victor')).toBeTruthy();
+    expect(
+      requests.filter((r) => r.path === '/api/v1/tenants/vision/members/').map((r) => r.query),
+    ).toEqual(['', 'cursor=m2']);
   });
 });

@@ -1,5 +1,5 @@
 import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   Alert,
   App,
@@ -18,11 +18,13 @@ import {
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { CursorPager } from '../../components/CursorPager';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { ApiToken, Member, NewApiToken, Role } from '../../lib/apiTypes';
+import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
@@ -222,12 +224,18 @@ function Members({ tenant }: { tenant: string }) {
   const client = useQueryClient();
   const key = ['members', tenant];
   const [form] = Form.useForm<{ username: string; role: Role }>();
+  const pages = useCursorPages(tenant);
+  const cursor = pages.cursor;
   const members = useQuery({
-    queryKey: key,
+    queryKey: [...key, cursor],
     queryFn: ({ signal }) =>
       unwrap(
-        api.GET('/api/v1/tenants/{tenant}/members/', { params: { path: { tenant } }, signal }),
+        api.GET('/api/v1/tenants/{tenant}/members/', {
+          params: { path: { tenant }, query: cursor === null ? {} : { cursor } },
+          signal,
+        }),
       ),
+    placeholderData: keepPreviousData,
   });
   const done = () => void client.invalidateQueries({ queryKey: key });
   const add = useMutation<Member, ApiError, { username: string; role: Role }>({
@@ -336,6 +344,13 @@ function Members({ tenant }: { tenant: string }) {
             ),
           },
         ]}
+      />
+      <CursorPager
+        pages={pages}
+        next={members.data?.next}
+        busy={members.isFetching}
+        testId="members-page"
+        size="small"
       />
     </Space>
   );
