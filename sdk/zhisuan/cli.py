@@ -50,6 +50,17 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], out: TextIO) -
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a bad one is a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def _when(ts: Any) -> str:
     return str(ts or "")[:19].replace("T", " ")
 
@@ -125,16 +136,13 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
-    params: dict[str, Any] = {"page_size": args.limit}
-    if args.state:
-        params["state"] = args.state
-    if args.kind:
-        params["kind"] = args.kind
-    page = client.get(client.tenant_path("jobs/"), **params)
+    filters = {"state": args.state, "kind": args.kind, "name": args.name, "owner": args.owner}
+    params = {key: value for key, value in filters.items() if value}
+    jobs = client.list(client.tenant_path("jobs/"), args.limit, **params)
     rows = [
         (j["id"], j["name"], j["kind"], j["state"], f"P{j['priority']}",
          j.get("requested_devices", ""), j.get("owner") or "", _when(j.get("submitted_at")))
-        for j in page["results"]
+        for j in jobs
     ]  # fmt: skip
     _table(rows, ["ID", "NAME", "KIND", "STATE", "PRIO", "DEVICES", "OWNER", "SUBMITTED"], out)
     return 0
@@ -246,11 +254,11 @@ def cmd_inference_deploy(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_inference_list(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
-    page = client.get(client.tenant_path("inference/services/"), page_size=args.limit)
+    services = client.list(client.tenant_path("inference/services/"), args.limit)
     rows = [
         (s["id"], s["name"], s["state"], s["model_uri"], s["ready_replicas"],
          s["desired_replicas"], f"{s['min_replicas']}..{s['max_replicas']}")
-        for s in page["results"]
+        for s in services
     ]  # fmt: skip
     _table(rows, ["ID", "NAME", "STATE", "MODEL", "READY", "DESIRED", "RANGE"], out)
     return 0
@@ -300,7 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
     lst = add("list", cmd_list, "list jobs, newest first")
     lst.add_argument("--state", help="only jobs in this state")
     lst.add_argument("--kind", choices=["training", "notebook", "inference"])
-    lst.add_argument("--limit", type=int, default=50)
+    lst.add_argument("--name", help="only jobs whose name contains this (any case)")
+    lst.add_argument("--owner", help="only jobs submitted by this user (username)")
+    lst.add_argument("--limit", type=_positive, default=50, help="at most this many (newest)")
     for name, fn, text in (
         ("describe", cmd_describe, "show a job: spec, placement, recent events"),
         ("events", cmd_events, "show a job's events"),
@@ -324,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override a top-level field, e.g. --set max_replicas=8")  # fmt: skip
     inf_list = inference_sub.add_parser("list", help="list inference services")
     inf_list.set_defaults(func=cmd_inference_list)
-    inf_list.add_argument("--limit", type=int, default=50)
+    inf_list.add_argument("--limit", type=_positive, default=50, help="at most this many")
     notebook = sub.add_parser("notebook", help="work with notebooks",
                               description="work with notebooks")  # fmt: skip
     notebook_sub = notebook.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")

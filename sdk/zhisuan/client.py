@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 
@@ -65,6 +66,26 @@ class ApiClient:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
 
+    # The server's largest page.
+    MAX_PAGE = 500
+
+    def list(self, path: str, limit: int, **params: Any) -> list[Any]:
+        """Up to ``limit`` rows of a paginated list, in its order, page after page. The next
+        page is asked for by its cursor on ``path`` (not by the absolute ``next`` link, whose
+        host a proxy in front of the server may have rewritten)."""
+        rows: list[Any] = []
+        cursor: str | None = None
+        while len(rows) < limit:
+            size = min(limit - len(rows), self.MAX_PAGE)
+            page = self.get(
+                path, **params, page_size=size, **({"cursor": cursor} if cursor else {})
+            )
+            rows += page["results"]
+            cursor = _cursor(page.get("next"))
+            if cursor is None:
+                break
+        return rows[:limit]
+
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, json=body)
 
@@ -89,3 +110,9 @@ def _error(resp: requests.Response) -> ApiError:
         return ApiError(resp.status_code, detail, errors)
     text = (resp.text or resp.reason or "error").strip()
     return ApiError(resp.status_code, text[:300])
+
+
+def _cursor(link: str | None) -> str | None:
+    if not link:
+        return None
+    return parse_qs(urlsplit(link).query).get("cursor", [None])[0]

@@ -108,6 +108,33 @@ def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys)
     assert code == 0 and len(out.splitlines()) == 3
 
 
+def test_list_finds_by_name_and_owner_and_walks_pages_to_the_limit(
+    server, tmp_path, capsys, monkeypatch
+):
+    from zhisuan.client import ApiClient
+
+    url, token = server
+    assert zs("--url", url, "login", "--token", token)[0] == 0
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(JOB_YAML)
+    for name in ("sweep-a", "sweep-b", "baseline", "sweep-c", "other"):
+        assert zs("submit", "-f", str(job_file), "--set", f"name={name}")[0] == 0
+    monkeypatch.setattr(ApiClient, "MAX_PAGE", 2)  # so that 4 rows take two pages
+
+    def names(*argv: str) -> list[str]:
+        code, out = zs("list", *argv)
+        assert code == 0, capsys.readouterr().err
+        return [line.split()[1] for line in out.splitlines()[1:]]
+
+    assert names("--limit", "4") == ["other", "sweep-c", "baseline", "sweep-b"]
+    assert names("--name", "SWEEP") == ["sweep-c", "sweep-b", "sweep-a"]
+    assert names("--owner", "a-member", "--name", "base") == ["baseline"]
+    assert names("--owner", "someone-else") == []
+    with pytest.raises(SystemExit) as usage:
+        zs("list", "--limit", "0")
+    assert usage.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
 def test_field_errors_are_printed_per_field_with_exit_code_2(server, tmp_path, capsys):
     url, token = server
     assert zs("--url", url, "login", "--token", token)[0] == 0
