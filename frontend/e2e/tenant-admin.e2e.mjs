@@ -1,6 +1,7 @@
-// Tenant admin (alice, vision): sees her tenant's quota and usage, and the pools' queues.
+// Tenant admin (alice, vision): sees her tenant's quota and usage, and the pools' queues;
+// changes a member's role and finds the change in the audit log.
 // E2E_TENANT_ADMIN overrides the user.
-import { check, expectVisible, login, runScenario, screenshot } from './lib.mjs';
+import { check, expectVisible, login, pickOption, runScenario, screenshot } from './lib.mjs';
 
 const user = process.env.E2E_TENANT_ADMIN || 'alice';
 const password = process.env.E2E_PASSWORD ?? '';
@@ -27,6 +28,20 @@ process.exitCode = await runScenario('tenant-admin', async (page) => {
   await expectVisible(page.getByTestId('members-table').getByText('bob'), 'the members table');
   await screenshot(page, 'tenant-admin-members');
 
+  // A role change, then the audit log shows who made it and what it changed (put back after).
+  await pickOption(page, 'Role of victor', '[title="Member"]');
+  await page.getByRole('tab', { name: 'Audit log' }).click();
+  const audit = page.getByTestId('audit-table');
+  const change = audit.locator('tr.ant-table-row', { hasText: 'in vision as member' }).first();
+  await expectVisible(change, 'the role change in the audit log');
+  check((await change.innerText()).includes(user), `the audit entry does not name ${user}`);
+  await change.locator('.ant-table-row-expand-icon').click();
+  const fields = await audit.locator('[data-testid^="audit-changes-"]').first().innerText();
+  check(/role\s+viewer\s+member/.test(fields), `the entry's changes read: ${fields}`);
+  const auditShot = await screenshot(page, 'tenant-admin-audit');
+  await page.getByRole('tab', { name: 'Members and roles' }).click();
+  await pickOption(page, 'Role of victor', '[title="Viewer"]');
+
   // Usage and cost of the tenant, with the CSV export the page links to.
   await page.getByRole('link', { name: 'Usage & Cost' }).click();
   await expectVisible(page.getByTestId('usage-table'), 'the usage table');
@@ -41,5 +56,5 @@ process.exitCode = await runScenario('tenant-admin', async (page) => {
   check(csv.ok(), `CSV export answered ${csv.status()}`);
   check(/text\/csv/.test(csv.headers()['content-type'] ?? ''), 'the export is CSV');
   await screenshot(page, 'tenant-admin-usage');
-  return `${rows} quota rows shown; usage page and CSV export checked; screenshot ${path}`;
+  return `${rows} quota rows shown; a role change found in the audit log; usage page and CSV export checked; screenshots ${path}, ${auditShot}`;
 });

@@ -1,8 +1,9 @@
-import { Alert, Card, Empty, Input, Select, Space, Typography } from 'antd';
+import { Alert, Card, Empty, Select, Space, Typography } from 'antd';
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useSearchParams } from 'react-router';
 import { CursorPager } from '../../components/CursorPager';
+import { NameSearch } from '../../components/NameSearch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
 import { useCursorPages } from '../../lib/cursorPages';
@@ -51,13 +52,10 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
         style={{ marginBottom: 16 }}
         extra={
           <Space wrap>
-            <Input.Search
-              allowClear
-              aria-label={t('experiments.searchName')}
-              placeholder={t('experiments.searchName')}
-              style={{ width: 200 }}
-              onSearch={(v) => {
-                setFilters((f) => ({ ...f, name: v.trim() === '' ? undefined : v.trim() }));
+            <NameSearch
+              label={t('experiments.searchName')}
+              onSearch={(name) => {
+                setFilters((f) => ({ ...f, name }));
               }}
             />
             <Select
@@ -132,15 +130,7 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
             },
           ]}
         />
-        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 12 }}>
-          <CursorPager
-            pages={pages}
-            next={runs.data?.next}
-            busy={runs.isFetching}
-            testId="runs-page"
-            size="small"
-          />
-        </div>
+        <CursorPager pages={pages} query={runs} testId="runs-page" size="small" />
       </Card>
       {missingFailed > 0 && (
         <Alert

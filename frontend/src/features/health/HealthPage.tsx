@@ -6,7 +6,6 @@ import {
   Button,
   Card,
   Empty,
-  Input,
   Result,
   Segmented,
   Space,
@@ -19,12 +18,13 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Route, Routes } from 'react-router';
 import { CursorPager } from '../../components/CursorPager';
+import { NameSearch } from '../../components/NameSearch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { Alert, Incident, NodeHealth } from '../../lib/apiTypes';
-import { type CursorPages, useCursorPages } from '../../lib/cursorPages';
+import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
@@ -165,24 +165,15 @@ function NodeGrid() {
               { value: 'all', label: `${t('health.allNodes')} ${count('total')}` },
               ...HEALTH_STATES.map((h) => ({
                 value: h,
-                label: (
-                  <Badge
-                    color={HEALTH_COLOR[h]}
-                    text={`${t(`health.${h}`)} ${count(h)}`}
-                    data-testid={`health-count-${h}`}
-                  />
-                ),
+                label: <Badge color={HEALTH_COLOR[h]} text={`${t(`health.${h}`)} ${count(h)}`} />,
               })),
             ]}
           />
-          <Input.Search
-            allowClear
+          <NameSearch
+            label={t('health.searchNode')}
             size="small"
-            aria-label={t('health.searchNode')}
-            placeholder={t('health.searchNode')}
-            style={{ width: 200 }}
-            onSearch={(v) => {
-              setFilters((f) => ({ ...f, name: v.trim() === '' ? undefined : v.trim() }));
+            onSearch={(name) => {
+              setFilters((f) => ({ ...f, name }));
             }}
           />
         </Space>
@@ -250,16 +241,7 @@ function NodeGrid() {
           ))}
         </div>
       )}
-      <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 12 }}>
-        <CursorPager
-          pages={pages}
-          next={nodes.data?.next}
-          busy={nodes.isFetching}
-          testId="grid-page"
-          size="small"
-          order="name"
-        />
-      </div>
+      <CursorPager pages={pages} query={nodes} testId="grid-page" size="small" order="name" />
     </Card>
   );
 }
@@ -350,7 +332,7 @@ function AlertInbox() {
           },
         ]}
       />
-      <ListPager pages={pages} next={alerts.data?.next} busy={alerts.isFetching} testId="alerts" />
+      <CursorPager pages={pages} query={alerts} testId="alerts" size="small" />
     </Card>
   );
 }
@@ -393,25 +375,7 @@ function IncidentList({ state }: { state: Incident['state'] }) {
           { title: t('health.detail'), dataIndex: 'detail' },
         ]}
       />
-      <ListPager
-        pages={pages}
-        next={incidents.data?.next}
-        busy={incidents.isFetching}
-        testId={`incidents-${state}`}
-      />
+      <CursorPager pages={pages} query={incidents} testId={`incidents-${state}`} size="small" />
     </>
-  );
-}
-
-function ListPager(props: {
-  pages: CursorPages;
-  next: string | null | undefined;
-  busy: boolean;
-  testId: string;
-}) {
-  return (
-    <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 12 }}>
-      <CursorPager {...props} size="small" />
-    </div>
   );
 }

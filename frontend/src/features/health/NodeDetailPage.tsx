@@ -203,10 +203,10 @@ function CheckHistory({ id }: { id: number }) {
       extra={
         <CursorPager
           pages={pages}
-          next={history.data?.next}
-          busy={history.isFetching}
+          query={history}
           testId="history"
           size="small"
+          placement="inline"
         />
       }
     >

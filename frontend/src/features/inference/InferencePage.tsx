@@ -111,14 +111,7 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
             },
           ]}
         />
-        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 16 }}>
-          <CursorPager
-            pages={pages}
-            next={services.data?.next}
-            busy={services.isFetching}
-            testId="services-page"
-          />
-        </div>
+        <CursorPager pages={pages} query={services} testId="services-page" />
       </Card>
       {creating && (
         <CreateServiceModal

@@ -1,10 +1,11 @@
 import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
-import { Button, Card, Checkbox, Empty, Input, Select, Space, Tag, Typography } from 'antd';
+import { Button, Card, Checkbox, Empty, Select, Space, Tag, Typography } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { CursorPager } from '../../components/CursorPager';
+import { NameSearch } from '../../components/NameSearch';
 import { JobStateTag } from '../../components/JobStateTag';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
@@ -149,13 +150,11 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             }}
             options={PRIORITIES.map((p) => ({ value: p, label: `P${p}` }))}
           />
-          <Input.Search
-            allowClear
-            aria-label={t('jobs.searchName')}
-            placeholder={t('jobs.searchName')}
-            style={{ width: 220 }}
-            onSearch={(v) => {
-              setFilter('name', v.trim() === '' ? undefined : v.trim());
+          <NameSearch
+            label={t('jobs.searchName')}
+            width={220}
+            onSearch={(name) => {
+              setFilter('name', name);
             }}
           />
           {me !== undefined && (
@@ -182,14 +181,7 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             emptyText: <Empty description={t('jobs.empty')} data-testid="jobs-empty" />,
           }}
         />
-        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 16 }}>
-          <CursorPager
-            pages={pages}
-            next={jobs.data?.next}
-            busy={jobs.isFetching}
-            testId="jobs-page"
-          />
-        </div>
+        <CursorPager pages={pages} query={jobs} testId="jobs-page" />
       </Card>
     </>
   );

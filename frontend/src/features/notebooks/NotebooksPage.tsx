@@ -170,14 +170,7 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
             },
           ]}
         />
-        <div style={{ display: 'flex', justifyContent: 'flex-end', marginTop: 16 }}>
-          <CursorPager
-            pages={pages}
-            next={notebooks.data?.next}
-            busy={notebooks.isFetching}
-            testId="notebooks-page"
-          />
-        </div>
+        <CursorPager pages={pages} query={notebooks} testId="notebooks-page" />
       </Card>
       {open && (
         <CreateNotebook

@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
-import { BOB, page, sessionOf } from '../../test/fixtures';
+import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
 
 const TOKEN = {
@@ -42,8 +42,9 @@ describe('settings', () => {
         '/api/v1/tokens/4/',
       ]);
     });
-    // Members are for tenant admins only.
+    // Members and the audit log are for admins only.
     expect(screen.queryByRole('tab', { name: 'Members and roles' })).toBeNull();
+    expect(screen.queryByRole('tab', { name: 'Audit log' })).toBeNull();
   });
 
   it('lists members for a tenant admin, a page at a time', async () => {
@@ -73,5 +74,80 @@ describe('settings', () => {
     expect(
       requests.filter((r) => r.path === '/api/v1/tenants/vision/members/').map((r) => r.query),
     ).toEqual(['', 'cursor=m2']);
+  });
+
+  it("shows a tenant admin the tenant's audit log, filtered, with each change's fields", async () => {
+    const ENTRY = {
+      id: 31,
+      tenant: 'vision',
+      actor_name: 'alice',
+      action: 'update',
+      object_type: 'quotas.quota',
+      object_id: '7',
+      object_repr: 'vision · a800-train · A800',
+      before: { guarantee: 48, borrow_limit: 32 },
+      after: { guarantee: 64, borrow_limit: 32 },
+      created_at: '2026-12-01T08:00:00Z',
+    };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tokens/': page([]),
+      'GET /api/v1/tenants/vision/audit/': page([ENTRY]),
+    });
+    renderApp('/settings');
+    fireEvent.click(await screen.findByRole('tab', { name: 'Audit log' }));
+    const table = await screen.findByTestId('audit-table');
+    expect(await within(table).findByText('vision · a800-train · A800')).toBeTruthy();
+    expect(within(table).queryByRole('columnheader', { name: 'Tenant' })).toBeNull();
+    fireEvent.click(within(table).getByRole('button', { name: /expand/i }));
+    const changes = await screen.findByTestId('audit-changes-31');
+    expect(within(changes).getByText('guarantee')).toBeTruthy();
+    expect(within(changes).queryByText('borrow_limit')).toBeNull();
+
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Action' }));
+    fireEvent.click(await screen.findByTitle('Deleted'));
+    fireEvent.change(screen.getByRole('searchbox', { name: 'Who (username)' }), {
+      target: { value: ' bob ' },
+    });
+    fireEvent.keyDown(screen.getByRole('searchbox', { name: 'Who (username)' }), {
+      key: 'Enter',
+      code: 'Enter',
+      keyCode: 13,
+    });
+    await waitFor(() => {
+      expect(
+        requests.filter((r) => r.path === '/api/v1/tenants/vision/audit/').map((r) => r.query),
+      ).toEqual([
+        'page_size=50',
+        'action=delete&page_size=50',
+        'action=delete&actor_name=bob&page_size=50',
+      ]);
+    });
+  });
+
+  it("shows a platform admin the whole audit log with each entry's tenant", async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/tokens/': page([]),
+      'GET /api/v1/audit/': page([
+        {
+          id: 2,
+          tenant: null,
+          actor_name: 'admin',
+          action: 'create',
+          object_type: 'clusters.cluster',
+          object_id: '1',
+          object_repr: 'sim-a800',
+          before: null,
+          after: { name: 'sim-a800' },
+          created_at: '2026-12-01T08:00:00Z',
+        },
+      ]),
+    });
+    renderApp('/settings');
+    fireEvent.click(await screen.findByRole('tab', { name: 'Audit log' }));
+    const table = await screen.findByTestId('audit-table');
+    expect(await within(table).findByText('sim-a800')).toBeTruthy();
+    expect(within(table).getByRole('columnheader', { name: 'Tenant' })).toBeTruthy();
   });
 });

@@ -29,6 +29,7 @@ import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
+import { AuditLog } from './AuditLog';
 
 const ROLES = ['tenant_admin', 'member', 'viewer'] as const satisfies Role[];
 
@@ -48,6 +49,16 @@ export function SettingsPage() {
                     key: 'members',
                     label: t('settings.members'),
                     children: <Members tenant={tenant.slug} />,
+                  },
+                ]
+              : []),
+            ...(tenant.isPlatformAdmin || (tenant.slug !== null && tenant.isTenantAdmin)
+              ? [
+                  {
+                    key: 'audit',
+                    label: t('audit.tab'),
+                    // Platform admins read the whole log; tenant admins their tenant's part.
+                    children: <AuditLog tenant={tenant.isPlatformAdmin ? null : tenant.slug} />,
                   },
                 ]
               : []),
@@ -345,13 +356,7 @@ function Members({ tenant }: { tenant: string }) {
           },
         ]}
       />
-      <CursorPager
-        pages={pages}
-        next={members.data?.next}
-        busy={members.isFetching}
-        testId="members-page"
-        size="small"
-      />
+      <CursorPager pages={pages} query={members} testId="members-page" size="small" />
     </Space>
   );
 }
