@@ -29,7 +29,8 @@ process.exitCode = await runScenario('tenant-admin', async (page) => {
   await screenshot(page, 'tenant-admin-members');
 
   // A role change, then the audit log shows who made it and what it changed (put back after).
-  await pickOption(page, 'Role of victor', '[title="Member"]');
+  await setRole(page, 'victor', 'Member');
+  // The log is read when its tab opens, so the change is in it.
   await page.getByRole('tab', { name: 'Audit log' }).click();
   const audit = page.getByTestId('audit-table');
   const change = audit.locator('tr.ant-table-row', { hasText: 'in vision as member' }).first();
@@ -40,7 +41,7 @@ process.exitCode = await runScenario('tenant-admin', async (page) => {
   check(/role\s+viewer\s+member/.test(fields), `the entry's changes read: ${fields}`);
   const auditShot = await screenshot(page, 'tenant-admin-audit');
   await page.getByRole('tab', { name: 'Members and roles' }).click();
-  await pickOption(page, 'Role of victor', '[title="Viewer"]');
+  await setRole(page, 'victor', 'Viewer');
 
   // Usage and cost of the tenant, with the CSV export the page links to.
   await page.getByRole('link', { name: 'Usage & Cost' }).click();
@@ -58,3 +59,18 @@ process.exitCode = await runScenario('tenant-admin', async (page) => {
   await screenshot(page, 'tenant-admin-usage');
   return `${rows} quota rows shown; a role change found in the audit log; usage page and CSV export checked; screenshots ${path}, ${auditShot}`;
 });
+
+/**
+ * Picks a member's role in the members table and waits for the server to take it.
+ * @param {import('playwright-core').Page} page
+ * @param {string} username
+ * @param {string} role the option's label
+ */
+async function setRole(page, username, role) {
+  const saved = page.waitForResponse(
+    (r) => r.request().method() === 'PATCH' && r.url().includes('/members/'),
+  );
+  await pickOption(page, `Role of ${username}`, `[title="${role}"]`);
+  const answer = await saved;
+  check(answer.ok(), `changing the role of ${username} answered ${answer.status()}`);
+}
