@@ -122,7 +122,7 @@ describe('jobs list', () => {
     expect(within(alert).getByText('The server answered with an error (500).')).toBeTruthy();
   });
 
-  it('walks older pages and back, finds jobs by name and keeps to the user own', async () => {
+  it("walks older pages and back, finds jobs by name and keeps to the user's own", async () => {
     const user = userEvent.setup();
     const older = `http://localhost:3000${JOBS}?cursor=c2&page_size=50`;
     const { requests } = stubFetch({
