@@ -77,9 +77,8 @@ class ApiClient:
         cursor: str | None = None
         while len(rows) < limit:
             size = min(limit - len(rows), self.MAX_PAGE)
-            page = self.get(
-                path, **params, page_size=size, **({"cursor": cursor} if cursor else {})
-            )
+            # requests leaves out a None parameter: the first page is asked without a cursor.
+            page = self.get(path, **params, page_size=size, cursor=cursor)
             rows += page["results"]
             cursor = _cursor(page.get("next"))
             if cursor is None:

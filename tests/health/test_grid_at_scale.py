@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.clusters.models import Node, NodeHealth
+from apps.tenancy.models import Role
 from tests.factories import make_cluster, make_pool
 
 pytestmark = pytest.mark.django_db
@@ -84,8 +85,6 @@ def test_summary_counts_the_whole_fleet_or_what_the_filters_select(world, client
 
 
 def test_summary_is_for_platform_admins_only(world, client_for) -> None:
-    from apps.tenancy.models import Role
-
     for role in (Role.TENANT_ADMIN, Role.MEMBER, Role.VIEWER):
         assert client_for(world.user("a", role)).get(f"{NODES}summary/").status_code == 403
     assert client_for(None).get(f"{NODES}summary/").status_code in (401, 403)

@@ -9,7 +9,7 @@ export interface NameSearchProps {
   width?: number;
 }
 
-/** A search box for part of a name, as the lists' `name` filter takes it. */
+/** A search box for a list's text filter (part of a name, or a username for the audit log). */
 export function NameSearch({ label, onSearch, size, width = 200 }: NameSearchProps) {
   return (
     <Input.Search

@@ -38,8 +38,8 @@ export interface RunFilters {
 
 export const RUNS_PAGE = 50;
 
-/** One page of the tenant's runs, newest first: `cursor` null for the first. */
-export function useRuns(tenant: string, filters: RunFilters, cursor: string | null) {
+/** One page of the tenant's runs, newest first: `cursor` undefined for the first. */
+export function useRuns(tenant: string, filters: RunFilters, cursor: string | undefined) {
   return useQuery({
     queryKey: runKeys.list(tenant, { ...filters, cursor }),
     queryFn: ({ signal }) =>
@@ -47,12 +47,7 @@ export function useRuns(tenant: string, filters: RunFilters, cursor: string | nu
         api.GET('/api/v1/tenants/{tenant}/runs/', {
           params: {
             path: { tenant },
-            query: {
-              page_size: RUNS_PAGE,
-              ...(filters.state ? { state: filters.state } : {}),
-              ...(filters.name ? { name: filters.name } : {}),
-              ...(cursor === null ? {} : { cursor }),
-            },
+            query: { page_size: RUNS_PAGE, ...filters, cursor },
           },
           signal,
         }),

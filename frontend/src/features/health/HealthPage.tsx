@@ -34,7 +34,7 @@ import { NodeActionButtons } from './NodeActionButtons';
 import { NodeDetailPage } from './NodeDetailPage';
 
 /** Cells on one page of the grid: a 10,000-GPU cluster has over a thousand nodes. */
-export const GRID_PAGE = 200;
+const GRID_PAGE = 200;
 
 type HealthState = NodeHealth['health'];
 interface GridFilters {
@@ -42,7 +42,7 @@ interface GridFilters {
   name?: string;
 }
 
-function useNodes(filters: GridFilters, cursor: string | null) {
+function useNodes(filters: GridFilters, cursor: string | undefined) {
   return useQuery({
     queryKey: ['health', 'nodes', 'grid', { ...filters, cursor }],
     queryFn: ({ signal }) =>
@@ -51,9 +51,9 @@ function useNodes(filters: GridFilters, cursor: string | null) {
           params: {
             query: {
               page_size: GRID_PAGE,
-              ...(filters.health === undefined ? {} : { health: [filters.health] }),
-              ...(filters.name === undefined ? {} : { name: filters.name }),
-              ...(cursor === null ? {} : { cursor }),
+              health: filters.health && [filters.health],
+              name: filters.name,
+              cursor,
             },
           },
           signal,
@@ -75,14 +75,14 @@ function useNodeSummary() {
 /** Rows on one page of the incident and alert lists. */
 const LIST_PAGE = 50;
 
-function useIncidents(state: Incident['state'], cursor: string | null) {
+function useIncidents(state: Incident['state'], cursor: string | undefined) {
   return useQuery({
     queryKey: ['health', 'incidents', { state, cursor }],
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/health/incidents/', {
           params: {
-            query: { state, page_size: LIST_PAGE, ...(cursor === null ? {} : { cursor }) },
+            query: { state, page_size: LIST_PAGE, cursor },
           },
           signal,
         }),
@@ -92,14 +92,14 @@ function useIncidents(state: Incident['state'], cursor: string | null) {
   });
 }
 
-function useAlerts(state: Alert['state'], cursor: string | null) {
+function useAlerts(state: Alert['state'], cursor: string | undefined) {
   return useQuery({
     queryKey: ['health', 'alerts', { state, cursor }],
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/health/alerts/', {
           params: {
-            query: { state, page_size: LIST_PAGE, ...(cursor === null ? {} : { cursor }) },
+            query: { state, page_size: LIST_PAGE, cursor },
           },
           signal,
         }),

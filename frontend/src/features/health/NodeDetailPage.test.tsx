@@ -134,6 +134,29 @@ describe('node detail page', () => {
     expect(await within(history).findByText('/var/lib 99% full')).toBeTruthy();
   });
 
+  it("walks the node's older incidents a page at a time", async () => {
+    const next = 'http://testserver/api/v1/health/incidents/?cursor=aTI%3D&node=4&page_size=50';
+    const { requests } = stubFetch({
+      ...nodeRoutes(),
+      'GET /api/v1/health/incidents/': [
+        { status: 200, body: { next, previous: null, results: [INCIDENT] } },
+        page([{ ...INCIDENT, id: 1, detail: 'an older fault', state: 'closed' }]),
+      ],
+    });
+    renderApp('/health/nodes/4');
+    const incidents = await screen.findByTestId('node-incidents');
+    expect(await within(incidents).findByText('root disk full')).toBeTruthy();
+    fireEvent.click(screen.getByTestId('node-incidents-older'));
+    expect(await within(incidents).findByText('an older fault')).toBeTruthy();
+    const queries = requests
+      .filter((r) => r.path === '/api/v1/health/incidents/')
+      .map((r) => new URLSearchParams(r.query));
+    expect(queries.map((q) => [q.get('node'), q.get('cursor')])).toEqual([
+      ['4', null],
+      ['4', 'aTI='],
+    ]);
+  });
+
   it('cordons the node from its page and goes back to the grid', async () => {
     const { requests } = stubFetch({
       ...nodeRoutes(),

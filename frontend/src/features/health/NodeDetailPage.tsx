@@ -190,7 +190,7 @@ function CheckHistory({ id }: { id: number }) {
         api.GET('/api/v1/health/nodes/{id}/history/', {
           params: {
             path: { id },
-            query: { page_size: HISTORY_PAGE, ...(cursor === null ? {} : { cursor }) },
+            query: { page_size: HISTORY_PAGE, cursor },
           },
           signal,
         }),
@@ -239,16 +239,19 @@ function CheckHistory({ id }: { id: number }) {
 function NodeIncidents({ id }: { id: number }) {
   const { t } = useTranslation();
   const language = currentLanguage();
+  const pages = useCursorPages(String(id));
+  const cursor = pages.cursor;
   const incidents = useQuery({
-    queryKey: ['health', 'incidents', { node: id }],
-    // The API filters by node, so this is the node's own newest incidents, not a page of all.
+    queryKey: ['health', 'incidents', { node: id, cursor }],
+    // The API filters by node: the node's own incidents, newest first, a page at a time.
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/health/incidents/', {
-          params: { query: { node: id, page_size: INCIDENT_PAGE } },
+          params: { query: { node: id, page_size: INCIDENT_PAGE, cursor } },
           signal,
         }),
       ),
+    placeholderData: keepPreviousData,
     refetchInterval: 15_000,
   });
   return (
@@ -278,11 +281,7 @@ function NodeIncidents({ id }: { id: number }) {
           { title: t('health.detail'), dataIndex: 'detail' },
         ]}
       />
-      {!incidents.isError && incidents.data?.next != null && (
-        <Typography.Text type="secondary" style={{ display: 'block', marginTop: 8 }}>
-          {t('health.newestIncidents', { n: INCIDENT_PAGE })}
-        </Typography.Text>
-      )}
+      <CursorPager pages={pages} query={incidents} testId="node-incidents" size="small" />
     </Card>
   );
 }

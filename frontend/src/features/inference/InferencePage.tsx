@@ -56,7 +56,7 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/tenants/{tenant}/inference/services/', {
-          params: { path: { tenant }, query: cursor === null ? {} : { cursor } },
+          params: { path: { tenant }, query: { cursor } },
           signal,
         }),
       ),

@@ -16,8 +16,8 @@ export interface JobFilters {
 
 export const JOBS_PAGE = 50;
 
-/** One page of the tenant's jobs, newest first: `cursor` null for the first. */
-export function useJobs(tenant: string, filters: JobFilters, cursor: string | null) {
+/** One page of the tenant's jobs, newest first: `cursor` undefined for the first. */
+export function useJobs(tenant: string, filters: JobFilters, cursor: string | undefined) {
   return useQuery({
     queryKey: jobKeys.list(tenant, { ...filters, cursor }),
     queryFn: ({ signal }) =>
@@ -25,7 +25,7 @@ export function useJobs(tenant: string, filters: JobFilters, cursor: string | nu
         api.GET('/api/v1/tenants/{tenant}/jobs/', {
           params: {
             path: { tenant },
-            query: { ...filters, page_size: JOBS_PAGE, ...(cursor === null ? {} : { cursor }) },
+            query: { ...filters, page_size: JOBS_PAGE, cursor },
           },
           signal,
         }),

@@ -25,11 +25,11 @@ const AUDIT_PAGE = 50;
 
 /** One page of the audit log, newest first: the tenant's part, or all of it (`tenant` null,
  * platform admins). */
-function useAudit(tenant: string | null, filters: AuditFilters, cursor: string | null) {
+function useAudit(tenant: string | null, filters: AuditFilters, cursor: string | undefined) {
   return useQuery({
     queryKey: ['audit', tenant, { ...filters, cursor }],
     queryFn: ({ signal }) => {
-      const query = { ...filters, page_size: AUDIT_PAGE, ...(cursor === null ? {} : { cursor }) };
+      const query = { ...filters, page_size: AUDIT_PAGE, cursor };
       return unwrap(
         tenant === null
           ? api.GET('/api/v1/audit/', { params: { query }, signal })

@@ -242,7 +242,7 @@ function Members({ tenant }: { tenant: string }) {
     queryFn: ({ signal }) =>
       unwrap(
         api.GET('/api/v1/tenants/{tenant}/members/', {
-          params: { path: { tenant }, query: cursor === null ? {} : { cursor } },
+          params: { path: { tenant }, query: { cursor } },
           signal,
         }),
       ),

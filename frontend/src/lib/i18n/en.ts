@@ -501,7 +501,6 @@ export const en = {
     nodeIncidents: 'Incidents on this node',
     incidentState: 'State',
     closedAt: 'Closed',
-    newestIncidents: 'Showing the newest {{n}} incidents.',
   },
   audit: {
     tab: 'Audit log',

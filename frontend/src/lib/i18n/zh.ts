@@ -499,7 +499,6 @@ export const zh: Messages = {
     nodeIncidents: '本节点的故障事件',
     incidentState: '状态',
     closedAt: '关闭时间',
-    newestIncidents: '仅显示最新的 {{n}} 个故障事件。',
   },
   audit: {
     tab: '审计日志',
