@@ -24,16 +24,41 @@ PROD_ENV = {
 def test_compose_defines_the_production_stack_with_health_checks() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert {"postgres", "redis", "web", "worker", "beat"} <= set(services)
+    processes = ("web", "worker", "beat", "telemetry", "autoscaler")
+    assert {"postgres", "redis", *processes} <= set(services)
     for name in ("postgres", "redis", "web", "worker"):
         assert "healthcheck" in services[name], name
-    for name in ("web", "worker", "beat"):
+    for name in processes:
         env = services[name]["environment"]
         assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.prod"
         assert env["REDIS_URL"].startswith("redis://redis:")
         assert "postgres:5432" in env["DATABASE_URL"]
+        # Real GPU metrics unless the operator asks for the simulated ones.
+        assert env["ZS_TELEMETRY_SOURCE"] == "${ZS_TELEMETRY_SOURCE:-prometheus}"
     dockerfile = services["web"]["build"]["dockerfile"]
     assert (ROOT / dockerfile).is_file()
+
+
+def test_every_management_command_the_stack_runs_exists() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    manifests = [
+        d
+        for path in sorted((ROOT / "platform" / "k8s" / "app").glob("*.yaml"))
+        for d in yaml.safe_load_all(path.read_text())
+        if d and d["kind"] in ("Deployment", "Job")
+    ]
+    commands = [s["command"] for s in compose["services"].values() if "command" in s]
+    commands += [
+        c["command"]
+        for d in manifests
+        for c in d["spec"]["template"]["spec"]["containers"]
+        if "command" in c
+    ]
+    managed = {c[2] for c in commands if c[:2] == ["python", "manage.py"]}
+    assert {"serve", "migrate", "telemetry_collector", "inference_autoscaler"} <= managed
+    for name in sorted(managed):
+        result = _run("manage.py", "help", name, env=PROD_ENV)
+        assert result.returncode == 0, (name, result.stderr)
 
 
 def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,7 +1,8 @@
 """The collector: source -> state -> rollups + newest state + one frame per watched view.
 
-``Collector.tick()`` runs about once a second: in the embedded default from
-``apps.core.ticker`` (its own thread, see ``start``), in production from a dedicated worker.
+``Collector.tick()`` runs about once a second (``run``): in the embedded default on its own
+thread (``start``, from ``apps.core.ticker``), in production as ``manage.py
+telemetry_collector``, one process (frame sequence numbers are per publisher).
 Sends go through the channel layer once per view per tick, never per sample.
 """
 
@@ -112,33 +113,57 @@ class Collector:
         return state
 
 
+def run(
+    interval_s: float = 1.0,
+    ticks: int = 0,
+    collector: Collector | None = None,
+    stop: threading.Event | None = None,
+) -> Collector:
+    """Collect, publish and roll up once per ``interval_s`` until ``stop`` is set (or, with
+    ``ticks`` > 0, that many times); prune old history once a minute. A failed tick is logged
+    and the loop goes on: a Prometheus or database outage must not end the only publisher.
+    On the way out the open history buckets are written, so a restart loses no job usage."""
+    collector = collector or Collector()
+    stop = stop or threading.Event()
+    last_prune = float("-inf")
+    done = 0
+    while not stop.is_set() and (ticks <= 0 or done < ticks):
+        began = time.monotonic()
+        try:
+            collector.tick()
+            if began - last_prune > 60:
+                from apps.telemetry.rollup import prune
+
+                prune()
+                last_prune = began
+        except Exception:
+            log.exception("telemetry tick failed")
+        finally:
+            close_old_connections()
+        done += 1
+        if ticks <= 0 or done < ticks:
+            stop.wait(max(0.05, interval_s - (time.monotonic() - began)))
+    if collector.rollups is not None:
+        try:
+            collector.rollups.flush()
+        except Exception:
+            log.exception("telemetry history not flushed")
+        finally:
+            close_old_connections()
+    return collector
+
+
 _started: threading.Thread | None = None
 
 
 def start(interval_s: float = 1.0) -> threading.Thread:
-    """The embedded default's collector thread (started once, from apps.core.ticker)."""
+    """The embedded default's collector thread (started once, from apps.core.ticker). A
+    production install runs the same loop as ``manage.py telemetry_collector``."""
     global _started  # one collector per process
     if _started is not None:
         return _started
-
-    def run() -> None:
-        collector = Collector()
-        last_prune = 0.0
-        while True:
-            began = time.monotonic()
-            try:
-                collector.tick()
-                if began - last_prune > 60:
-                    from apps.telemetry.rollup import prune
-
-                    prune()
-                    last_prune = began
-            except Exception:
-                log.exception("telemetry tick failed")
-            finally:
-                close_old_connections()
-            time.sleep(max(0.05, interval_s - (time.monotonic() - began)))
-
-    _started = threading.Thread(target=run, name="embedded-telemetry", daemon=True)
+    _started = threading.Thread(
+        target=run, args=(interval_s,), name="embedded-telemetry", daemon=True
+    )
     _started.start()
     return _started

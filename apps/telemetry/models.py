@@ -33,7 +33,9 @@ class SeriesPoint(models.Model):
     power_w = models.FloatField(default=0.0)
     temp_max_c = models.FloatField(default=0.0)
     extra = models.JSONField(
-        default=dict, blank=True, help_text="Node rates (CPU, network, IB, disk)."
+        default=dict,
+        blank=True,
+        help_text="Mean busy (allocated) GPUs; for nodes also CPU, memory, network, IB, disk.",
     )
 
     class Meta:

@@ -80,7 +80,7 @@ class Rollups:
             for key, agg in series.items():
                 sums = bucket.sums.setdefault(key, {})
                 for name, value in agg.items():
-                    if name in ("temp_max_c", "busy"):
+                    if name == "temp_max_c":  # a maximum, not a mean: kept below
                         continue
                     sums[name] = sums.get(name, 0.0) + float(value)
                 bucket.temp[key] = max(bucket.temp.get(key, 0.0), float(agg.get("temp_max_c", 0)))
@@ -110,6 +110,17 @@ class Rollups:
         if res == 10:
             self.flush_jobs()
         return rows
+
+    def flush(self) -> list[SeriesPoint]:
+        """Write every open bucket as it stands (a mean of the ticks so far) and the jobs'
+        accumulated usage: for a collector that stops. The restarted collector's row for
+        the same bucket is then dropped by the unique key, not doubled."""
+        written: list[SeriesPoint] = []
+        for res, bucket in sorted(self._open.items()):
+            written.extend(self._close(res, bucket))
+        self._open.clear()
+        self.flush_jobs()
+        return written
 
     def _accumulate_jobs(self, state: State) -> None:
         dt_s = 0.0 if self._job_last is None else min(10.0, max(0.0, state.at - self._job_last))

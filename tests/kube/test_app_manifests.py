@@ -37,9 +37,11 @@ def test_web_has_no_cluster_credentials_and_workers_use_the_controller_account()
         spec = by_name[name]["spec"]["template"]["spec"]
         assert spec["serviceAccountName"] == "zhisuan-controller"
     assert by_name["zhisuan-beat"]["spec"]["replicas"] == 1
-    autoscaler = by_name["zhisuan-autoscaler"]
-    assert autoscaler["spec"]["replicas"] == 1  # one owner of the scalers' in-memory windows
-    assert autoscaler["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+    # One owner of the scalers' in-memory windows; one publisher of telemetry frames.
+    for name in ("zhisuan-autoscaler", "zhisuan-telemetry"):
+        single = by_name[name]["spec"]
+        assert single["replicas"] == 1 and single["strategy"]["type"] == "Recreate", name
+        assert single["template"]["spec"]["automountServiceAccountToken"] is False, name
 
 
 def test_kustomization_lists_every_manifest() -> None:
