@@ -178,6 +178,25 @@ process.exitCode = await runScenario('operator', async (page) => {
       if (tooltip === '') await page.waitForTimeout(500);
     }
     check(/GPU \d/.test(tooltip), `no GPU tooltip when hovering the heatmap (got "${tooltip}")`);
+    // Below it, the stored history the collector rolls up every 10 s (the page refetches
+    // the last hour at that pace, so a server just started shows it within half a minute).
+    const history = page.getByTestId('cluster-history');
+    await expectVisible(
+      history.getByRole('img', { name: 'History over the last 1 hour' }),
+      'the cluster history chart',
+      45_000,
+    );
+    const since = new Date(Date.now() - 3600_000).toISOString();
+    const stored = await apiCall(
+      page,
+      'GET',
+      `/api/v1/telemetry/history/?series=cluster&resolution=10&start=${encodeURIComponent(since)}`,
+    );
+    const newest = stored.points.at(-1);
+    check(
+      newest !== undefined && newest.gpus > 0 && typeof newest.extra.busy === 'number',
+      `the cluster history has no point with GPUs and allocated GPUs (${JSON.stringify(newest)})`,
+    );
     await screenshot(page, 'operator-cluster');
 
     // 5. A what-if replay of the demo's jobs under two policies, run by the embedded worker.

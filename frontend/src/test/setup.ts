@@ -46,6 +46,33 @@ vi.mock('../features/experiments/ParallelChart', () => ({
     }),
 }));
 
+vi.mock('../features/telemetry/HistoryChart', () => ({
+  HistoryChart: ({
+    panels,
+    names,
+    label,
+  }: {
+    panels: {
+      upper: { key: string; points: [number, number | null][] }[];
+      lower: { key: string; points: [number, number | null][] }[];
+    };
+    names: Record<string, string>;
+    label: string;
+  }) =>
+    createElement('div', {
+      'data-testid': 'history-chart',
+      role: 'img',
+      'aria-label': label,
+      // "name:v|v;name:v" per panel; a gap (null) shows as "-".
+      'data-upper': panels.upper
+        .map((l) => `${names[l.key] ?? l.key}:${l.points.map((p) => p[1] ?? '-').join('|')}`)
+        .join(';'),
+      'data-lower': panels.lower
+        .map((l) => `${names[l.key] ?? l.key}:${l.points.map((p) => p[1] ?? '-').join('|')}`)
+        .join(';'),
+    }),
+}));
+
 vi.mock('../features/usage/UsageChart', () => ({
   UsageChart: ({
     labels,

@@ -1,8 +1,9 @@
-import { act, screen } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
-import { ADMIN, sessionOf } from '../../test/fixtures';
+import { ADMIN, BOB, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const FRAME = {
@@ -24,6 +25,24 @@ const FRAME = {
   },
 };
 
+const NO_HISTORY = { status: 200, body: { series: 'cluster', resolution_s: 10, points: [] } };
+const historyOf = (series: string, points: { util: number; gpus: number; busy: number }[]) => ({
+  status: 200,
+  body: {
+    series,
+    resolution_s: 10,
+    points: points.map((p, i) => ({
+      ts: `2026-12-03T10:00:${String(i * 10).padStart(2, '0')}Z`,
+      gpus: p.gpus,
+      util: p.util,
+      fb_used_mib: 0,
+      power_w: 0,
+      temp_max_c: 0,
+      extra: { busy: p.busy },
+    })),
+  },
+});
+
 function telemetrySocket(): FakeWebSocket {
   const socket = FakeWebSocket.instances.find((s) => s.url.endsWith('/ws/v1/telemetry/'));
   if (socket === undefined) throw new Error('the cluster page opened no telemetry socket');
@@ -35,12 +54,16 @@ describe('cluster', () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
       'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
     });
     renderApp('/cluster');
     expect((await screen.findByTestId('heatmap-caption')).textContent).toBe('2 nodes, 3 GPUs');
     expect(
       await screen.findByRole('img', { name: 'Heatmap of Utilization % per GPU' }),
     ).toBeTruthy();
+    // No stored history yet: said so, and no scope switch (a platform admin has no tenant).
+    expect(await screen.findByTestId('cluster-history-empty')).toBeTruthy();
+    expect(screen.queryByRole('radiogroup', { name: 'Series' })).toBeNull();
     expect(requests.find((r) => r.path === '/api/v1/telemetry/snapshot/')?.query).toBe(
       'topic=heatmap',
     );
@@ -60,6 +83,7 @@ describe('cluster', () => {
           },
         },
       ],
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
     });
     renderApp('/cluster');
     expect((await screen.findByTestId('heatmap-caption')).textContent).toBe('2 nodes, 3 GPUs');
@@ -101,8 +125,59 @@ describe('cluster', () => {
         status: 200,
         body: { ...FRAME, data: { ...FRAME.data, cells: {}, summary: {} } },
       },
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
     });
     renderApp('/cluster');
     expect(await screen.findByTestId('cluster-empty')).toBeTruthy();
+  });
+
+  it("draws the stored history, of the cluster or of the member's tenant, over a chosen range", async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/telemetry/snapshot/': {
+        status: 200,
+        body: { ...FRAME, topic: 'heatmap:vision' },
+      },
+      'GET /api/v1/telemetry/history/': [
+        historyOf('cluster', [
+          { util: 40, gpus: 16, busy: 10 },
+          { util: 55.5, gpus: 16, busy: 12 },
+        ]),
+        historyOf('tenant:vision', [{ util: 90, gpus: 4, busy: 4 }]),
+        historyOf('tenant:vision', [{ util: 88, gpus: 6, busy: 6 }]),
+      ],
+    });
+    renderApp('/cluster');
+    const card = await screen.findByTestId('cluster-history');
+    const chart = await within(card).findByRole('img', { name: 'History over the last 1 hour' });
+    expect(chart.dataset.upper).toBe('GPU utilization:40|55.5');
+    expect(chart.dataset.lower).toBe('Allocated GPUs:10|12;All GPUs:16|16');
+    const query = () =>
+      new URLSearchParams(
+        requests.filter((r) => r.path === '/api/v1/telemetry/history/').at(-1)?.query,
+      );
+    expect(query().get('series')).toBe('cluster');
+    expect(query().get('resolution')).toBe('10');
+    // The start is an hour back (give or take the test's own run time).
+    const start = Date.parse(query().get('start') ?? '');
+    expect(Math.abs(Date.now() - 3600_000 - start)).toBeLessThan(60_000);
+
+    // The member's own tenant: the GPUs it holds.
+    await user.click(within(card).getByText('Tenant Vision Lab'));
+    await waitFor(() => {
+      expect(within(card).getByTestId('history-chart').dataset.lower).toBe('GPUs held:4');
+    });
+    expect(query().get('series')).toBe('tenant:vision');
+
+    // A day at one-minute buckets.
+    await user.click(within(card).getByText('24 hours'));
+    await waitFor(() => {
+      expect(within(card).getByTestId('history-chart').dataset.lower).toBe('GPUs held:6');
+    });
+    expect(query().get('resolution')).toBe('60');
+    expect(within(card).getByRole('img').getAttribute('aria-label')).toBe(
+      'History over the last 24 hours',
+    );
   });
 });

@@ -21,6 +21,7 @@ import { api, unwrap } from '../../lib/api';
 import type { ConnectionState } from '../../lib/events';
 import { formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
+import { TelemetryHistoryCard } from '../telemetry/TelemetryHistoryCard';
 import { useTenant } from '../tenancy/useTenant';
 import { FIELDS, type Field } from './heatmapData';
 import { HeatmapStore } from './heatmapStore';
@@ -36,7 +37,51 @@ export function ClusterPage() {
   if (!tenant.isPlatformAdmin && tenant.slug === null) return <NoTenantResult />;
   // Platform admins see every GPU; members see their tenant's GPUs plus the cluster aggregate.
   const topic = tenant.isPlatformAdmin ? 'heatmap' : `heatmap:${tenant.slug ?? ''}`;
-  return <Cluster key={topic} topic={topic} />;
+  return (
+    <>
+      <Cluster key={topic} topic={topic} />
+      <ClusterHistory tenant={tenant.slug} tenantName={tenant.name} />
+    </>
+  );
+}
+
+/** The cluster's stored history; a member can switch to their own tenant's share of it. */
+function ClusterHistory({
+  tenant,
+  tenantName,
+}: {
+  tenant: string | null;
+  tenantName: string | null;
+}) {
+  const { t } = useTranslation();
+  const [scope, setScope] = useState<'cluster' | 'tenant'>('cluster');
+  const series = scope === 'tenant' && tenant !== null ? `tenant:${tenant}` : 'cluster';
+  return (
+    <div style={{ marginTop: 16 }}>
+      <TelemetryHistoryCard
+        series={series}
+        title={t('cluster.history')}
+        testId="cluster-history"
+        extra={
+          tenant !== null && (
+            <Segmented<'cluster' | 'tenant'>
+              aria-label={t('cluster.scope')}
+              size="small"
+              value={scope}
+              onChange={setScope}
+              options={[
+                { value: 'cluster', label: t('cluster.scope_cluster') },
+                {
+                  value: 'tenant',
+                  label: t('cluster.scope_tenant', { tenant: tenantName ?? tenant }),
+                },
+              ]}
+            />
+          )
+        }
+      />
+    </div>
+  );
 }
 
 const snapshotKey = (topic: string) => ['telemetry', 'snapshot', topic] as const;

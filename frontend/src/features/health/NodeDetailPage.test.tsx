@@ -88,6 +88,24 @@ function nodeRoutes(node = NODE) {
       page([OLDER_CHANGE]),
     ],
     'GET /api/v1/health/incidents/': page([INCIDENT]),
+    'GET /api/v1/telemetry/history/': {
+      status: 200,
+      body: {
+        series: 'node:a800-train-004',
+        resolution_s: 10,
+        points: [
+          {
+            ts: '2026-12-03T10:00:00Z',
+            gpus: 8,
+            util: 71.5,
+            fb_used_mib: 0,
+            power_w: 0,
+            temp_max_c: 0,
+            extra: { cpu_pct: 35, mem_used_pct: 60, net_rx_bps: 4e8, ib_tx_bps: 2.5e10 },
+          },
+        ],
+      },
+    },
   };
 }
 
@@ -108,6 +126,14 @@ describe('node detail page', () => {
     expect(within(checks).getByText('Failing')).toBeTruthy();
     expect(within(checks).getByText('8 GPUs visible')).toBeTruthy();
     expect(within(checks).getByText('OK')).toBeTruthy();
+
+    // What the node's GPUs, CPU, memory and links did, from the telemetry history.
+    const telemetry = screen.getByTestId('node-telemetry');
+    const chart = await within(telemetry).findByTestId('history-chart');
+    expect(chart.dataset.upper).toBe('GPU utilization:71.5;CPU:35;Memory:60');
+    expect(chart.dataset.lower).toBe('Network in:400000000;InfiniBand out:25000000000');
+    const series = requests.find((r) => r.path === '/api/v1/telemetry/history/')?.query;
+    expect(new URLSearchParams(series).get('series')).toBe('node:a800-train-004');
 
     const history = screen.getByTestId('node-history');
     expect(await within(history).findByText('/var/lib 99% full')).toBeTruthy();

@@ -29,6 +29,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { CHECK_STATUS_COLOR, type CheckStatus, faultCodes, HEALTH_COLOR } from './healthStyle';
 import { incidentColumns } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
+import { TelemetryHistoryCard } from '../telemetry/TelemetryHistoryCard';
 
 type NodeCheck = NodeHealth['checks'][number];
 type CheckChange =
@@ -105,6 +106,11 @@ function NodeDetail({ id }: { id: number }) {
             </Descriptions.Item>
           </Descriptions>
         </Card>
+        <TelemetryHistoryCard
+          series={`node:${n.name}`}
+          title={t('health.nodeHistory')}
+          testId="node-telemetry"
+        />
         <LatestChecks checks={n.checks} />
         <CheckHistory id={id} />
         <NodeIncidents id={id} />

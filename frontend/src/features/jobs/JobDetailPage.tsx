@@ -27,6 +27,7 @@ import { devicesLabel } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
 import { JobRunSection } from './JobRunSection';
+import { JobUsageSection } from '../telemetry/JobUsageSection';
 
 // States in which a job's processes run and write logs and metrics: poll those.
 const LIVE_STATES: Job['state'][] = ['dispatching', 'running', 'restarting'];
@@ -245,6 +246,9 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
           </Card>
         </Col>
       </Row>
+      {data.requested_devices > 0 && data.started_at !== null && (
+        <JobUsageSection jobId={data.id} live={live} />
+      )}
       <JobRunSection tenant={tenant} jobId={data.id} live={live} />
       <Card title={t('logs.title')} style={{ marginTop: 16 }}>
         <JobLogsPanel tenant={tenant} jobId={data.id} live={live} />

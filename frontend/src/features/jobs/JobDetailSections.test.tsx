@@ -21,6 +21,35 @@ function jobRoutes(state: 'running' | 'succeeded', runs: unknown[]) {
     [`GET ${JOB}events/`]: { status: 200, body: [] },
     'GET /api/v1/pools/': { status: 200, body: POOLS },
     [`GET ${RUNS}`]: page(runs),
+    'GET /api/v1/telemetry/jobs/11/usage/': {
+      status: 200,
+      body: {
+        job: 11,
+        gpu_hours: 12.3456,
+        mean_util: 81.25,
+        mean_power_w: 312.4,
+        energy_kwh: 3.856,
+        fb_used_peak_mib: 71680,
+      },
+    },
+    'GET /api/v1/telemetry/history/': {
+      status: 200,
+      body: {
+        series: 'job:11',
+        resolution_s: 10,
+        points: [
+          {
+            ts: '2026-12-03T10:00:00Z',
+            gpus: 8,
+            util: 80,
+            fb_used_mib: 0,
+            power_w: 0,
+            temp_max_c: 0,
+            extra: { busy: 8 },
+          },
+        ],
+      },
+    },
   };
 }
 
@@ -98,6 +127,18 @@ describe('job detail: curves, checkpoints and logs', () => {
     });
     renderApp('/jobs/11');
     expect(await screen.findByTestId('job-no-run')).toBeTruthy();
+    // A finished job's GPU use: the collector's totals, then its GPUs over time.
+    const usage = screen.getByTestId('job-usage');
+    expect((await within(usage).findByTestId('usage-gpu-hours')).textContent).toContain('12.35');
+    expect(within(usage).getByTestId('usage-util').textContent).toContain('81.3 %');
+    expect(within(usage).getByTestId('usage-power').textContent).toContain('312 W');
+    expect(within(usage).getByTestId('usage-energy').textContent).toContain('3.86 kWh');
+    expect(within(usage).getByTestId('usage-memory').textContent).toContain('70 GiB');
+    const chart = await within(screen.getByTestId('job-history')).findByTestId('history-chart');
+    expect(chart.dataset.upper).toBe('GPU utilization:80');
+    expect(chart.dataset.lower).toBe('GPUs held:8');
+    const series = requests.find((r) => r.path === '/api/v1/telemetry/history/')?.query;
+    expect(new URLSearchParams(series).get('series')).toBe('job:11');
     expect(await screen.findByTestId('logs-empty')).toBeTruthy();
     await new Promise((resolve) => setTimeout(resolve, 3500));
     expect(requests.filter((r) => r.path === `${JOB}logs/`)).toHaveLength(1);

@@ -327,6 +327,8 @@ describe('job detail', () => {
 
     const pending = await screen.findByTestId('pending-reason');
     expect(within(pending).getByText('Position 3 in the queue')).toBeTruthy();
+    // Never started: no GPU use to show (and no request for it: the stub would fail it).
+    expect(screen.queryByTestId('job-usage')).toBeNull();
     expect(
       within(pending).getByText('Waiting for 16 A800 in a800-train (insufficient_capacity)'),
     ).toBeTruthy();
