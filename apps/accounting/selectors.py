@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from apps.accounting.models import UsageSegment
@@ -13,6 +13,7 @@ from apps.accounting.services import held_milli_by_job
 from apps.clusters.models import ResourcePool
 from apps.jobs.models import HOLDING, Job
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GROUPS = ("tenant", "project", "owner", "pool", "accelerator_model", "job")
 
 
@@ -42,13 +43,19 @@ def _overlap_hours(span: _Span, start: datetime, end: datetime) -> float:
 
 
 def _spans(
-    tenant_ids: list[int] | None, start: datetime, end: datetime, now: datetime
+    tenant_ids: list[int] | None,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    job_ids: list[int] | None = None,
 ) -> list[_Span]:
     closed = UsageSegment.objects.filter(started_at__lt=end, ended_at__gt=start).select_related(
         "tenant", "project", "owner"
     )
     if tenant_ids is not None:
         closed = closed.filter(tenant_id__in=tenant_ids)
+    if job_ids is not None:
+        closed = closed.filter(job_id__in=job_ids)
     spans = [
         _Span(
             s.tenant.slug, s.project.name if s.project else "", s.owner.username if s.owner else "",
@@ -61,6 +68,8 @@ def _spans(
     )
     if tenant_ids is not None:
         holding = holding.filter(tenant_id__in=tenant_ids)
+    if job_ids is not None:
+        holding = holding.filter(pk__in=job_ids)
     jobs = list(holding)
     held = held_milli_by_job(job.pk for job in jobs)  # one query, not one per job
     for job in jobs:
@@ -89,15 +98,17 @@ def usage_report(
     end: datetime,
     now: datetime,
     tenant_ids: list[int] | None = None,
+    job_ids: list[int] | None = None,
 ) -> list[Row]:
-    """Device-hours and cost per group, largest first. ``tenant_ids`` None means every tenant."""
+    """Device-hours and cost per group, largest first. ``tenant_ids`` (``job_ids``) None
+    means every tenant (job)."""
     if group_by not in GROUPS:
         raise ValueError(f"group_by must be one of {', '.join(GROUPS)}")
     prices = {p.pk: p.price_per_device_hour for p in ResourcePool.objects.all()}
     pool_names = {p.pk: p.name for p in ResourcePool.objects.all()}
     hours: defaultdict[str, float] = defaultdict(float)
     cost: defaultdict[str, Decimal] = defaultdict(Decimal)
-    for span in _spans(tenant_ids, start, end, now):
+    for span in _spans(tenant_ids, start, end, now, job_ids):
         h = _overlap_hours(span, start, end)
         if h <= 0:
             continue
@@ -115,3 +126,17 @@ def usage_report(
         (Row(k, round(v, 6), cost[k].quantize(Decimal("0.01"))) for k, v in hours.items()),
         key=lambda r: (-r.device_hours, r.key),
     )
+
+
+def job_cost(job: Job, now: datetime) -> Row:
+    """Everything ``job`` has held, every attempt, up to ``now`` (a hold still open counts up
+    to now), priced at its pool's rate; the key is the job's id."""
+    rows = usage_report(
+        group_by="job",
+        start=_EPOCH,  # every hold the job ever had, whatever the clock said at submission
+        end=now,
+        now=now,
+        tenant_ids=[job.tenant_id],
+        job_ids=[job.pk],
+    )
+    return rows[0] if rows else Row(str(job.pk), 0.0, Decimal("0.00"))

@@ -123,3 +123,44 @@ def test_tenant_isolation_on_every_endpoint(world, client_for, wall: Wall) -> No
     assert read.status_code == 200 and read.json()["read_at"] is not None
     listed = client.get("/api/v1/tenants/tenant-a/governance/flags/").json()
     assert [f["job"] for f in listed["results"]] == [job_id]
+
+
+def test_inbox_unread_filter_count_read_all_and_flags_by_job(world, client_for, wall) -> None:
+    """What the dashboard's bell and the job page read: unread notices and their count, all
+    marked read at once (the caller's own, in this tenant only), a job's own flag."""
+    member = world.user("a", Role.MEMBER)
+    client = client_for(member)
+    jobs = [submit(client, "tenant-a", long_training(wall.cluster, f"sft{i}", 8)) for i in (1, 2)]
+    inbox = "/api/v1/tenants/tenant-a/governance/notifications/"
+
+    def notice(user, tenant, job: int | None, read: bool = False) -> Notification:
+        return Notification.objects.create(
+            tenant=tenant, recipient=user, kind="idle_warning", job_id=job, title="idle",
+            body="b", read_at=wall.at(0) if read else None,
+        )  # fmt: skip
+
+    mine = [notice(member, world.tenant_a, jobs[0]), notice(member, world.tenant_a, jobs[1])]
+    notice(member, world.tenant_a, None, read=True)
+    other_tenant = notice(member, world.tenant_b, None)  # not a member there: never counted
+    someone_else = notice(world.user("a", Role.TENANT_ADMIN), world.tenant_a, jobs[0])
+    assert client.get(f"{inbox}unread-count/").json() == {"marked": 0, "unread": 2}
+    unread = client.get(inbox, {"unread": "true"}).json()["results"]
+    assert [n["id"] for n in unread] == [mine[1].pk, mine[0].pk]  # newest first
+    assert len(client.get(inbox, {"unread": "false"}).json()["results"]) == 1
+    assert [n["id"] for n in client.get(inbox, {"job": jobs[0]}).json()["results"]] == [mine[0].pk]
+    viewer = client_for(world.user("a", Role.VIEWER))  # marking read is the viewer's own inbox
+    assert viewer.post(f"{inbox}read-all/").json() == {"marked": 0, "unread": 0}
+    assert client.post(f"{inbox}read-all/").json() == {"marked": 2, "unread": 0}
+    assert client.get(f"{inbox}unread-count/").json()["unread"] == 0
+    for untouched in (other_tenant, someone_else):
+        untouched.refresh_from_db()
+        assert untouched.read_at is None
+
+    flags = "/api/v1/tenants/tenant-a/governance/flags/"
+    made = [IdleFlag.objects.create(job_id=j, tenant=world.tenant_a, state=s)
+            for j, s in zip(jobs, ("warned", "cleared"), strict=True)]  # fmt: skip
+    by_job = client.get(flags, {"job": jobs[1]}).json()["results"]
+    assert [f["id"] for f in by_job] == [made[1].pk]
+    active = client.get(flags, {"state": ["warned", "extended"]}).json()["results"]
+    assert [f["job"] for f in active] == [jobs[0]]
+    assert client.get(flags, {"state": "asleep"}).status_code == 400

@@ -84,6 +84,24 @@ def test_gpu_hours_add_up_across_every_grouping(world, client_for, cluster, monk
                          end=DAY + timedelta(hours=4), now=end)  # fmt: skip
     assert {r.key: r.device_hours for r in inner} == {"tenant-a": 32.0, "tenant-b": 8.0 + 16.0}
 
+    # Each job's own cost, as its page shows it to whoever may see the job: the same holds,
+    # a hold still open (b1 since 5h, b2 since 3h) counted up to now.
+    clock["now"] = end
+
+    def cost(user, tenant: str, job: int) -> dict[str, object]:
+        answer = client_for(user).get(f"/api/v1/tenants/{tenant}/jobs/{job}/cost/")
+        assert answer.status_code == 200, answer.json()
+        return dict(answer.json())
+
+    price = {"price_per_device_hour": "2.5000"}
+    a_viewer = world.user("a", Role.VIEWER)
+    assert cost(a_viewer, "tenant-a", a1) == {"device_hours": 80.0, "cost": "200.00", **price}
+    assert cost(b_member, "tenant-b", b1) == {"device_hours": 48.0, "cost": "120.00", **price}
+    assert cost(b_member, "tenant-b", b2) == {"device_hours": 24.0, "cost": "60.00", **price}
+    foreign = client_for(b_member).get(f"/api/v1/tenants/tenant-b/jobs/{a1}/cost/")
+    assert foreign.status_code == 404
+    assert client_for(b_member).get(f"/api/v1/tenants/tenant-a/jobs/{a1}/cost/").status_code == 404
+
 
 def test_usage_api_tenant_admin_csv_and_isolation(world: World, client_for, cluster: Cluster):
     admin = client_for(world.user("a", Role.TENANT_ADMIN))

@@ -75,6 +75,11 @@ class NotificationSerializer(serializers.ModelSerializer[Notification]):
         read_only_fields = fields
 
 
+class UnreadCountSerializer(serializers.Serializer[Any]):
+    marked = serializers.IntegerField(help_text="Notices this call marked read.")
+    unread = serializers.IntegerField(help_text="The caller's unread notices in the tenant.")
+
+
 class EfficiencyQuerySerializer(serializers.Serializer[Any]):
     start = WindowTimeField(required=False)
     end = WindowTimeField(required=False)

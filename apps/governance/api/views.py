@@ -13,6 +13,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django_filters import rest_framework as filters
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers
@@ -35,8 +36,9 @@ from apps.governance.api.serializers import (
     NotificationSerializer,
     PolicyViewSerializer,
     TenantPolicySerializer,
+    UnreadCountSerializer,
 )
-from apps.governance.models import IdleFlag, IdlePolicy, Notification
+from apps.governance.models import FlagState, IdleFlag, IdlePolicy, Notification
 from apps.governance.policy import default_policy, effective_policy
 from apps.tenancy.models import Role
 
@@ -108,11 +110,20 @@ class DefaultPolicyView(APIView):
         return Response(DefaultPolicySerializer(asdict(default_policy())).data)
 
 
+class IdleFlagFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    state = filters.MultipleChoiceFilter(choices=FlagState.choices)
+
+    class Meta:
+        model = IdleFlag
+        fields = ["job", "state"]
+
+
 class IdleFlagViewSet(TenantScopedViewSet[IdleFlag]):
     """Idle flags of the tenant's jobs, with the owner's answers to a warning."""
 
     queryset = IdleFlag.objects.all()
     serializer_class = IdleFlagSerializer
+    filterset_class = IdleFlagFilter
     http_method_names = ["get", "post", "head", "options"]
 
     def scoped_queryset(self, queryset: QuerySet[IdleFlag]) -> QuerySet[IdleFlag]:
@@ -156,12 +167,23 @@ class IdleFlagViewSet(TenantScopedViewSet[IdleFlag]):
         return self._answer(request, flag)
 
 
+class NotificationFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    unread = filters.BooleanFilter(
+        field_name="read_at", lookup_expr="isnull", help_text="Only notices not read yet."
+    )
+
+    class Meta:
+        model = Notification
+        fields = ["unread", "kind", "job"]
+
+
 class NotificationViewSet(TenantScopedViewSet[Notification]):
     """The caller's own governance notices in this tenant (marking read is open to viewers:
     it changes nothing but their inbox)."""
 
     queryset = Notification.objects.all()
     serializer_class = NotificationSerializer
+    filterset_class = NotificationFilter
     write_roles = frozenset(Role)
     http_method_names = ["get", "post", "head", "options"]
 
@@ -179,6 +201,20 @@ class NotificationViewSet(TenantScopedViewSet[Notification]):
             notice.read_at = timezone.now()
             notice.save(update_fields=["read_at"])
         return Response(NotificationSerializer(notice).data)
+
+    @extend_schema(request=None, responses={200: UnreadCountSerializer})
+    @action(detail=False, methods=["post"], url_path="read-all", filter_backends=[])
+    def read_all(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Marks every unread notice of the caller in this tenant read."""
+        marked = self.get_queryset().filter(read_at__isnull=True).update(read_at=timezone.now())
+        return Response(UnreadCountSerializer({"marked": marked, "unread": 0}).data)
+
+    @extend_schema(responses={200: UnreadCountSerializer})
+    @action(detail=False, methods=["get"], url_path="unread-count", filter_backends=[])
+    def unread_count(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """How many of the caller's notices in this tenant are unread (the header's badge)."""
+        unread = self.get_queryset().filter(read_at__isnull=True).count()
+        return Response(UnreadCountSerializer({"marked": 0, "unread": unread}).data)
 
 
 class _ReportSchema(AutoSchema):

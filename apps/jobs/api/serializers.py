@@ -324,3 +324,13 @@ class JobLogsSerializer(serializers.Serializer[dict[str, Any]]):
     )
     lines = JobLogLineSerializer(many=True)
     truncated = serializers.BooleanField(help_text="Older lines exist beyond ``tail``.")
+
+
+class JobCostSerializer(serializers.Serializer[Any]):
+    device_hours = serializers.FloatField(
+        help_text="Devices held x hours, every attempt, up to now (a running job's still grow)."
+    )
+    cost = serializers.DecimalField(max_digits=16, decimal_places=2)
+    price_per_device_hour = serializers.DecimalField(
+        max_digits=10, decimal_places=4, help_text="The job's pool's current price."
+    )

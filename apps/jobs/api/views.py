@@ -4,6 +4,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -11,11 +12,13 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounting.selectors import job_cost
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.core.viewsets import TenantScopedViewSet, request_user
 from apps.jobs import logs, services
 from apps.jobs.api.serializers import (
+    JobCostSerializer,
     JobEventSerializer,
     JobLogsQuerySerializer,
     JobLogsSerializer,
@@ -95,6 +98,20 @@ class JobViewSet(TenantScopedViewSet[Job]):
     def events(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         job = self.get_object()
         return Response(JobEventSerializer(job.events.all(), many=True).data)
+
+    @extend_schema(
+        responses=JobCostSerializer,
+        description="What the job has cost: the devices it held (reserved, whether used or "
+        "not) times hours, every attempt, priced at its pool's rate. Visible to whoever may "
+        "see the job; the tenant's usage report (tenant admins) sums the same holds.",
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def cost(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        row = job_cost(job, timezone.now())
+        price = job.pool.price_per_device_hour
+        body = {"device_hours": row.device_hours, "cost": row.cost, "price_per_device_hour": price}
+        return Response(JobCostSerializer(body).data)
 
     @extend_schema(
         parameters=[JobLogsQuerySerializer],

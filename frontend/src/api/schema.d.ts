@@ -970,6 +970,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/governance/notifications/read-all/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Marks every unread notice of the caller in this tenant read. */
+        post: operations["tenants_governance_notifications_read_all_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/governance/notifications/unread-count/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How many of the caller's notices in this tenant are unread (the header's badge). */
+        get: operations["tenants_governance_notifications_unread_count_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/governance/policy/": {
         parameters: {
             query?: never;
@@ -1166,6 +1200,23 @@ export interface paths {
          *     cancel, clone or submit anew.
          */
         post: operations["tenants_jobs_clone_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/jobs/{id}/cost/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What the job has cost: the devices it held (reserved, whether used or not) times hours, every attempt, priced at its pool's rate. Visible to whoever may see the job; the tenant's usage report (tenant admins) sums the same holds. */
+        get: operations["tenants_jobs_cost_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2173,6 +2224,20 @@ export interface components {
             readonly state_reason: string;
             /** Format: date-time */
             readonly submitted_at: string;
+        };
+        JobCost: {
+            /** Format: decimal */
+            cost: string;
+            /**
+             * Format: double
+             * @description Devices held x hours, every attempt, up to now (a running job's still grow).
+             */
+            device_hours: number;
+            /**
+             * Format: decimal
+             * @description The job's pool's current price.
+             */
+            price_per_device_hour: string;
         };
         JobEvent: {
             /** Format: date-time */
@@ -3590,6 +3655,12 @@ export interface components {
             /** Format: double */
             readonly qps: number;
             readonly ready_replicas: number;
+        };
+        UnreadCount: {
+            /** @description Notices this call marked read. */
+            marked: number;
+            /** @description The caller's unread notices in the tenant. */
+            unread: number;
         };
         UsageRow: {
             /** Format: decimal */
@@ -5560,8 +5631,17 @@ export interface operations {
             query?: {
                 /** @description The pagination cursor value. */
                 cursor?: string;
+                job?: number;
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                /**
+                 * @description * `warned` - Warned
+                 *     * `extended` - Kept running
+                 *     * `stopped` - Stopped
+                 *     * `cleared` - Busy again
+                 *     * `exempt` - Exempt
+                 */
+                state?: ("cleared" | "exempt" | "extended" | "stopped" | "warned")[];
             };
             header?: never;
             path: {
@@ -5682,8 +5762,20 @@ export interface operations {
             query?: {
                 /** @description The pagination cursor value. */
                 cursor?: string;
+                job?: number;
+                /**
+                 * @description * `idle_warning` - Idle GPUs warning
+                 *     * `idle_stopped` - Stopped for idle GPUs
+                 *     * `queue_expired` - Expired in queue
+                 *     * `queue_escalated` - Waiting past its limit
+                 *     * `runtime_limit` - Stopped at its runtime limit
+                 *     * `runtime_limit_soon` - Runtime limit soon
+                 */
+                kind?: "idle_stopped" | "idle_warning" | "queue_escalated" | "queue_expired" | "runtime_limit" | "runtime_limit_soon";
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                /** @description Only notices not read yet. */
+                unread?: boolean;
             };
             header?: never;
             path: {
@@ -5766,6 +5858,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Notification"];
+                };
+            };
+        };
+    };
+    tenants_governance_notifications_read_all_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnreadCount"];
+                };
+            };
+        };
+    };
+    tenants_governance_notifications_unread_count_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnreadCount"];
                 };
             };
         };
@@ -6150,6 +6284,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    tenants_jobs_cost_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCost"];
                 };
             };
         };

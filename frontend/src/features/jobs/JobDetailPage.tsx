@@ -247,7 +247,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
         </Col>
       </Row>
       {data.requested_devices > 0 && data.started_at !== null && (
-        <JobUsageSection jobId={data.id} live={live} />
+        <JobUsageSection tenant={tenant} jobId={data.id} live={live} />
       )}
       <JobRunSection tenant={tenant} jobId={data.id} live={live} />
       <Card title={t('logs.title')} style={{ marginTop: 16 }}>

@@ -21,6 +21,10 @@ function jobRoutes(state: 'running' | 'succeeded', runs: unknown[]) {
     [`GET ${JOB}events/`]: { status: 200, body: [] },
     'GET /api/v1/pools/': { status: 200, body: POOLS },
     [`GET ${RUNS}`]: page(runs),
+    [`GET ${JOB}cost/`]: {
+      status: 200,
+      body: { device_hours: 16.5, cost: '41.25', price_per_device_hour: '2.5000' },
+    },
     'GET /api/v1/telemetry/jobs/11/usage/': {
       status: 200,
       body: {
@@ -129,6 +133,10 @@ describe('job detail: curves, checkpoints and logs', () => {
     expect(await screen.findByTestId('job-no-run')).toBeTruthy();
     // A finished job's GPU use: the collector's totals, then its GPUs over time.
     const usage = screen.getByTestId('job-usage');
+    // What it cost: the GPU-hours it reserved at its pool's price.
+    expect((await within(usage).findByTestId('usage-reserved')).textContent).toContain('16.5');
+    expect(within(usage).getByTestId('usage-cost').textContent).toContain('41.25');
+    expect(within(usage).getByTestId('usage-price').textContent).toContain('2.5');
     expect((await within(usage).findByTestId('usage-gpu-hours')).textContent).toContain('12.35');
     expect(within(usage).getByTestId('usage-util').textContent).toContain('81.3 %');
     expect(within(usage).getByTestId('usage-power').textContent).toContain('312 W');

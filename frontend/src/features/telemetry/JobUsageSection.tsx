@@ -8,13 +8,33 @@ import { currentLanguage } from '../../lib/i18n';
 import { TelemetryHistoryCard } from './TelemetryHistoryCard';
 
 /**
- * What a job's GPUs did: the collector's running totals (GPU-hours, mean utilization and
- * power, energy, peak memory), then the job's utilization and GPUs over time. `live`: the
- * job holds GPUs now, so the totals still grow.
+ * What a job's GPUs cost and did: the GPU-hours it reserved and their price (accounting),
+ * the collector's measured totals (GPU-hours, mean utilization and power, energy, peak
+ * memory), then its utilization and GPUs over time. `live`: the job holds GPUs now, so the
+ * totals still grow.
  */
-export function JobUsageSection({ jobId, live }: { jobId: number; live: boolean }) {
+export function JobUsageSection({
+  tenant,
+  jobId,
+  live,
+}: {
+  tenant: string;
+  jobId: number;
+  live: boolean;
+}) {
   const { t } = useTranslation();
   const language = currentLanguage();
+  const cost = useQuery({
+    queryKey: ['jobs', tenant, jobId, 'cost'],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/{id}/cost/', {
+          params: { path: { tenant, id: jobId } },
+          signal,
+        }),
+      ),
+    refetchInterval: live ? 30_000 : false,
+  });
   const usage = useQuery({
     queryKey: ['telemetry', 'job-usage', jobId],
     queryFn: ({ signal }) =>
@@ -31,13 +51,27 @@ export function JobUsageSection({ jobId, live }: { jobId: number; live: boolean 
       <Statistic title={title} value={value} data-testid={`usage-${id}`} />
     </Col>
   );
+  const n = (value: number, digits = 1) => formatNumber(value, language, digits);
+  let billing;
+  if (cost.isPending) billing = <Skeleton active paragraph={{ rows: 1 }} />;
+  else if (cost.isError)
+    billing = <QueryErrorResult error={cost.error} onRetry={() => void cost.refetch()} />;
+  else {
+    const c = cost.data;
+    billing = (
+      <Row gutter={[16, 16]} style={{ marginBottom: 16 }}>
+        {stat('reserved', t('telemetry.reservedHours'), n(c.device_hours, 2))}
+        {stat('cost', t('telemetry.cost'), n(Number(c.cost), 2))}
+        {stat('price', t('telemetry.price'), n(Number(c.price_per_device_hour), 4))}
+      </Row>
+    );
+  }
   let body;
   if (usage.isPending) body = <Skeleton active paragraph={{ rows: 1 }} />;
   else if (usage.isError)
     body = <QueryErrorResult error={usage.error} onRetry={() => void usage.refetch()} />;
   else {
     const u = usage.data;
-    const n = (value: number, digits = 1) => formatNumber(value, language, digits);
     body = (
       <>
         <Row gutter={[16, 16]}>
@@ -56,6 +90,7 @@ export function JobUsageSection({ jobId, live }: { jobId: number; live: boolean 
   return (
     <>
       <Card title={t('telemetry.usage')} style={{ marginTop: 16 }} data-testid="job-usage">
+        {billing}
         {body}
       </Card>
       <div style={{ marginTop: 16 }}>

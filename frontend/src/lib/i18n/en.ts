@@ -623,12 +623,16 @@ export const en = {
     line_disk_read: 'Disk read',
     line_disk_write: 'Disk write',
     usage: 'GPU use',
-    gpuHours: 'GPU-hours',
+    gpuHours: 'GPU-hours used',
+    reservedHours: 'GPU-hours reserved',
+    cost: 'Cost',
+    price: 'Price per GPU-hour',
     meanUtil: 'Mean utilization',
     meanPower: 'Mean power per GPU',
     energy: 'Energy',
     peakMemory: 'Peak GPU memory (all its GPUs)',
-    usageNote: 'Counted by the telemetry collector while the job holds GPUs.',
+    usageNote:
+      'Reserved GPU-hours are billed whether the GPUs work or not, at the pool’s price; the rest is measured by the telemetry collector while the job holds GPUs.',
   },
   cluster: {
     title: 'Cluster',

@@ -621,12 +621,16 @@ export const zh: Messages = {
     line_disk_read: '磁盘读',
     line_disk_write: '磁盘写',
     usage: 'GPU 使用',
-    gpuHours: 'GPU 小时',
+    gpuHours: '已使用 GPU 小时',
+    reservedHours: '已预留 GPU 小时',
+    cost: '费用',
+    price: '每 GPU 小时价格',
     meanUtil: '平均利用率',
     meanPower: '每 GPU 平均功率',
     energy: '能耗',
     peakMemory: 'GPU 显存峰值（全部 GPU）',
-    usageNote: '作业占用 GPU 期间由遥测采集器统计。',
+    usageNote:
+      '预留的 GPU 小时无论是否使用都按资源池价格计费；其余数据由遥测采集器在作业占用 GPU 期间测得。',
   },
   cluster: {
     title: '集群',
