@@ -67,6 +67,15 @@ process.exitCode = await runScenario('researcher', async (page) => {
     /simulated/i.test(await page.getByTestId('logs-source').innerText()),
     'the log source says simulated',
   );
+  // What the job costs and what its GPUs do (accounting and the telemetry collector).
+  const usage = page.getByTestId('job-usage');
+  await expectVisible(usage.getByTestId('usage-reserved'), 'the GPU-hours the job reserved');
+  await expectVisible(usage.getByTestId('usage-cost'), 'the cost of the job');
+  const reserved = await usage.getByTestId('usage-reserved').innerText();
+  check(
+    /GPU-hours reserved\s*[\d.,]+/.test(reserved),
+    `no reserved GPU-hours shown ("${reserved}")`,
+  );
   const path = await screenshot(page, 'researcher-job');
 
   await page.goto(page.url().replace(/\/jobs\/\d+$/, '/jobs'));

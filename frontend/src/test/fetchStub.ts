@@ -17,6 +17,24 @@ export interface RecordedRequest {
 }
 
 /**
+ * What the console's frame asks on every page (the header's count of unread notices): answered
+ * as "none" unless a test routes it itself, so each page's test lists only its own requests.
+ */
+const FRAME_DEFAULTS: [RegExp, StubResponse][] = [
+  [
+    /^GET \/api\/v1\/tenants\/[^/]+\/governance\/notifications\/unread-count\/$/,
+    { status: 200, body: { marked: 0, unread: 0 } },
+  ],
+];
+
+/** The requests a page made itself, without the console frame's (FRAME_DEFAULTS). */
+export function pageRequests(requests: RecordedRequest[]): RecordedRequest[] {
+  return requests.filter(
+    (r) => !FRAME_DEFAULTS.some(([pattern]) => pattern.test(`${r.method} ${r.path}`)),
+  );
+}
+
+/**
  * Replaces global fetch (the network boundary) with a table of answers keyed by
  * "METHOD /path/". Unknown requests fail the test loudly. Returns the recorded requests.
  */
@@ -41,7 +59,8 @@ export function stubFetch(routes: Record<string, StubResponse | StubResponse[]>)
       body: text ? (JSON.parse(text) as unknown) : undefined,
     });
     const key = `${request.method} ${url.pathname}`;
-    const queue = queues.get(key);
+    const fallback = FRAME_DEFAULTS.find(([pattern]) => pattern.test(key));
+    const queue = queues.get(key) ?? (fallback ? [fallback[1]] : undefined);
     if (queue === undefined || queue.length === 0) {
       throw new Error(`unexpected request in test: ${key}`);
     }

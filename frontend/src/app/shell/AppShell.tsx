@@ -8,6 +8,7 @@ import { ConnectionIndicator } from '../../components/ConnectionIndicator';
 import { FullPageSpin } from '../../components/FullPageSpin';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
 import { useSession } from '../../features/auth/api';
+import { NoticeBell } from '../../features/governance/NoticeBell';
 import { TenantSwitcher } from '../../features/tenancy/TenantSwitcher';
 import { useTenant } from '../../features/tenancy/useTenant';
 import { useLiveEvents } from '../../lib/liveEvents';
@@ -95,6 +96,7 @@ export function AppShell() {
           />
           <Space size={16} separator={<Divider orientation="vertical" />}>
             <ConnectionIndicator />
+            {tenant.slug !== null && <NoticeBell key={tenant.slug} tenant={tenant.slug} />}
             <TenantSwitcher memberships={memberships} isPlatformAdmin={user.is_platform_admin} />
             <LanguageSwitch />
             <UserMenu user={user} />

@@ -27,6 +27,7 @@ import { devicesLabel } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
 import { JobRunSection } from './JobRunSection';
+import { IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { JobUsageSection } from '../telemetry/JobUsageSection';
 
 // States in which a job's processes run and write logs and metrics: poll those.
@@ -145,6 +146,9 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
             }
           />
         )}
+      {data.kind !== 'inference' && data.started_at !== null && (
+        <IdleFlagAlert tenant={tenant} jobId={data.id} live={live} canWrite={canWrite} />
+      )}
       <Row gutter={[16, 16]}>
         <Col xs={24} xl={14}>
           <Card title={t('jobDetail.summary')}>

@@ -1,6 +1,6 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { stubFetch, type StubResponse } from '../../test/fetchStub';
+import { pageRequests, stubFetch, type StubResponse } from '../../test/fetchStub';
 import { ADMIN, BOB, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
@@ -664,6 +664,6 @@ describe('what-if', () => {
     const { requests } = stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB) });
     renderApp('/what-if');
     expect(await screen.findByText('Platform admins only')).toBeTruthy();
-    expect(requests.map((r) => r.path)).toEqual(['/api/v1/auth/session/']);
+    expect(pageRequests(requests).map((r) => r.path)).toEqual(['/api/v1/auth/session/']);
   });
 });

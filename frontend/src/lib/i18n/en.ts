@@ -600,6 +600,28 @@ export const en = {
     minReplicas: 'Min replicas',
     maxReplicas: 'Max replicas',
   },
+  governance: {
+    inbox: 'Notices',
+    inboxLabel: 'Notices, {{count}} unread',
+    noNotices: 'No notices.',
+    readAll: 'Mark all read',
+    idleTitle: 'GPUs idle: this job will be stopped at {{stop}}',
+    idleBody:
+      'Its GPUs have stayed under {{threshold}}% utilization since {{since}} (peak {{peak}}%). Keep it running a while longer, or exempt it if it is idle on purpose; busy GPUs clear the warning by themselves.',
+    keepRunning: 'Keep running',
+    keepRunningFor: 'Keep running {{duration}} more ({{count}} left)',
+    noExtensionsLeft: 'The tenant policy allows no more extensions.',
+    keptRunning: 'Kept running: the stop moves to {{stop}}.',
+    exempt: 'Exempt',
+    exemptTitleModal: 'Exempt this job from idle stops',
+    reason: 'Reason',
+    reasonHint:
+      'Why the GPUs may sit idle (e.g. waiting on a data download). Recorded in the audit log.',
+    reasonRequired: 'Give a reason of at least 3 characters.',
+    exempted: 'Exempt: this job will not be stopped for idle GPUs.',
+    exemptTitle: 'Exempt from idle stops',
+    exemptBody: '{{reason}} (by {{by}})',
+  },
   telemetry: {
     range: 'Time range',
     range_1h: '1 hour',
@@ -632,7 +654,7 @@ export const en = {
     energy: 'Energy',
     peakMemory: 'Peak GPU memory (all its GPUs)',
     usageNote:
-      'Reserved GPU-hours are billed whether the GPUs work or not, at the pool’s price; the rest is measured by the telemetry collector while the job holds GPUs.',
+      'Reserved GPU-hours are billed at the pool price whether the GPUs work or not; the rest is measured by the telemetry collector while the job holds GPUs.',
   },
   cluster: {
     title: 'Cluster',

@@ -1,0 +1,228 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
+import { renderApp } from '../../test/renderApp';
+
+const GOV = '/api/v1/tenants/vision/governance';
+const JOB = '/api/v1/tenants/vision/jobs/11/';
+const notice = (id: number, read: boolean, job: number | null = 11) => ({
+  id,
+  kind: 'idle_warning',
+  job,
+  title: `Idle GPUs: resnet #${id}`,
+  body: 'Its 8 GPUs have been idle for 2h; it will be stopped at 14:30.',
+  read_at: read ? '2026-12-03T10:00:00Z' : null,
+  created_at: `2026-12-03T09:0${id}:00Z`,
+});
+const flag = (overrides: Record<string, unknown> = {}) => ({
+  id: 5,
+  job: 11,
+  job_name: 'resnet',
+  job_kind: 'training',
+  job_state: 'running',
+  state: 'warned',
+  idle_since: '2026-12-03T08:00:00Z',
+  peak_util_pct: 3.5,
+  warned_at: '2026-12-03T10:00:00Z',
+  stop_at: '2026-12-03T10:30:00Z',
+  extensions_used: 1,
+  exempt_reason: '',
+  exempted_by: '',
+  stopped_at: null,
+  device_milli: 0,
+  checkpoint_note: '',
+  updated_at: '2026-12-03T10:00:00Z',
+  ...overrides,
+});
+const POLICY = {
+  effective: {
+    util_threshold_pct: 10,
+    training_idle_s: 7200,
+    notebook_idle_s: 3600,
+    grace_s: 1800,
+    max_extensions: 2,
+    extension_s: 3600,
+    queue_action: 'expire',
+    max_runtime_s: null,
+    webhook_url: '',
+  },
+  default: {
+    util_threshold_pct: 10,
+    training_idle_s: 7200,
+    notebook_idle_s: 3600,
+    grace_s: 1800,
+    max_extensions: 2,
+    extension_s: 3600,
+    queue_action: 'expire',
+    max_runtime_s: null,
+  },
+  customized: false,
+};
+
+/** The job page's own requests, for a job that started (or not). */
+function jobPage(started: boolean) {
+  const job = started
+    ? makeJob({ state: 'running', started_at: '2026-12-03T07:00:00Z' })
+    : makeJob();
+  return {
+    [`GET ${JOB}`]: { status: 200, body: job },
+    [`GET ${JOB}events/`]: { status: 200, body: [] },
+    'GET /api/v1/pools/': { status: 200, body: POOLS },
+    'GET /api/v1/tenants/vision/runs/': page([]),
+    [`GET ${JOB}logs/`]: {
+      status: 200,
+      body: { source: 'simulated', lines: [], truncated: false },
+    },
+    [`GET ${JOB}cost/`]: {
+      status: 200,
+      body: { device_hours: 1, cost: '2.50', price_per_device_hour: '2.5000' },
+    },
+    'GET /api/v1/telemetry/jobs/11/usage/': {
+      status: 200,
+      body: {
+        job: 11,
+        gpu_hours: 1,
+        mean_util: 2,
+        mean_power_w: 60,
+        energy_kwh: 0.1,
+        fb_used_peak_mib: 0,
+      },
+    },
+    'GET /api/v1/telemetry/history/': {
+      status: 200,
+      body: { series: 'job:11', resolution_s: 10, points: [] },
+    },
+    [`GET ${GOV}/policy/`]: { status: 200, body: POLICY },
+  };
+}
+
+describe('governance in the console', () => {
+  it('counts unread notices in the header, opens one at its job and marks all read', async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/overview/': { status: 500, body: { detail: 'not under test' } },
+      [`GET ${GOV}/notifications/unread-count/`]: [
+        { status: 200, body: { marked: 0, unread: 2 } },
+        { status: 200, body: { marked: 0, unread: 1 } },
+        { status: 200, body: { marked: 0, unread: 0 } },
+      ],
+      [`GET ${GOV}/notifications/`]: page([
+        notice(3, false),
+        notice(2, false, null),
+        notice(1, true),
+      ]),
+      [`POST ${GOV}/notifications/3/read/`]: { status: 200, body: notice(3, true) },
+      [`POST ${GOV}/notifications/read-all/`]: { status: 200, body: { marked: 1, unread: 0 } },
+      [`GET ${GOV}/flags/`]: page([]),
+      ...jobPage(false),
+    });
+    renderApp('/overview');
+    const bell = await screen.findByRole('button', { name: 'Notices, 2 unread' });
+    await user.click(bell);
+    const inbox = await screen.findByTestId('notice-inbox');
+    const [first, ...rest] = await within(inbox).findAllByTestId('notice');
+    if (first === undefined) throw new Error('the inbox lists no notice');
+    expect([first, ...rest].map((n) => n.dataset.unread)).toEqual(['true', 'true', 'false']);
+    expect(within(first).getByText('Idle GPUs: resnet #3')).toBeTruthy();
+    expect(
+      new URLSearchParams(requests.find((r) => r.path === `${GOV}/notifications/`)?.query).get(
+        'page_size',
+      ),
+    ).toBe('10');
+
+    // Opening a notice marks it read and goes to its job.
+    await user.click(first);
+    expect(await screen.findByTestId('job-summary')).toBeTruthy();
+    expect(
+      requests.some((r) => r.method === 'POST' && r.path === `${GOV}/notifications/3/read/`),
+    ).toBe(true);
+    await screen.findByRole('button', { name: 'Notices, 1 unread' });
+
+    await user.click(screen.getByTestId('notice-bell'));
+    await user.click(await screen.findByTestId('notices-read-all'));
+    await screen.findByRole('button', { name: 'Notices, 0 unread' });
+    expect(requests.filter((r) => r.path === `${GOV}/notifications/read-all/`)).toHaveLength(1);
+  });
+
+  it('warns on the job page and takes the answers: keep running, then exempt', async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      ...jobPage(true),
+      [`GET ${GOV}/flags/`]: page([flag()]),
+      [`POST ${GOV}/flags/5/keep-running/`]: {
+        status: 200,
+        body: flag({ state: 'extended', extensions_used: 2, stop_at: '2026-12-03T11:30:00Z' }),
+      },
+      [`POST ${GOV}/flags/5/exempt/`]: [
+        { status: 400, body: { detail: 'Invalid input.', errors: { reason: ['Too vague.'] } } },
+        {
+          status: 200,
+          body: flag({ state: 'exempt', exempt_reason: 'waiting for data', exempted_by: 'bob' }),
+        },
+      ],
+    });
+    renderApp('/jobs/11');
+    const alert = await screen.findByTestId('idle-flag');
+    expect(alert.textContent).toContain('this job will be stopped at 12/03/2026');
+    expect(alert.textContent).toContain('under 10% utilization');
+    expect(alert.textContent).toContain('peak 3.5%');
+    expect(
+      new URLSearchParams(requests.find((r) => r.path === `${GOV}/flags/`)?.query).get('job'),
+    ).toBe('11');
+
+    // One extension of the two the policy allows is used: one left.
+    await user.click(
+      await within(alert).findByRole('button', { name: 'Keep running 1h 0m more (1 left)' }),
+    );
+    await waitFor(() => {
+      expect(within(screen.getByTestId('idle-flag')).getByTestId('keep-running')).toHaveProperty(
+        'disabled',
+        true,
+      );
+    });
+    expect(screen.getByTestId('idle-flag').textContent).toContain('(0 left)');
+
+    // Exempt: the reason is required, and the server's field error lands on the field.
+    await user.click(
+      within(screen.getByTestId('idle-flag')).getByRole('button', { name: 'Exempt' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('Exempt this job from idle stops')).toBeTruthy();
+    await user.click(within(dialog).getByRole('button', { name: 'Exempt' }));
+    expect(await within(dialog).findByText('Give a reason of at least 3 characters.')).toBeTruthy();
+    await user.type(within(dialog).getByLabelText('Reason'), 'data');
+    await user.click(within(dialog).getByRole('button', { name: 'Exempt' }));
+    expect(await within(dialog).findByText('Too vague.')).toBeTruthy();
+    await user.clear(within(dialog).getByLabelText('Reason'));
+    await user.type(within(dialog).getByLabelText('Reason'), 'waiting for data');
+    await user.click(within(dialog).getByRole('button', { name: 'Exempt' }));
+    await waitFor(() => {
+      expect(screen.getByTestId('idle-flag').textContent).toContain('Exempt from idle stops');
+    });
+    expect(screen.getByTestId('idle-flag').textContent).toContain('waiting for data (by bob)');
+    const exempts = requests.filter((r) => r.path === `${GOV}/flags/5/exempt/`);
+    expect(exempts.map((r) => r.body)).toEqual([
+      { reason: 'data' },
+      { reason: 'waiting for data' },
+    ]);
+  }, 20_000);
+
+  it('shows a viewer the warning without the answers', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf({
+        ...BOB,
+        memberships: [{ tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'viewer' }],
+      }),
+      ...jobPage(true),
+      [`GET ${GOV}/flags/`]: page([flag()]),
+    });
+    renderApp('/jobs/11');
+    const alert = await screen.findByTestId('idle-flag');
+    expect(alert.textContent).toContain('this job will be stopped');
+    expect(within(alert).queryByRole('button')).toBeNull();
+  });
+});

@@ -1,0 +1,136 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { paths } from '../../api/schema';
+import { api, unwrap, type ApiError } from '../../lib/api';
+
+type Ok<Op> = Op extends {
+  responses: { 200: { content: { 'application/json': infer Body } } };
+}
+  ? Body
+  : never;
+const FLAGS = '/api/v1/tenants/{tenant}/governance/flags/';
+export type IdleFlag = Ok<paths[typeof FLAGS]['get']>['results'][number];
+export type Notice = Ok<
+  paths['/api/v1/tenants/{tenant}/governance/notifications/']['get']
+>['results'][number];
+export type TenantPolicy = Ok<paths['/api/v1/tenants/{tenant}/governance/policy/']['get']>;
+
+export const governanceKeys = {
+  all: (tenant: string) => ['governance', tenant] as const,
+  unread: (tenant: string) => ['governance', tenant, 'unread'] as const,
+  notices: (tenant: string) => ['governance', tenant, 'notices'] as const,
+  jobFlag: (tenant: string, job: number) => ['governance', tenant, 'flag', job] as const,
+  policy: (tenant: string) => ['governance', tenant, 'policy'] as const,
+};
+
+/** How many of the caller's notices in the tenant are unread; polled for the header. */
+export function useUnreadCount(tenant: string) {
+  return useQuery({
+    queryKey: governanceKeys.unread(tenant),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/governance/notifications/unread-count/', {
+          params: { path: { tenant } },
+          signal,
+        }),
+      ),
+    refetchInterval: 30_000,
+  });
+}
+
+/** The caller's newest notices (read or not), fetched while the inbox is open. */
+export function useNotices(tenant: string, enabled: boolean) {
+  return useQuery({
+    queryKey: governanceKeys.notices(tenant),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/governance/notifications/', {
+          params: { path: { tenant }, query: { page_size: 10 } },
+          signal,
+        }),
+      ),
+    enabled,
+  });
+}
+
+/** Marks one notice read (`id`) or all of them (`'all'`). */
+export function useMarkRead(tenant: string) {
+  const client = useQueryClient();
+  return useMutation<unknown, ApiError, number | 'all'>({
+    mutationFn: (id) =>
+      id === 'all'
+        ? unwrap(
+            api.POST('/api/v1/tenants/{tenant}/governance/notifications/read-all/', {
+              params: { path: { tenant } },
+            }),
+          )
+        : unwrap(
+            api.POST('/api/v1/tenants/{tenant}/governance/notifications/{id}/read/', {
+              params: { path: { tenant, id } },
+            }),
+          ),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: governanceKeys.unread(tenant) });
+      void client.invalidateQueries({ queryKey: governanceKeys.notices(tenant) });
+    },
+  });
+}
+
+/** The job's idle flag, if the sweep ever flagged it (a job has at most one). */
+export function useJobIdleFlag(tenant: string, job: number, live: boolean) {
+  return useQuery({
+    queryKey: governanceKeys.jobFlag(tenant, job),
+    queryFn: async ({ signal }) => {
+      const page = await unwrap(
+        api.GET(FLAGS, { params: { path: { tenant }, query: { job } }, signal }),
+      );
+      return page.results[0] ?? null;
+    },
+    refetchInterval: live ? 30_000 : false,
+  });
+}
+
+/** The idle policy the sweep applies to the tenant (members read it). */
+export function useTenantPolicy(tenant: string) {
+  return useQuery({
+    queryKey: governanceKeys.policy(tenant),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/governance/policy/', {
+          params: { path: { tenant } },
+          signal,
+        }),
+      ),
+    staleTime: 60_000,
+  });
+}
+
+export type FlagAnswer =
+  | { flag: number; action: 'keep-running' }
+  | {
+      flag: number;
+      action: 'exempt';
+      reason: string;
+    };
+
+/** The owner's answers to a warning: keep the job running a while longer, or exempt it. */
+export function useFlagAction(tenant: string, job: number) {
+  const client = useQueryClient();
+  return useMutation<IdleFlag, ApiError, FlagAnswer>({
+    mutationFn: (answer) =>
+      answer.action === 'keep-running'
+        ? unwrap(
+            api.POST('/api/v1/tenants/{tenant}/governance/flags/{id}/keep-running/', {
+              params: { path: { tenant, id: answer.flag } },
+            }),
+          )
+        : unwrap(
+            api.POST('/api/v1/tenants/{tenant}/governance/flags/{id}/exempt/', {
+              params: { path: { tenant, id: answer.flag } },
+              body: { reason: answer.reason },
+            }),
+          ),
+    onSuccess: (flag) => {
+      client.setQueryData(governanceKeys.jobFlag(tenant, job), flag);
+    },
+  });
+}
