@@ -29,6 +29,7 @@ import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
+import { IdlePolicyTab } from '../governance/IdlePolicyTab';
 import { AuditLog } from './AuditLog';
 
 const ROLES = ['tenant_admin', 'member', 'viewer'] as const satisfies Role[];
@@ -49,6 +50,15 @@ export function SettingsPage() {
                     key: 'members',
                     label: t('settings.members'),
                     children: <Members tenant={tenant.slug} />,
+                  },
+                ]
+              : []),
+            ...(tenant.slug !== null
+              ? [
+                  {
+                    key: 'idle',
+                    label: t('idle.tab'),
+                    children: <IdlePolicyTab tenant={tenant.slug} isAdmin={tenant.isTenantAdmin} />,
                   },
                 ]
               : []),

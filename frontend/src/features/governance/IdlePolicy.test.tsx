@@ -1,0 +1,147 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { stubFetch } from '../../test/fetchStub';
+import { BOB, page, sessionOf } from '../../test/fixtures';
+import { ALICE, renderApp } from '../../test/renderApp';
+
+const GOV = '/api/v1/tenants/vision/governance';
+const DEFAULT = {
+  util_threshold_pct: 10,
+  training_idle_s: 7200,
+  notebook_idle_s: 3600,
+  grace_s: 1800,
+  max_extensions: 2,
+  extension_s: 3600,
+  queue_action: 'expire',
+  max_runtime_s: null,
+};
+const policy = (effective: Record<string, unknown>, customized: boolean) => ({
+  status: 200,
+  body: { effective: { ...DEFAULT, webhook_url: '', ...effective }, default: DEFAULT, customized },
+});
+const FLAG = {
+  id: 5,
+  job: 11,
+  job_name: 'resnet',
+  job_kind: 'training',
+  job_state: 'running',
+  state: 'warned',
+  idle_since: '2026-12-03T08:00:00Z',
+  peak_util_pct: 3.5,
+  warned_at: '2026-12-03T10:00:00Z',
+  stop_at: '2026-12-03T10:30:00Z',
+  extensions_used: 0,
+  exempt_reason: '',
+  exempted_by: '',
+  stopped_at: null,
+  device_milli: 0,
+  checkpoint_note: '',
+  updated_at: '2026-12-03T10:00:00Z',
+};
+
+describe('settings: idle GPUs', () => {
+  it('shows a tenant admin the last 30 days, the policy and the flags; tightens the policy', async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tokens/': page([]),
+      [`GET ${GOV}/efficiency/`]: {
+        status: 200,
+        body: {
+          start: '2026-11-03T00:00:00Z',
+          end: '2026-12-03T00:00:00Z',
+          reserved_gpu_hours: 1200.5,
+          used_gpu_hours: 900.25,
+          unknown_util_gpu_hours: 0,
+          utilization_pct: 75,
+          idle_reclaimed_gpu_hours: 48,
+          jobs_stopped_idle: 3,
+          jobs_expired_in_queue: 1,
+        },
+      },
+      [`GET ${GOV}/policy/`]: policy({}, false),
+      [`PATCH ${GOV}/policy/`]: [
+        {
+          status: 400,
+          body: {
+            detail: 'Invalid input.',
+            errors: { grace_s: ['Must be at most the platform default (1800).'] },
+          },
+        },
+        policy({ grace_s: 900 }, true),
+      ],
+      [`GET ${GOV}/flags/`]: [page([FLAG]), page([{ ...FLAG, id: 4, job: 9, state: 'cleared' }])],
+    });
+    renderApp('/settings');
+    await user.click(await screen.findByRole('tab', { name: 'Idle GPUs' }));
+
+    const efficiency = await screen.findByTestId('idle-efficiency');
+    expect((await within(efficiency).findByTestId('efficiency-reserved')).textContent).toContain(
+      '1,200.5',
+    );
+    expect(within(efficiency).getByTestId('efficiency-utilization').textContent).toContain('75 %');
+    expect(within(efficiency).getByTestId('efficiency-reclaimed').textContent).toContain('48');
+    expect(within(efficiency).getByTestId('efficiency-stopped').textContent).toContain('3');
+
+    const summary = await screen.findByTestId('idle-policy');
+    expect(within(summary).getByText('Training jobs idle for').nextSibling?.textContent).toBe(
+      '2h 0m',
+    );
+    expect(within(summary).getByText('Runtime cap').nextSibling?.textContent).toBe('No cap');
+    expect(screen.getByTestId('policy-origin').textContent).toBe('Platform default');
+
+    // Active flags first (the server filters by state), then all of them.
+    const flags = screen.getByTestId('idle-flags');
+    expect(await within(flags).findByText('resnet (#11)')).toBeTruthy();
+    expect(within(flags).getByText('Warned')).toBeTruthy();
+    const flagQuery = () =>
+      new URLSearchParams(requests.filter((r) => r.path === `${GOV}/flags/`).at(-1)?.query);
+    expect(flagQuery().getAll('state')).toEqual(['warned', 'extended']);
+    await user.click(screen.getByText('All'));
+    expect(await within(flags).findByText('Busy again')).toBeTruthy();
+    expect(flagQuery().getAll('state')).toEqual([]);
+
+    // Tightening: the server's bound lands on its field, then the saved policy shows.
+    await user.click(screen.getByTestId('edit-policy'));
+    const dialog = await screen.findByRole('dialog');
+    const grace = within(dialog).getByLabelText('Warning before the stop');
+    await user.clear(grace);
+    await user.type(grace, '3600');
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(
+      await within(dialog).findByText('Must be at most the platform default (1800).'),
+    ).toBeTruthy();
+    await user.clear(grace);
+    await user.type(grace, '900');
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => {
+      expect(screen.getByTestId('policy-origin').textContent).toBe('This tenant’s own');
+    });
+    const patches = requests.filter((r) => r.method === 'PATCH').map((r) => r.body);
+    expect(patches).toMatchObject([{ grace_s: 3600 }, { grace_s: 900, training_idle_s: 7200 }]);
+    expect(
+      within(screen.getByTestId('idle-policy')).getByText('Warning before the stop').nextSibling
+        ?.textContent,
+    ).toBe('15m 0s');
+  }, 20_000);
+
+  it('shows a member the policy and the flags, without the report or the edit', async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/tokens/': page([]),
+      [`GET ${GOV}/policy/`]: policy({ grace_s: 900 }, true),
+      [`GET ${GOV}/flags/`]: page([]),
+    });
+    renderApp('/settings');
+    await user.click(await screen.findByRole('tab', { name: 'Idle GPUs' }));
+    const summary = await screen.findByTestId('idle-policy');
+    expect(within(summary).getByText('Warning before the stop').nextSibling?.textContent).toBe(
+      '15m 0s',
+    );
+    expect(await screen.findByText('No idle flags.')).toBeTruthy();
+    expect(screen.queryByTestId('idle-efficiency')).toBeNull();
+    expect(screen.queryByTestId('edit-policy')).toBeNull();
+  });
+});
