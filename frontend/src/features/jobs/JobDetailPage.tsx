@@ -28,6 +28,7 @@ import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
 import { JobRunSection } from './JobRunSection';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
+import { useProjects } from '../projects/api';
 import { JobUsageSection } from '../telemetry/JobUsageSection';
 
 // States in which a job's processes run and write logs and metrics: poll those.
@@ -70,6 +71,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
   const cancel = useJobAction(tenant, 'cancel');
   const clone = useJobAction(tenant, 'clone');
   const pools = usePools();
+  const projects = useProjects(tenant);
   const language = currentLanguage();
 
   if (job.isPending) return <Skeleton active paragraph={{ rows: 8 }} />;
@@ -159,6 +161,11 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
               <Descriptions.Item label={t('jobs.priority')}>P{data.priority}</Descriptions.Item>
               <Descriptions.Item label={t('jobs.owner')}>{data.owner}</Descriptions.Item>
               <Descriptions.Item label={t('jobs.pool')}>{poolName}</Descriptions.Item>
+              <Descriptions.Item label={t('projects.field')}>
+                {data.project === null
+                  ? '—'
+                  : (projects.data?.find((p) => p.id === data.project)?.name ?? `#${data.project}`)}
+              </Descriptions.Item>
               <Descriptions.Item label={t('submit.model')}>
                 {data.accelerator_model ?? '—'}
               </Descriptions.Item>

@@ -163,8 +163,13 @@ describe('jobs list', () => {
 });
 
 describe('submit wizard', () => {
-  async function fillToReview(user: ReturnType<typeof userEvent.setup>) {
+  async function fillToReview(user: ReturnType<typeof userEvent.setup>, project?: string) {
     await user.type(await screen.findByLabelText('Job name'), 'vit-large');
+    if (project !== undefined) {
+      // The GPU-hours and cost of the job count towards the chosen project.
+      fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Project' }));
+      fireEvent.click(await screen.findByTitle(project));
+    }
     await user.type(screen.getByLabelText('Container image'), 'pytorch:24.05');
     await user.type(screen.getByLabelText('Command'), 'torchrun  train.py');
     await user.click(screen.getByRole('button', { name: 'Next' }));
@@ -217,9 +222,18 @@ describe('submit wizard', () => {
         body: makeJob({ id: 42, name: 'vit-large' }),
       },
       'GET /api/v1/tenants/vision/jobs/42/events/': { status: 200, body: [] },
+      'GET /api/v1/tenants/vision/projects/': page([
+        {
+          id: 3,
+          name: 'vision-pretrain',
+          description: '',
+          created_by: 'alice',
+          created_at: '2026-11-30T00:00:00Z',
+        },
+      ]),
     });
     renderApp('/jobs/new');
-    await fillToReview(user);
+    await fillToReview(user, 'vision-pretrain');
     fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Priority' }));
     fireEvent.click(await screen.findByTitle('P1 – high (preempts P4/P5)'));
     await user.type(screen.getByLabelText('Max runtime (s)'), '86400');
@@ -233,6 +247,7 @@ describe('submit wizard', () => {
     expect(post?.body).toEqual({
       kind: 'training',
       name: 'vit-large',
+      project: 3,
       image: 'pytorch:24.05',
       command: ['torchrun', 'train.py'],
       pool: 1,

@@ -21,6 +21,7 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { formatDuration } from '../../lib/format';
 import { PRIORITIES, modelsOf } from './helpers';
 import { usePools, useSubmitJob } from './api';
+import { useProjects } from '../projects/api';
 
 interface GroupValues {
   name: string;
@@ -32,6 +33,7 @@ interface GroupValues {
 
 interface WizardValues {
   name: string;
+  project?: number | null;
   image: string;
   command?: string;
   pool?: number;
@@ -48,7 +50,7 @@ interface WizardValues {
 type Name = (string | number)[];
 
 const STEP_FIELDS: Name[][] = [
-  [['name'], ['image'], ['command']],
+  [['name'], ['project'], ['image'], ['command']],
   [['pool'], ['accelerator_model'], ['replica_groups']],
   [
     ['priority'],
@@ -71,6 +73,7 @@ function toSubmit(values: WizardValues): JobSubmit {
   return {
     kind: 'training',
     name: values.name.trim(),
+    project: values.project ?? null,
     image: values.image.trim(),
     command: command === '' ? [] : command.split(/\s+/),
     pool: values.pool ?? 0,
@@ -113,6 +116,7 @@ export function SubmitJobPage({
   const [step, setStep] = useState(0);
   const [formError, setFormError] = useState<string[]>([]);
   const pools = usePools();
+  const projects = useProjects(tenant);
   const submit = useSubmitJob(tenant);
   const poolId = Form.useWatch('pool', form);
   const model = Form.useWatch('accelerator_model', form);
@@ -201,6 +205,15 @@ export function SubmitJobPage({
               ]}
             >
               <Input placeholder="resnet50-ddp" />
+            </Form.Item>
+            <Form.Item name="project" label={t('projects.field')} extra={t('projects.fieldHint')}>
+              <Select
+                allowClear
+                showSearch={{ optionFilterProp: 'label' }}
+                placeholder={t('projects.none')}
+                loading={projects.isPending}
+                options={(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+              />
             </Form.Item>
             <Form.Item
               name="image"

@@ -30,6 +30,7 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { IdlePolicyTab } from '../governance/IdlePolicyTab';
+import { ProjectsTab } from '../projects/ProjectsTab';
 import { AuditLog } from './AuditLog';
 
 const ROLES = ['tenant_admin', 'member', 'viewer'] as const satisfies Role[];
@@ -55,6 +56,11 @@ export function SettingsPage() {
               : []),
             ...(tenant.slug !== null
               ? [
+                  {
+                    key: 'projects',
+                    label: t('projects.tab'),
+                    children: <ProjectsTab tenant={tenant.slug} canWrite={tenant.canWrite} />,
+                  },
                   {
                     key: 'idle',
                     label: t('idle.tab'),
