@@ -523,7 +523,7 @@ export const en = {
   },
   settings: {
     title: 'Settings',
-    subtitle: 'API tokens, members, the audit log and language.',
+    subtitle: 'API tokens, projects, idle GPUs, members, the audit log and language.',
     tokens: 'API tokens',
     members: 'Members and roles',
     language: 'Language',

@@ -521,7 +521,7 @@ export const zh: Messages = {
   },
   settings: {
     title: '设置',
-    subtitle: 'API 令牌、成员、审计日志与语言。',
+    subtitle: 'API 令牌、项目、空闲 GPU、成员、审计日志与语言。',
     tokens: 'API 令牌',
     members: '成员与角色',
     language: '语言',
