@@ -104,8 +104,9 @@ def usage_report(
     means every tenant (job)."""
     if group_by not in GROUPS:
         raise ValueError(f"group_by must be one of {', '.join(GROUPS)}")
-    prices = {p.pk: p.price_per_device_hour for p in ResourcePool.objects.all()}
-    pool_names = {p.pk: p.name for p in ResourcePool.objects.all()}
+    pools = list(ResourcePool.objects.only("name", "price_per_device_hour"))
+    prices = {p.pk: p.price_per_device_hour for p in pools}
+    pool_names = {p.pk: p.name for p in pools}
     hours: defaultdict[str, float] = defaultdict(float)
     cost: defaultdict[str, Decimal] = defaultdict(Decimal)
     for span in _spans(tenant_ids, start, end, now, job_ids):

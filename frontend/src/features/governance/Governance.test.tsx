@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
+import { GOV, makeFlag, policyAnswer } from './fixtures';
 
-const GOV = '/api/v1/tenants/vision/governance';
 const JOB = '/api/v1/tenants/vision/jobs/11/';
 const notice = (id: number, read: boolean, job: number | null = 11) => ({
   id,
@@ -16,51 +16,6 @@ const notice = (id: number, read: boolean, job: number | null = 11) => ({
   read_at: read ? '2026-12-03T10:00:00Z' : null,
   created_at: `2026-12-03T09:0${id}:00Z`,
 });
-const flag = (overrides: Record<string, unknown> = {}) => ({
-  id: 5,
-  job: 11,
-  job_name: 'resnet',
-  job_kind: 'training',
-  job_state: 'running',
-  state: 'warned',
-  idle_since: '2026-12-03T08:00:00Z',
-  peak_util_pct: 3.5,
-  warned_at: '2026-12-03T10:00:00Z',
-  stop_at: '2026-12-03T10:30:00Z',
-  extensions_used: 1,
-  exempt_reason: '',
-  exempted_by: '',
-  stopped_at: null,
-  device_milli: 0,
-  checkpoint_note: '',
-  updated_at: '2026-12-03T10:00:00Z',
-  ...overrides,
-});
-const POLICY = {
-  effective: {
-    util_threshold_pct: 10,
-    training_idle_s: 7200,
-    notebook_idle_s: 3600,
-    grace_s: 1800,
-    max_extensions: 2,
-    extension_s: 3600,
-    queue_action: 'expire',
-    max_runtime_s: null,
-    webhook_url: '',
-  },
-  default: {
-    util_threshold_pct: 10,
-    training_idle_s: 7200,
-    notebook_idle_s: 3600,
-    grace_s: 1800,
-    max_extensions: 2,
-    extension_s: 3600,
-    queue_action: 'expire',
-    max_runtime_s: null,
-  },
-  customized: false,
-};
-
 /** The job page's own requests, for a job that started (or not). */
 function jobPage(started: boolean) {
   const job = started
@@ -94,7 +49,7 @@ function jobPage(started: boolean) {
       status: 200,
       body: { series: 'job:11', resolution_s: 10, points: [] },
     },
-    [`GET ${GOV}/policy/`]: { status: 200, body: POLICY },
+    [`GET ${GOV}/policy/`]: policyAnswer({}, false),
   };
 }
 
@@ -152,23 +107,30 @@ describe('governance in the console', () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(BOB),
       ...jobPage(true),
-      [`GET ${GOV}/flags/`]: page([flag()]),
+      [`GET ${GOV}/flags/`]: page([makeFlag({ extensions_used: 1 })]),
       [`POST ${GOV}/flags/5/keep-running/`]: {
         status: 200,
-        body: flag({ state: 'extended', extensions_used: 2, stop_at: '2026-12-03T11:30:00Z' }),
+        body: makeFlag({ state: 'extended', extensions_used: 2, stop_at: '2026-12-03T11:30:00Z' }),
       },
       [`POST ${GOV}/flags/5/exempt/`]: [
         { status: 400, body: { detail: 'Invalid input.', errors: { reason: ['Too vague.'] } } },
         {
           status: 200,
-          body: flag({ state: 'exempt', exempt_reason: 'waiting for data', exempted_by: 'bob' }),
+          body: makeFlag({
+            state: 'exempt',
+            exempt_reason: 'waiting for data',
+            exempted_by: 'bob',
+          }),
         },
       ],
     });
     renderApp('/jobs/11');
     const alert = await screen.findByTestId('idle-flag');
     expect(alert.textContent).toContain('this job will be stopped at 12/03/2026');
-    expect(alert.textContent).toContain('under 10% utilization');
+    // The threshold comes from the tenant's policy, read once a warning shows.
+    await waitFor(() => {
+      expect(alert.textContent).toContain('under 10% utilization');
+    });
     expect(alert.textContent).toContain('peak 3.5%');
     expect(
       new URLSearchParams(requests.find((r) => r.path === `${GOV}/flags/`)?.query).get('job'),
@@ -218,7 +180,7 @@ describe('governance in the console', () => {
         memberships: [{ tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'viewer' }],
       }),
       ...jobPage(true),
-      [`GET ${GOV}/flags/`]: page([flag()]),
+      [`GET ${GOV}/flags/`]: page([makeFlag({ extensions_used: 1 })]),
     });
     renderApp('/jobs/11');
     const alert = await screen.findByTestId('idle-flag');

@@ -5,7 +5,8 @@ import { FormModal } from '../../components/FormModal';
 import { formatDateTime, formatDuration } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
-import { useFlagAction, useJobIdleFlag, useTenantPolicy, type IdleFlag } from './api';
+import type { IdleFlag } from '../../lib/apiTypes';
+import { useFlagAction, useJobIdleFlag, useTenantPolicy } from './api';
 
 interface Props {
   tenant: string;
@@ -23,11 +24,7 @@ interface Props {
  */
 export function IdleFlagAlert({ tenant, jobId, live, canWrite }: Props) {
   const { t } = useTranslation();
-  const language = currentLanguage();
-  const flag = useJobIdleFlag(tenant, jobId, live);
-  const policy = useTenantPolicy(tenant);
-  const [exempting, setExempting] = useState(false);
-  const f = flag.data;
+  const f = useJobIdleFlag(tenant, jobId, live).data;
   if (!f) return null;
   if (f.state === 'exempt') {
     return (
@@ -45,6 +42,25 @@ export function IdleFlagAlert({ tenant, jobId, live, canWrite }: Props) {
     );
   }
   if (f.state !== 'warned' && f.state !== 'extended') return null;
+  return <IdleWarning tenant={tenant} jobId={jobId} flag={f} canWrite={canWrite} />;
+}
+
+/** An active warning: the policy (threshold, extensions) is read only for one of these. */
+function IdleWarning({
+  tenant,
+  jobId,
+  flag: f,
+  canWrite,
+}: {
+  tenant: string;
+  jobId: number;
+  flag: IdleFlag;
+  canWrite: boolean;
+}) {
+  const { t } = useTranslation();
+  const language = currentLanguage();
+  const policy = useTenantPolicy(tenant);
+  const [exempting, setExempting] = useState(false);
   const effective = policy.data?.effective;
   const left =
     effective?.max_extensions === undefined

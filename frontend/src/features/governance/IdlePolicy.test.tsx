@@ -4,41 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { BOB, page, sessionOf } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
+import { GOV, makeFlag, policyAnswer } from './fixtures';
 
-const GOV = '/api/v1/tenants/vision/governance';
-const DEFAULT = {
-  util_threshold_pct: 10,
-  training_idle_s: 7200,
-  notebook_idle_s: 3600,
-  grace_s: 1800,
-  max_extensions: 2,
-  extension_s: 3600,
-  queue_action: 'expire',
-  max_runtime_s: null,
-};
-const policy = (effective: Record<string, unknown>, customized: boolean) => ({
-  status: 200,
-  body: { effective: { ...DEFAULT, webhook_url: '', ...effective }, default: DEFAULT, customized },
-});
-const FLAG = {
-  id: 5,
-  job: 11,
-  job_name: 'resnet',
-  job_kind: 'training',
-  job_state: 'running',
-  state: 'warned',
-  idle_since: '2026-12-03T08:00:00Z',
-  peak_util_pct: 3.5,
-  warned_at: '2026-12-03T10:00:00Z',
-  stop_at: '2026-12-03T10:30:00Z',
-  extensions_used: 0,
-  exempt_reason: '',
-  exempted_by: '',
-  stopped_at: null,
-  device_milli: 0,
-  checkpoint_note: '',
-  updated_at: '2026-12-03T10:00:00Z',
-};
+const FLAG = makeFlag();
 
 describe('settings: idle GPUs', () => {
   it('shows a tenant admin the last 30 days, the policy and the flags; tightens the policy', async () => {
@@ -60,7 +28,7 @@ describe('settings: idle GPUs', () => {
           jobs_expired_in_queue: 1,
         },
       },
-      [`GET ${GOV}/policy/`]: policy({}, false),
+      [`GET ${GOV}/policy/`]: policyAnswer({}, false),
       [`PATCH ${GOV}/policy/`]: [
         {
           status: 400,
@@ -69,7 +37,7 @@ describe('settings: idle GPUs', () => {
             errors: { grace_s: ['Must be at most the platform default (1800).'] },
           },
         },
-        policy({ grace_s: 900 }, true),
+        policyAnswer({ grace_s: 900 }, true),
       ],
       [`GET ${GOV}/flags/`]: [page([FLAG]), page([{ ...FLAG, id: 4, job: 9, state: 'cleared' }])],
     });
@@ -131,7 +99,7 @@ describe('settings: idle GPUs', () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(BOB),
       'GET /api/v1/tokens/': page([]),
-      [`GET ${GOV}/policy/`]: policy({ grace_s: 900 }, true),
+      [`GET ${GOV}/policy/`]: policyAnswer({ grace_s: 900 }, true),
       [`GET ${GOV}/flags/`]: page([]),
     });
     renderApp('/settings');

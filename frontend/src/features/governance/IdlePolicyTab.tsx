@@ -29,7 +29,8 @@ import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime, formatDuration, formatNumber } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
-import { governanceKeys, useTenantPolicy, type IdleFlag, type TenantPolicy } from './api';
+import type { IdleFlag, TenantPolicy } from '../../lib/apiTypes';
+import { governanceKeys, useTenantPolicy } from './api';
 
 type Effective = TenantPolicy['effective'];
 type PolicyForm = Omit<Effective, 'webhook_url'> & { webhook_url?: string };

@@ -6,7 +6,8 @@ import { useNavigate } from 'react-router';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
-import { useMarkRead, useNotices, useUnreadCount, type Notice } from './api';
+import type { Notice } from '../../lib/apiTypes';
+import { useMarkRead, useNotices, useUnreadCount } from './api';
 
 /**
  * The header's inbox of governance notices (idle GPUs, queue and runtime limits): the count
@@ -51,7 +52,7 @@ function Inbox({ tenant, close, unread }: { tenant: string; close: () => void; u
   const { t } = useTranslation();
   const language = currentLanguage();
   const navigate = useNavigate();
-  const notices = useNotices(tenant, true);
+  const notices = useNotices(tenant);
   const mark = useMarkRead(tenant);
   if (notices.isPending) return <Skeleton active style={{ width: 360 }} />;
   if (notices.isError)

@@ -1,18 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { paths } from '../../api/schema';
 import { api, unwrap, type ApiError } from '../../lib/api';
+import type { IdleFlag } from '../../lib/apiTypes';
 
-type Ok<Op> = Op extends {
-  responses: { 200: { content: { 'application/json': infer Body } } };
-}
-  ? Body
-  : never;
 const FLAGS = '/api/v1/tenants/{tenant}/governance/flags/';
-export type IdleFlag = Ok<paths[typeof FLAGS]['get']>['results'][number];
-export type Notice = Ok<
-  paths['/api/v1/tenants/{tenant}/governance/notifications/']['get']
->['results'][number];
-export type TenantPolicy = Ok<paths['/api/v1/tenants/{tenant}/governance/policy/']['get']>;
 
 export const governanceKeys = {
   all: (tenant: string) => ['governance', tenant] as const,
@@ -37,8 +27,8 @@ export function useUnreadCount(tenant: string) {
   });
 }
 
-/** The caller's newest notices (read or not), fetched while the inbox is open. */
-export function useNotices(tenant: string, enabled: boolean) {
+/** The caller's newest notices (read or not); the inbox asks when it opens. */
+export function useNotices(tenant: string) {
   return useQuery({
     queryKey: governanceKeys.notices(tenant),
     queryFn: ({ signal }) =>
@@ -48,7 +38,6 @@ export function useNotices(tenant: string, enabled: boolean) {
           signal,
         }),
       ),
-    enabled,
   });
 }
 

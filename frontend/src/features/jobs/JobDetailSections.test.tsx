@@ -147,6 +147,8 @@ describe('job detail: curves, checkpoints and logs', () => {
     expect(chart.dataset.lower).toBe('GPUs held:8');
     const series = requests.find((r) => r.path === '/api/v1/telemetry/history/')?.query;
     expect(new URLSearchParams(series).get('series')).toBe('job:11');
+    // No idle flag: the tenant's idle policy is not asked for.
+    expect(requests.some((r) => r.path.endsWith('/governance/policy/'))).toBe(false);
     expect(await screen.findByTestId('logs-empty')).toBeTruthy();
     await new Promise((resolve) => setTimeout(resolve, 3500));
     expect(requests.filter((r) => r.path === `${JOB}logs/`)).toHaveLength(1);

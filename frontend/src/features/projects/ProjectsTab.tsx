@@ -8,13 +8,8 @@ import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
-import {
-  useDeleteProject,
-  useProjects,
-  useSaveProject,
-  type Project,
-  type ProjectValues,
-} from './api';
+import type { Project } from '../../lib/apiTypes';
+import { useDeleteProject, useProjects, useSaveProject, type ProjectValues } from './api';
 
 /**
  * Settings > Projects: the tenant's projects, which label jobs so that usage and cost add up

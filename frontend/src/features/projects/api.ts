@@ -1,10 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { paths } from '../../api/schema';
 import { api, unwrap, type ApiError } from '../../lib/api';
+import type { Project } from '../../lib/apiTypes';
 
 const PROJECTS = '/api/v1/tenants/{tenant}/projects/';
-type ListBody = paths[typeof PROJECTS]['get']['responses'][200]['content']['application/json'];
-export type Project = ListBody['results'][number];
 export interface ProjectValues {
   name: string;
   description?: string;

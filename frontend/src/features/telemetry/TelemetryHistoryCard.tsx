@@ -14,21 +14,6 @@ interface Props {
   testId?: string;
 }
 
-const LINES = [
-  'util',
-  'allocated',
-  'total',
-  'held',
-  'cpu',
-  'mem',
-  'net_rx',
-  'net_tx',
-  'ib_rx',
-  'ib_tx',
-  'disk_read',
-  'disk_write',
-] as const;
-
 /**
  * The stored history of one telemetry series over the last hour, day or week: what the
  * live views cannot show (how busy the cluster was overnight, when a node's traffic fell).
@@ -43,8 +28,11 @@ export function TelemetryHistoryCard({ series, title, extra, testId = 'history' 
     [history.data, kind],
   );
   const names = useMemo(
-    () => Object.fromEntries(LINES.map((k) => [k, t(`telemetry.line_${k}`)])),
-    [t],
+    () =>
+      Object.fromEntries(
+        [...panels.upper, ...panels.lower].map((l) => [l.key, t(`telemetry.line_${l.key}`)]),
+      ),
+    [panels, t],
   );
   let body: ReactNode;
   if (history.isPending) body = <Skeleton active />;

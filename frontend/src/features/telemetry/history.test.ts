@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatRate, historyPanels, kindOf, type HistoryPoint } from './history';
+import type { HistoryPoint } from '../../lib/apiTypes';
+import { formatRate, historyPanels, kindOf } from './history';
 
 function point(minute: number, fields: Partial<HistoryPoint> = {}): HistoryPoint {
   return {

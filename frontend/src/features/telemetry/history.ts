@@ -1,10 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import type { paths } from '../../api/schema';
 import { api, unwrap } from '../../lib/api';
-
-type HistoryBody =
-  paths['/api/v1/telemetry/history/']['get']['responses'][200]['content']['application/json'];
-export type HistoryPoint = HistoryBody['points'][number];
+import type { HistoryPoint } from '../../lib/apiTypes';
 
 /** The ranges offered, each at the rollup resolution the server keeps long enough for it. */
 export const RANGES = ['1h', '24h', '7d'] as const;
@@ -43,7 +39,7 @@ export function useHistory(series: string, range: HistoryRange) {
 
 /** A line of the chart: a stable key (its label is `telemetry.line_<key>`) and its points. */
 export interface Line {
-  key: string;
+  key: LineKey;
   points: [number, number | null][];
 }
 
@@ -70,6 +66,14 @@ const NODE_RATES = [
   ['disk_write', 'disk_write_bps'],
 ] as const;
 
+export type LineKey =
+  | 'util'
+  | 'allocated'
+  | 'total'
+  | 'held'
+  | (typeof NODE_PERCENT)[number][0]
+  | (typeof NODE_RATES)[number][0];
+
 function extra(point: HistoryPoint, name: string): number | null {
   const value = point.extra[name];
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
@@ -82,7 +86,7 @@ function extra(point: HistoryPoint, name: string): number | null {
  * no point carries (a node without IB) is left out rather than drawn as zero.
  */
 export function historyPanels(points: HistoryPoint[], kind: SeriesKind): Panels {
-  const line = (key: string, pick: (p: HistoryPoint) => number | null): Line => ({
+  const line = (key: LineKey, pick: (p: HistoryPoint) => number | null): Line => ({
     key,
     points: points.map((p) => [Date.parse(p.ts), pick(p)]),
   });
