@@ -10,6 +10,7 @@ import pytest
 from apps.governance.models import Notification
 from apps.governance.services import sweep
 from apps.jobs.models import Allocation, Job, OutboxEntry
+from apps.runs.services import ensure_run_for_job, register_checkpoint
 from apps.scheduling.snapshot import build
 from apps.tenancy.models import Role
 from tests.governance.conftest import HOUR, Wall, long_training, notebook, state, submit
@@ -48,6 +49,23 @@ def test_a_job_is_stopped_once_it_has_held_its_gpus_for_its_runtime_limit(
     assert sweep().timed_out == 0  # level-triggered: nothing left to stop
     wall.go(HOUR + 120)  # the freed quota and devices go to the queued job
     assert state(waiting) in ("dispatching", "running")
+
+
+def test_the_stop_notice_names_the_checkpoint_a_clone_resumes_from(
+    world, client_for, wall: Wall
+) -> None:
+    owner = world.user("a", Role.MEMBER)
+    client = client_for(owner)
+    limited = submit(client, "tenant-a", long_training(wall.cluster, "one", 8, max_runtime_s=HOUR))
+    wall.go(0)
+    wall.go(60)
+    run = ensure_run_for_job(Job.objects.get(pk=limited))
+    register_checkpoint(run=run, step=300, path="s3://ckpt/one/step_300")
+    register_checkpoint(run=run, step=400, path="s3://ckpt/one/step_400", rank=0, world_size=2)
+    wall.go(HOUR + 1)
+    assert sweep().timed_out == 1
+    notice = Notification.objects.get(recipient=owner, kind="runtime_limit")
+    assert "newest complete checkpoint: step 300 at s3://ckpt/one/step_300" in notice.body
 
 
 def test_the_owner_hears_of_the_stop_once_half_an_hour_ahead(world, client_for, wall) -> None:

@@ -11,8 +11,11 @@ from django.utils import timezone
 from apps.clusters.models import Node
 from apps.health import services
 from apps.health.models import Alert, Incident, IncidentJob
+from apps.jobs import workload
 from apps.jobs.models import Allocation, Job, JobEvent
 from apps.jobs.relay import reconcile, relay
+from apps.runs.models import Checkpoint
+from apps.runs.services import ensure_run_for_job, register_checkpoint
 from apps.scheduling.loop import run_cycle
 from apps.tenancy.models import Role
 from tests.health.conftest import Pool, report, result
@@ -98,6 +101,33 @@ def test_hardware_fault_cordons_once_alerts_once_and_restarts_the_gang(
     assert job.state == "running" and job.attempt == 1
     placed = set(Allocation.objects.filter(job=job).values_list("node__name", flat=True))
     assert len(placed) == 2 and node.name not in placed
+
+
+def test_a_restarted_job_resumes_from_its_newest_complete_checkpoint(
+    world, client_for, sim: Pool, django_capture_on_commit_callbacks
+) -> None:
+    """The incident records the checkpoint the SDK registered (apps.runs), and lost GPU time
+    counts from it, not from the attempt's start; a newer checkpoint some rank never finished
+    is not a resume point."""
+    job = running_job(world, client_for, sim)
+    node = node_of(job)
+    backdate_start(job, 3600)
+    run = ensure_run_for_job(job)
+    for rank in (0, 1):
+        register_checkpoint(run=run, step=4000, path="/ckpt/step_4000", rank=rank, world_size=2)
+    Checkpoint.objects.filter(step=4000).update(created_at=timezone.now() - timedelta(seconds=300))
+    register_checkpoint(run=run, step=5000, path="/ckpt/step_5000", rank=0, world_size=2)
+    with django_capture_on_commit_callbacks(execute=True):
+        report(node, result("xid", "fail", ("xid:79",)))
+    hit = IncidentJob.objects.get()
+    assert hit.outcome == "restarted" and hit.resume_step == 4000
+    assert hit.resume_from == "checkpoint step 4000 /ckpt/step_4000"
+    assert hit.lost_gpu_seconds == pytest.approx(16 * 300, abs=16 * 30)
+    job.refresh_from_db()
+    assert job.state_reason.endswith("will resume from checkpoint step 4000 /ckpt/step_4000")
+    # The restarted attempt is told the same checkpoint.
+    env = dict(workload.build(job).replica_groups[0].env)
+    assert env["ZS_RESUME_FROM"] == "/ckpt/step_4000" and env["ZS_RESUME_STEP"] == "4000"
 
 
 CORDON_ONLY = [
