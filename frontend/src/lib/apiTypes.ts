@@ -55,5 +55,6 @@ export type WhatIfPolicyResult = WhatIfResult['policies'][number];
 export type HistoryPoint = Item<Ok<paths['/api/v1/telemetry/history/']['get']>['points']>;
 export type IdleFlag = Item<Ok<paths[`${TenantPath}/governance/flags/`]['get']>>;
 export type Notice = Item<Ok<paths[`${TenantPath}/governance/notifications/`]['get']>>;
+export type DefaultPolicy = Ok<paths['/api/v1/governance/default-policy/']['get']>;
 export type TenantPolicy = Ok<paths[`${TenantPath}/governance/policy/`]['get']>;
 export type Project = Item<Ok<paths[`${TenantPath}/projects/`]['get']>>;

@@ -2,9 +2,9 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
-import { BOB, page, sessionOf } from '../../test/fixtures';
+import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
-import { GOV, makeFlag, policyAnswer } from './fixtures';
+import { DEFAULT_POLICY, GOV, makeFlag, policyAnswer } from './fixtures';
 
 const FLAG = makeFlag();
 
@@ -111,5 +111,70 @@ describe('settings: idle GPUs', () => {
     expect(await screen.findByText('No idle flags.')).toBeTruthy();
     expect(screen.queryByTestId('idle-efficiency')).toBeNull();
     expect(screen.queryByTestId('edit-policy')).toBeNull();
+  });
+});
+
+describe('settings: platform idle policy', () => {
+  it('lets a platform admin edit the default, with the server’s bounds and a cleared cap', async () => {
+    const user = userEvent.setup();
+    const DEFAULT = '/api/v1/governance/default-policy/';
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/tokens/': page([]),
+      [`GET ${DEFAULT}`]: { status: 200, body: { ...DEFAULT_POLICY, max_runtime_s: 86400 } },
+      [`PUT ${DEFAULT}`]: [
+        {
+          status: 400,
+          body: {
+            detail: 'Invalid input.',
+            errors: { util_threshold_pct: ['Ensure this value is less than or equal to 90.'] },
+          },
+        },
+        { status: 200, body: { ...DEFAULT_POLICY, util_threshold_pct: 20 } },
+      ],
+    });
+    renderApp('/settings');
+    await user.click(await screen.findByRole('tab', { name: 'Platform idle policy' }));
+    const summary = await screen.findByTestId('default-policy');
+    expect(within(summary).getByText('Runtime cap').nextSibling?.textContent).toBe('1d 0h');
+    expect(within(summary).queryByText('Webhook')).toBeNull();
+
+    await user.click(screen.getByTestId('edit-default-policy'));
+    const dialog = await screen.findByRole('dialog');
+    const threshold = within(dialog).getByLabelText('Idle below');
+    await user.clear(threshold);
+    await user.type(threshold, '95');
+    await user.clear(within(dialog).getByLabelText('Runtime cap'));
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    expect(
+      await within(dialog).findByText('Ensure this value is less than or equal to 90.'),
+    ).toBeTruthy();
+    await user.clear(threshold);
+    await user.type(threshold, '20');
+    await user.click(within(dialog).getByRole('button', { name: 'Save' }));
+    await waitFor(() => {
+      expect(
+        within(screen.getByTestId('default-policy')).getByText('Idle below').nextSibling
+          ?.textContent,
+      ).toBe('20 %');
+    });
+    const puts = requests.filter((r) => r.method === 'PUT').map((r) => r.body);
+    expect(puts).toMatchObject([
+      { util_threshold_pct: 95, max_runtime_s: null },
+      { util_threshold_pct: 20, max_runtime_s: null, grace_s: 1800 },
+    ]);
+    expect(screen.queryByRole('dialog')).toBeNull();
+  }, 20_000);
+
+  it('is not offered to a tenant admin', async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tokens/': page([]),
+    });
+    renderApp('/settings');
+    await user.click(await screen.findByRole('tab', { name: 'Language' }));
+    expect(screen.getByRole('tab', { name: 'Idle GPUs' })).toBeTruthy();
+    expect(screen.queryByRole('tab', { name: 'Platform idle policy' })).toBeNull();
   });
 });

@@ -4,14 +4,10 @@ import {
   Button,
   Card,
   Col,
-  Descriptions,
   Empty,
   Form,
-  Input,
-  InputNumber,
   Row,
   Segmented,
-  Select,
   Skeleton,
   Space,
   Statistic,
@@ -31,12 +27,11 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import type { IdleFlag, TenantPolicy } from '../../lib/apiTypes';
 import { governanceKeys, useTenantPolicy } from './api';
+import { type PolicyNumber, PolicyFormItems, PolicySummary } from './policyFields';
 
 type Effective = TenantPolicy['effective'];
 type PolicyForm = Omit<Effective, 'webhook_url'> & { webhook_url?: string };
 
-// The policy's durations, in the order the form and the summary show them.
-const DURATIONS = ['training_idle_s', 'notebook_idle_s', 'grace_s', 'extension_s'] as const;
 const FLAG_PAGE = 20;
 const FLAG_COLOR: Record<IdleFlag['state'], string> = {
   warned: 'orange',
@@ -119,8 +114,6 @@ function Policy({ tenant, isAdmin }: { tenant: string; isAdmin: boolean }) {
   if (policy.isError)
     return <QueryErrorResult error={policy.error} onRetry={() => void policy.refetch()} />;
   const { effective, default: platform, customized } = policy.data;
-  const runtime = (s: number | null | undefined) =>
-    s === null || s === undefined ? t('idle.noCap') : formatDuration(s);
   return (
     <Card
       size="small"
@@ -146,28 +139,7 @@ function Policy({ tenant, isAdmin }: { tenant: string; isAdmin: boolean }) {
         )
       }
     >
-      <Descriptions size="small" column={{ xs: 1, md: 2, xl: 3 }} data-testid="idle-policy">
-        <Descriptions.Item label={t('idle.util_threshold_pct')}>
-          {`${effective.util_threshold_pct ?? '—'} %`}
-        </Descriptions.Item>
-        {DURATIONS.map((key) => (
-          <Descriptions.Item key={key} label={t(`idle.${key}`)}>
-            {formatDuration(effective[key] ?? 0)}
-          </Descriptions.Item>
-        ))}
-        <Descriptions.Item label={t('idle.max_extensions')}>
-          {effective.max_extensions}
-        </Descriptions.Item>
-        <Descriptions.Item label={t('idle.queue_action')}>
-          {t(`idle.queue_${effective.queue_action ?? 'expire'}`)}
-        </Descriptions.Item>
-        <Descriptions.Item label={t('idle.max_runtime_s')}>
-          {runtime(effective.max_runtime_s)}
-        </Descriptions.Item>
-        <Descriptions.Item label={t('idle.webhook_url')}>
-          {(effective.webhook_url ?? '') === '' ? '—' : effective.webhook_url}
-        </Descriptions.Item>
-      </Descriptions>
+      <PolicySummary policy={effective} webhook testId="idle-policy" />
       {editing && (
         <PolicyModal
           tenant={tenant}
@@ -217,11 +189,17 @@ function PolicyModal({
     },
   });
   // The platform default is the loosest a tenant may set: say it beside each field.
-  const loosest = (key: keyof TenantPolicy['default'], show: (v: number) => string) => {
+  const loosest = (key: PolicyNumber) => {
     const value = platform[key];
-    return typeof value === 'number' ? t('idle.defaultIs', { value: show(value) }) : undefined;
+    if (typeof value !== 'number') return undefined;
+    const shown =
+      key === 'util_threshold_pct'
+        ? `${value} %`
+        : key === 'max_extensions'
+          ? String(value)
+          : formatDuration(value);
+    return t('idle.defaultIs', { value: shown });
   };
-  const seconds = (v: number) => formatDuration(v);
   return (
     <FormModal
       title={t('idle.editTitle')}
@@ -238,55 +216,7 @@ function PolicyModal({
           save.mutate(values);
         }}
       >
-        <Form.Item
-          name="util_threshold_pct"
-          label={t('idle.util_threshold_pct')}
-          extra={loosest('util_threshold_pct', (v) => `${v} %`)}
-          rules={[{ required: true }]}
-        >
-          <InputNumber min={0.5} max={100} step={1} suffix="%" style={{ width: '100%' }} />
-        </Form.Item>
-        {DURATIONS.map((key) => (
-          <Form.Item
-            key={key}
-            name={key}
-            label={t(`idle.${key}`)}
-            extra={loosest(key, seconds)}
-            rules={[{ required: true }]}
-          >
-            <InputNumber min={60} step={60} suffix={t('idle.seconds')} style={{ width: '100%' }} />
-          </Form.Item>
-        ))}
-        <Form.Item
-          name="max_extensions"
-          label={t('idle.max_extensions')}
-          extra={loosest('max_extensions', String)}
-          rules={[{ required: true }]}
-        >
-          <InputNumber min={0} max={20} style={{ width: '100%' }} />
-        </Form.Item>
-        <Form.Item name="queue_action" label={t('idle.queue_action')}>
-          <Select
-            options={(['expire', 'escalate'] as const).map((v) => ({
-              value: v,
-              label: t(`idle.queue_${v}`),
-            }))}
-          />
-        </Form.Item>
-        <Form.Item
-          name="max_runtime_s"
-          label={t('idle.max_runtime_s')}
-          extra={t('idle.maxRuntimeHint')}
-        >
-          <InputNumber min={60} step={3600} suffix={t('idle.seconds')} style={{ width: '100%' }} />
-        </Form.Item>
-        <Form.Item
-          name="webhook_url"
-          label={t('idle.webhook_url')}
-          rules={[{ type: 'url', message: t('idle.badUrl') }]}
-        >
-          <Input placeholder="https://" />
-        </Form.Item>
+        <PolicyFormItems webhook hint={loosest} />
       </Form>
     </FormModal>
   );

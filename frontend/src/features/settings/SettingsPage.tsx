@@ -29,6 +29,7 @@ import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
+import { DefaultPolicyTab } from '../governance/DefaultPolicyTab';
 import { IdlePolicyTab } from '../governance/IdlePolicyTab';
 import { ProjectsTab } from '../projects/ProjectsTab';
 import { AuditLog } from './AuditLog';
@@ -65,6 +66,15 @@ export function SettingsPage() {
                     key: 'idle',
                     label: t('idle.tab'),
                     children: <IdlePolicyTab tenant={tenant.slug} isAdmin={tenant.isTenantAdmin} />,
+                  },
+                ]
+              : []),
+            ...(tenant.isPlatformAdmin
+              ? [
+                  {
+                    key: 'platform-idle',
+                    label: t('idle.defaultTab'),
+                    children: <DefaultPolicyTab />,
                   },
                 ]
               : []),

@@ -624,6 +624,12 @@ export const en = {
   },
   idle: {
     tab: 'Idle GPUs',
+    defaultTab: 'Platform idle policy',
+    defaultTitle: 'Platform default',
+    editDefault: 'Edit',
+    editDefaultTitle: 'Edit the platform default idle policy',
+    defaultHint:
+      'Every tenant without its own idle policy runs under this one, and it is the loosest any tenant may set: tightening it tightens every tenant at once; loosening it never loosens a tenant past its own policy.',
     efficiency: 'Last 30 days',
     eff_reserved: 'GPU-hours reserved',
     eff_used: 'GPU-hours used',

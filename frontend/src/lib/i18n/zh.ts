@@ -622,6 +622,12 @@ export const zh: Messages = {
   },
   idle: {
     tab: '空闲 GPU',
+    defaultTab: '平台空闲策略',
+    defaultTitle: '平台默认',
+    editDefault: '编辑',
+    editDefaultTitle: '编辑平台默认空闲策略',
+    defaultHint:
+      '没有自有空闲策略的租户都按此策略执行，它也是任何租户可设置的最宽松上限：收紧它会立即收紧所有租户；放宽它不会让任何租户宽于其自有策略。',
     efficiency: '最近 30 天',
     eff_reserved: '已预留 GPU 小时',
     eff_used: '已使用 GPU 小时',
