@@ -148,6 +148,52 @@ process.exitCode = await runScenario('operator', async (page) => {
     cordoned = (await nodes(page)).find((n) => n.id === toCordon.id)?.cordoned ?? true;
     check(!cordoned, `${toCordon.name} is still cordoned on the server`);
 
+    // 3b. The console's sections: the agent's token (it has reported), the seeded fault
+    // catalogue, and a slow-node probe of the first pool run by the embedded worker.
+    await page.getByRole('tab', { name: 'Node agents' }).click();
+    await page.getByRole('searchbox', { name: 'Node name' }).fill(alerted.name);
+    await page.getByRole('searchbox', { name: 'Node name' }).press('Enter');
+    const tokenRow = page
+      .getByTestId('node-tokens')
+      .locator('tbody tr', { has: page.getByTestId(`revoke-${agent.id}`) });
+    await expectVisible(tokenRow, `the agent token of ${alerted.name}`);
+    const tokenText = await tokenRow.innerText();
+    check(
+      tokenText.includes('Active') && !tokenText.includes('Never'),
+      `the token row says active and reported ("${tokenText.replace(/\s+/g, ' ')}")`,
+    );
+    await page.getByRole('tab', { name: 'Fault rules' }).click();
+    const xid = page.getByTestId('rules-table').locator('tbody tr', { hasText: 'xid:79' });
+    await expectVisible(xid, 'the seeded rule for xid:79');
+    check(
+      (await xid.innerText()).includes('Cordon and drain'),
+      'the xid:79 rule does not say cordon and drain',
+    );
+    await page.getByRole('tab', { name: 'Slow-node probes' }).click();
+    await page.getByRole('button', { name: 'Probe a pool' }).click();
+    await pickOption(page, 'Pool');
+    await page.getByRole('dialog').getByRole('button', { name: 'Start' }).click();
+    const started = page.getByText(/^Probe run #\d+ started$/);
+    await expectVisible(started, 'the probe started message');
+    const probeId = ((await started.innerText()).match(/#(\d+)/) ?? [])[1];
+    const probeRow = page.getByTestId('probe-runs').locator(`tr[data-row-key="${probeId}"]`);
+    await expectVisible(
+      probeRow.getByText('Done', { exact: true }),
+      `probe run #${probeId} done`,
+      60_000,
+    );
+    const probeText = (await probeRow.innerText()).replace(/\s+/g, ' ');
+    check(
+      /\d+ round\(s\); slow: none/.test(probeText),
+      `the probe of a healthy demo pool finds no slow node ("${probeText}")`,
+    );
+    await probeRow.getByRole('button', { name: /expand row/i }).click();
+    await expectVisible(
+      page.getByTestId(`rounds-${probeId}`).getByText(/^Round 1: screen, reference [\d.]+ GB\/s$/),
+      "the probe run's screening round",
+    );
+    const probeShot = await screenshot(page, 'operator-probe-run');
+
     // 4. The live GPU heatmap: streaming, and a tooltip for the GPU under the pointer.
     await page.getByRole('link', { name: 'Cluster' }).click();
     const heatmap = page.locator('[data-testid="gpu-heatmap"] canvas');
@@ -300,10 +346,11 @@ process.exitCode = await runScenario('operator', async (page) => {
     );
     return (
       `validation error shown ("${text}"); acknowledged the alert on ${alerted.name}; ` +
-      `cordoned and uncordoned ${toCordon.name}; heatmap tooltip "${tooltip.split('\n')[0]}"; ` +
+      `cordoned and uncordoned ${toCordon.name}; probe run #${probeId}: ${probeText}; ` +
+      `heatmap tooltip "${tooltip.split('\n')[0]}"; ` +
       `what-if replayed ${jobs} jobs under two policies on ${grown}; ` +
       `compared it with the cluster as it is (${changed.slice(1).join(' vs ')}); ` +
-      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}, ${whatIfShot}, ${compareShot}`
+      `screenshots ${quotaShot}, ${alertShot}, ${cordonShot}, ${probeShot}, ${whatIfShot}, ${compareShot}`
     );
   } finally {
     // Leave the cluster as the other flows expect it: the fault cleared, the node in service.

@@ -132,3 +132,38 @@ def test_probe_run_finds_and_cordons_the_slow_node(world, sim: Pool) -> None:
     assert Incident.objects.get().fault == "slow_node"
     assert Node.objects.get(name="n2").cordoned
     assert not NodeCheck.objects.exists()
+
+
+def test_node_tokens_filter_by_node_name_and_revocation(world, client_for, sim: Pool) -> None:
+    admin = client_for(world.platform_admin)
+    url = "/api/v1/health/node-tokens/"
+    ids = [
+        admin.post(url, {"node": node.pk}, format="json").json()["id"]
+        for node in (sim.nodes[0], sim.nodes[1], sim.nodes[1])
+    ]
+    assert admin.delete(f"{url}{ids[1]}/").status_code == 204
+    listed = admin.get(url).json()["results"]
+    assert [t["id"] for t in listed] == ids[::-1]
+    assert all(t["token"] is None for t in listed)  # the plaintext was in the create answer only
+    n1 = admin.get(url, {"node_name": "N1"}).json()["results"]
+    assert [t["id"] for t in n1] == [ids[2], ids[1]]
+    active = admin.get(url, {"node_name": "n1", "active": "true"}).json()["results"]
+    assert [t["id"] for t in active] == [ids[2]]
+    revoked = admin.get(url, {"active": "false"}).json()["results"]
+    assert [t["id"] for t in revoked] == [ids[1]]
+
+
+def test_probe_runs_answer_their_rounds_and_filter_by_pool(world, client_for, sim: Pool) -> None:
+    Node.objects.filter(name="n2").update(labels={probes.SPEED_LABEL: 0.7})
+    run = ProbeRun.objects.create(pool=sim.pool, requested_by=world.platform_admin)
+    probes.execute(run.pk, seed=3)
+    admin = client_for(world.platform_admin)
+    body = admin.get(f"/api/v1/health/probe-runs/{run.pk}/").json()
+    assert body["slow_nodes"] == ["n2"] and len(body["rounds"]) == 3
+    screen = body["rounds"][0]
+    assert screen["purpose"] == "screen" and screen["reference_gbps"] > 0
+    assert all(len(pair) == 3 and pair[0] != pair[1] for pair in screen["pairs"])
+    url = "/api/v1/health/probe-runs/"
+    assert [r["id"] for r in admin.get(url, {"pool": sim.pool.pk}).json()["results"]] == [run.pk]
+    assert admin.get(url, {"pool": sim.pool.pk + 999}).status_code == 400
+    assert admin.get(url, {"state": "failed"}).json()["results"] == []

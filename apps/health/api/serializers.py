@@ -216,7 +216,21 @@ class NodeTokenSerializer(serializers.ModelSerializer[NodeToken]):
         return plaintext
 
 
+class ProbeRoundSerializer(serializers.Serializer[dict[str, Any]]):
+    """One round of a probe run as stored (``slownode.RoundRecord.as_dict``)."""
+
+    purpose = serializers.CharField(help_text="screen, re-pair or confirm.")
+    reference_gbps = serializers.FloatField(help_text="The healthy bus bandwidth of the round.")
+    pairs = serializers.ListField(
+        child=serializers.ListField(child=serializers.JSONField()),
+        help_text="[node_a, node_b, GB/s]; GB/s is null where the probe failed or timed out.",
+    )
+
+
 class ProbeRunSerializer(serializers.ModelSerializer[ProbeRun]):
+    rounds = ProbeRoundSerializer(many=True, read_only=True)
+    slow_nodes = serializers.ListField(child=serializers.CharField(), read_only=True)
+
     class Meta:
         model = ProbeRun
         fields = [

@@ -196,6 +196,26 @@ class AlertReceiverViewSet(AuditedModelViewSet[AlertReceiver]):
     queryset = AlertReceiver.objects.all()
 
 
+class NodeTokenFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
+    node_name = filters.CharFilter(
+        field_name="node__name",
+        lookup_expr="icontains",
+        help_text="Tokens of nodes whose name contains this (any case).",
+    )
+    active = filters.BooleanFilter(
+        method="filter_active", help_text="true: only tokens not revoked; false: only revoked."
+    )
+
+    class Meta:
+        model = NodeToken
+        fields = ["node"]
+
+    def filter_active(
+        self, queryset: QuerySet[NodeToken], name: str, value: bool
+    ) -> QuerySet[NodeToken]:
+        return queryset.filter(revoked_at__isnull=value)
+
+
 class NodeTokenViewSet(
     mixins.ListModelMixin,
     mixins.CreateModelMixin,
@@ -207,6 +227,7 @@ class NodeTokenViewSet(
     permission_classes = [IsPlatformAdmin]
     serializer_class = NodeTokenSerializer
     queryset = NodeToken.objects.select_related("node")
+    filterset_class = NodeTokenFilter
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
@@ -251,6 +272,7 @@ class ProbeRunViewSet(
     permission_classes = [IsPlatformAdmin]
     serializer_class = ProbeRunSerializer
     queryset = ProbeRun.objects.all()
+    filterset_fields = ["pool", "state"]
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)

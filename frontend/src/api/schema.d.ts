@@ -3197,6 +3197,30 @@ export interface components {
             readonly id: number;
             readonly name: string;
         };
+        /** @description One round of a probe run as stored (``slownode.RoundRecord.as_dict``). */
+        ProbeRound: {
+            /** @description [node_a, node_b, GB/s]; GB/s is null where the probe failed or timed out. */
+            pairs: unknown[][];
+            /** @description screen, re-pair or confirm. */
+            purpose: string;
+            /**
+             * Format: double
+             * @description The healthy bus bandwidth of the round.
+             */
+            reference_gbps: number;
+        };
+        /** @description One round of a probe run as stored (``slownode.RoundRecord.as_dict``). */
+        ProbeRoundRequest: {
+            /** @description [node_a, node_b, GB/s]; GB/s is null where the probe failed or timed out. */
+            pairs: unknown[][];
+            /** @description screen, re-pair or confirm. */
+            purpose: string;
+            /**
+             * Format: double
+             * @description The healthy bus bandwidth of the round.
+             */
+            reference_gbps: number;
+        };
         ProbeRun: {
             /** Format: date-time */
             readonly created_at: string;
@@ -3206,10 +3230,9 @@ export interface components {
             readonly message: string;
             readonly nodes: number;
             pool: number;
-            /** @description Per round: pairs and bandwidths. */
-            readonly rounds: unknown;
+            readonly rounds: components["schemas"]["ProbeRound"][];
             readonly runner: string;
-            readonly slow_nodes: unknown;
+            readonly slow_nodes: string[];
             readonly state: components["schemas"]["WorkerRunStateEnum"];
         };
         ProbeRunRequest: {
@@ -4354,8 +4377,13 @@ export interface operations {
     health_node_tokens_list: {
         parameters: {
             query?: {
+                /** @description true: only tokens not revoked; false: only revoked. */
+                active?: boolean;
                 /** @description The pagination cursor value. */
                 cursor?: string;
+                node?: number;
+                /** @description Tokens of nodes whose name contains this (any case). */
+                node_name?: string;
                 /** @description Number of results to return per page. */
                 page_size?: number;
             };
@@ -4621,6 +4649,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                pool?: number;
+                /**
+                 * @description * `pending` - Pending
+                 *     * `running` - Running
+                 *     * `done` - Done
+                 *     * `failed` - Failed
+                 */
+                state?: "done" | "failed" | "pending" | "running";
             };
             header?: never;
             path?: never;

@@ -14,9 +14,9 @@ import {
   Tooltip,
   Typography,
 } from 'antd';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Link, Route, Routes } from 'react-router';
+import { Link, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { CursorPager } from '../../components/CursorPager';
 import { NameSearch } from '../../components/NameSearch';
 import { PageHeader } from '../../components/PageHeader';
@@ -32,6 +32,10 @@ import { HEALTH_COLOR, HEALTH_STATES, SEVERITY_COLOR } from './healthStyle';
 import { incidentColumns } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 import { NodeDetailPage } from './NodeDetailPage';
+import { NodeTokensTab } from './NodeTokensTab';
+import { ProbeRunsTab } from './ProbeRunsTab';
+import { ReceiversTab } from './ReceiversTab';
+import { RulesTab } from './RulesTab';
 
 /** Cells on one page of the grid: a 10,000-GPU cluster has over a thousand nodes. */
 const GRID_PAGE = 200;
@@ -121,22 +125,46 @@ export function HealthPage() {
   }
   return (
     <Routes>
-      <Route index element={<HealthOverview />} />
       <Route path="nodes/:id" element={<NodeDetailPage />} />
+      <Route path="*" element={<HealthConsole />} />
     </Routes>
   );
 }
 
-function HealthOverview() {
+/** The operator console's sections, each at its own address under /health. */
+const SECTIONS = ['overview', 'rules', 'receivers', 'agents', 'probes'] as const;
+type Section = (typeof SECTIONS)[number];
+
+function HealthConsole() {
   const { t } = useTranslation();
-  return (
-    <>
-      <PageHeader title={t('health.title')} subtitle={t('health.subtitle')} />
+  const location = useLocation();
+  const navigate = useNavigate();
+  const tail = location.pathname.replace(/^\/health\/?/, '').split('/')[0] ?? '';
+  const section: Section = SECTIONS.find((s) => s === tail) ?? 'overview';
+  const body: Record<Section, ReactNode> = {
+    overview: (
       <Space orientation="vertical" size={16} style={{ width: '100%' }}>
         <AlertInbox />
         <NodeGrid />
         <Incidents />
       </Space>
+    ),
+    rules: <RulesTab />,
+    receivers: <ReceiversTab />,
+    agents: <NodeTokensTab />,
+    probes: <ProbeRunsTab />,
+  };
+  return (
+    <>
+      <PageHeader title={t('health.title')} subtitle={t('health.subtitle')} />
+      <Tabs
+        activeKey={section}
+        onChange={(key) => {
+          void navigate(key === 'overview' ? '/health' : `/health/${key}`);
+        }}
+        items={SECTIONS.map((s) => ({ key: s, label: t(`health.section_${s}`) }))}
+      />
+      {body[section]}
     </>
   );
 }

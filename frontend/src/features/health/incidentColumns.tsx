@@ -19,7 +19,11 @@ export function incidentColumns(t: TFunction, language: Language): ColumnsType<I
       dataIndex: 'severity',
       render: (s: Alert['severity']) => <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>,
     },
-    { title: t('health.action'), dataIndex: 'fault_action' },
+    {
+      title: t('health.action'),
+      dataIndex: 'fault_action',
+      render: (a: Incident['fault_action']) => t(`faultAction.${a}`),
+    },
     { title: t('health.jobsAffected'), key: 'jobs', render: (_, i) => i.jobs.length },
     {
       title: t('health.opened'),

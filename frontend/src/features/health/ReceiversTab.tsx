@@ -1,0 +1,239 @@
+import { DeleteOutlined, EditOutlined } from '@ant-design/icons';
+import {
+  App,
+  Button,
+  Empty,
+  Form,
+  Input,
+  Popconfirm,
+  Select,
+  Space,
+  Switch,
+  Tag,
+  Typography,
+} from 'antd';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { CreateButton } from '../../components/CreateButton';
+import { FormModal } from '../../components/FormModal';
+import { QueryTable } from '../../components/QueryTable';
+import type { AlertReceiver } from '../../lib/apiTypes';
+import { applyServerErrors } from '../../lib/formErrors';
+import {
+  useDeleteReceiver,
+  useReceivers,
+  useSaveReceiver,
+  type ReceiverValues,
+} from './consoleApi';
+import { SEVERITY_COLOR } from './healthStyle';
+
+const KINDS = ['webhook', 'email'] as const satisfies AlertReceiver['kind'][];
+const SEVERITIES = ['info', 'warning', 'critical'] as const satisfies AlertReceiver['severity'][];
+
+/**
+ * Health > Alert receivers: where alerts go besides the in-app inbox. A webhook gets a JSON
+ * POST, an address an email; each receives the alerts at or above its severity, once per
+ * alert (a repeat of an open alert only bumps its count).
+ */
+export function ReceiversTab() {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const receivers = useReceivers();
+  const save = useSaveReceiver();
+  const remove = useDeleteReceiver();
+  const [editing, setEditing] = useState<AlertReceiver | 'new' | null>(null);
+  return (
+    <Space orientation="vertical" size={12} style={{ width: '100%' }}>
+      <Space style={{ width: '100%', justifyContent: 'space-between' }}>
+        <Typography.Text type="secondary">{t('healthReceivers.hint')}</Typography.Text>
+        <CreateButton
+          label={t('healthReceivers.new')}
+          onClick={() => {
+            setEditing('new');
+          }}
+        />
+      </Space>
+      <QueryTable<AlertReceiver>
+        rowKey="id"
+        size="small"
+        data-testid="receivers-table"
+        query={receivers}
+        rows={receivers.data ?? []}
+        pagination={false}
+        locale={{ emptyText: <Empty description={t('healthReceivers.empty')} /> }}
+        columns={[
+          { title: t('healthReceivers.name'), dataIndex: 'name' },
+          {
+            title: t('healthReceivers.kind'),
+            dataIndex: 'kind',
+            render: (k: AlertReceiver['kind']) => t(`healthReceivers.kind_${k}`),
+          },
+          { title: t('healthReceivers.target'), dataIndex: 'target' },
+          {
+            title: t('healthReceivers.severity'),
+            dataIndex: 'severity',
+            render: (s: AlertReceiver['severity']) => (
+              <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
+            ),
+          },
+          {
+            title: t('healthReceivers.enabled'),
+            dataIndex: 'enabled',
+            render: (enabled: boolean, r) => (
+              <Switch
+                size="small"
+                checked={enabled}
+                loading={save.isPending && save.variables.id === r.id}
+                aria-label={t('healthReceivers.enabledLabel', { name: r.name })}
+                onChange={(on) => {
+                  save.mutate(
+                    { ...r, enabled: on },
+                    { onError: (error) => void message.error(error.detail) },
+                  );
+                }}
+              />
+            ),
+          },
+          {
+            title: '',
+            key: 'edit',
+            render: (_, r) => (
+              <Space>
+                <Button
+                  size="small"
+                  icon={<EditOutlined />}
+                  aria-label={t('healthReceivers.edit', { name: r.name })}
+                  onClick={() => {
+                    setEditing(r);
+                  }}
+                />
+                <Popconfirm
+                  title={t('healthReceivers.deleteConfirm', { name: r.name })}
+                  okText={t('healthReceivers.delete')}
+                  cancelText={t('common.no')}
+                  onConfirm={() => {
+                    remove.mutate(r.id, {
+                      onSuccess: () =>
+                        void message.success(t('healthReceivers.deleted', { name: r.name })),
+                      onError: (error) => void message.error(error.detail),
+                    });
+                  }}
+                >
+                  <Button
+                    size="small"
+                    danger
+                    icon={<DeleteOutlined />}
+                    aria-label={t('healthReceivers.deleteLabel', { name: r.name })}
+                  />
+                </Popconfirm>
+              </Space>
+            ),
+          },
+        ]}
+      />
+      {editing !== null && (
+        <ReceiverModal
+          receiver={editing === 'new' ? null : editing}
+          onClose={() => {
+            setEditing(null);
+          }}
+        />
+      )}
+    </Space>
+  );
+}
+
+const NEW_RECEIVER: Partial<ReceiverValues> = {
+  kind: 'webhook',
+  severity: 'warning',
+  enabled: true,
+};
+
+function ReceiverModal({
+  receiver,
+  onClose,
+}: {
+  receiver: AlertReceiver | null;
+  onClose: () => void;
+}) {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const [form] = Form.useForm<ReceiverValues>();
+  const save = useSaveReceiver();
+  // Undefined until the form has mounted its fields (the first render): a webhook until then.
+  const email = Form.useWatch('kind', form) === 'email';
+  return (
+    <FormModal
+      title={
+        receiver === null
+          ? t('healthReceivers.new')
+          : t('healthReceivers.editTitle', { name: receiver.name })
+      }
+      okText={t('healthReceivers.save')}
+      form={form}
+      pending={save.isPending}
+      onClose={onClose}
+    >
+      <Form<ReceiverValues>
+        form={form}
+        layout="vertical"
+        initialValues={receiver ?? NEW_RECEIVER}
+        onFinish={(values) => {
+          save.mutate(
+            { ...values, name: values.name.trim(), target: values.target.trim(), id: receiver?.id },
+            {
+              onSuccess: (saved) => {
+                void message.success(t('healthReceivers.saved', { name: saved.name }));
+                onClose();
+              },
+              onError: (error) => {
+                const { unmatched } = applyServerErrors(form, error, [
+                  ['name'],
+                  ['kind'],
+                  ['target'],
+                  ['severity'],
+                  ['enabled'],
+                ]);
+                if (unmatched.length > 0) void message.error(unmatched.join(' '));
+              },
+            },
+          );
+        }}
+      >
+        <Form.Item
+          name="name"
+          label={t('healthReceivers.name')}
+          rules={[{ required: true, whitespace: true, max: 64 }]}
+        >
+          <Input placeholder="oncall-gpu" />
+        </Form.Item>
+        <Form.Item name="kind" label={t('healthReceivers.kind')} rules={[{ required: true }]}>
+          <Select
+            options={KINDS.map((k) => ({ value: k, label: t(`healthReceivers.kind_${k}`) }))}
+          />
+        </Form.Item>
+        <Form.Item
+          name="target"
+          label={t(email ? 'healthReceivers.target_email' : 'healthReceivers.target_webhook')}
+          rules={[
+            { required: true, whitespace: true },
+            email ? { type: 'email' } : { type: 'url' },
+          ]}
+        >
+          <Input placeholder={email ? 'gpu-oncall@example.com' : 'https://hooks.example.com/zs'} />
+        </Form.Item>
+        <Form.Item
+          name="severity"
+          label={t('healthReceivers.severity')}
+          extra={t('healthReceivers.severityHelp')}
+          rules={[{ required: true }]}
+        >
+          <Select options={SEVERITIES.map((s) => ({ value: s, label: t(`severity.${s}`) }))} />
+        </Form.Item>
+        <Form.Item name="enabled" label={t('healthReceivers.enabled')} valuePropName="checked">
+          <Switch />
+        </Form.Item>
+      </Form>
+    </FormModal>
+  );
+}
