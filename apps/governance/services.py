@@ -37,6 +37,9 @@ from apps.governance.utilization import UtilizationProvider, get_provider
 from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobKind, JobState, OutboxAction
+from apps.runs import services as runs
+from apps.runs.models import Run
+from apps.runs.selectors import checkpoint_request
 from apps.tenancy.models import Membership, Role, Tenant
 
 GOVERNED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
@@ -145,13 +148,26 @@ def _warn(job: Job, flag: IdleFlag | None, policy: Policy, now: datetime, peak: 
             f"Job {job.name} (#{job.pk}) used at most {peak:g}% of its GPUs over the last "
             f"{_fmt(idle_s)} (threshold {policy.util_threshold_pct:g}%). It will be stopped at "
             f"{flag.stop_at:%Y-%m-%d %H:%M} UTC. Use 'keep running' to extend it "
-            f"({policy.max_extensions} extension(s) of {_fmt(policy.extension_s)} allowed).",
+            f"({policy.max_extensions} extension(s) of {_fmt(policy.extension_s)} allowed)."
+            + _ask_checkpoint(job, f"idle GPUs: stops at {flag.stop_at:%Y-%m-%d %H:%M} UTC"),
         )
 
 
+def _ask_checkpoint(job: Job, reason: str) -> str:
+    """Asks a training job to save a checkpoint before it is stopped (the SDK hears of it with
+    its next metrics batch); the sentence for the owner's notice, '' for other kinds."""
+    if job.kind != JobKind.TRAINING:
+        return ""
+    runs.request_checkpoint(run=runs.ensure_run_for_job(job), reason=reason)
+    return (
+        " A checkpoint was requested from the job (zhisuan.checkpoint_requested() turns true); "
+        "without the SDK, save one yourself."
+    )
+
+
 def _checkpoint_note(job: Job) -> str:
-    """No checkpoint-request API exists yet (C8 registry only records checkpoints the SDK
-    saved), so nothing is asked of the job; the note says where a clone would resume."""
+    """At a stop: whether the job was asked for a checkpoint and saved one, and where a clone
+    would resume."""
     if job.kind != JobKind.TRAINING:
         return f"{job.kind}: no checkpoint applies"
     ref = latest_checkpoint(job)
@@ -160,7 +176,14 @@ def _checkpoint_note(job: Job) -> str:
         if ref is not None
         else "no complete checkpoint registered"
     )
-    return f"no checkpoint requested (the platform has no checkpoint-request API); {where}"[:300]
+    run = Run.objects.filter(job=job).first()
+    asked = checkpoint_request(run) if run is not None else None
+    if asked is None:
+        return f"no checkpoint requested; {where}"[:300]
+    at = f"{asked.requested_at:%Y-%m-%d %H:%M} UTC"
+    if asked.served_by is not None:
+        return f"checkpoint requested {at}, saved at step {asked.served_by.step}; {where}"[:300]
+    return f"checkpoint requested {at}, none saved since; {where}"[:300]
 
 
 def _locked_job(pk: int) -> Job:
@@ -418,9 +441,8 @@ def _stop_at_limit(candidate: Job, held: float) -> int:
 
 
 def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
-    """Tells the owner that the job will be stopped at its runtime limit, so it can save a
-    checkpoint (the platform cannot ask it to); the event marks the run as warned. 1 if
-    told now."""
+    """Tells the owner that the job will be stopped at its runtime limit and asks the job
+    for a checkpoint; the event marks the run as warned. 1 if told now."""
     with transaction.atomic():
         job = _same_run(candidate)
         if job is None or _warned_runs([job.pk]).exists():  # another sweep may have told it
@@ -428,12 +450,13 @@ def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
         stop_at = now + timedelta(seconds=left)
         message = f"stops at its runtime limit in {_fmt(left)} ({stop_at:%Y-%m-%d %H:%M} UTC)"
         JobEvent.objects.create(job=job, reason="RuntimeLimitSoon", message=message, created_at=now)
+        asked = _ask_checkpoint(job, f"runtime limit: stops at {stop_at:%Y-%m-%d %H:%M} UTC")
         _tell_owner(
             job,
             NoticeKind.RUNTIME_LIMIT_SOON,
             f"{job.name}: runtime limit soon",
-            f"Job {job.name} (#{job.pk}) {message}; save a checkpoint now to resume from it in a "
-            "clone.",
+            f"Job {job.name} (#{job.pk}) {message}; a clone resumes from its newest checkpoint."
+            + asked,
         )
         return 1
 

@@ -48,6 +48,13 @@ class Run(models.Model):
     state = models.CharField(max_length=16, choices=RunState.choices, default=RunState.RUNNING)
     config = models.JSONField(default=dict, blank=True, help_text="Hyperparameters.")
     tags = models.JSONField(default=list, blank=True)
+    checkpoint_requested_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The latest request that the run save a checkpoint; served by any checkpoint "
+        "completed at or after it.",
+    )
+    checkpoint_request_reason = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

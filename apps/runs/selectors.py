@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -25,6 +26,54 @@ MAX_POINTS_LIMIT = 20_000
 
 def runs_of(tenant: Tenant) -> QuerySet[Run]:
     return Run.objects.filter(tenant=tenant)
+
+
+@dataclass(frozen=True)
+class CheckpointRequest:
+    """A request that a run save a checkpoint, and the checkpoint that served it, if any."""
+
+    requested_at: datetime
+    reason: str
+    served_by: Checkpoint | None
+
+    @property
+    def pending(self) -> bool:
+        return self.served_by is None
+
+
+def checkpoint_request(run: Run) -> CheckpointRequest | None:
+    """The run's latest checkpoint request, or None if it never got one. It is served by the
+    first checkpoint every rank completed at or after it (one started just before the request
+    still saves the work up to it, which is what the request is for)."""
+    if run.checkpoint_requested_at is None:
+        return None
+    served = (
+        Checkpoint.objects.filter(
+            run=run,
+            state=CheckpointState.COMPLETE,
+            completed_at__gte=run.checkpoint_requested_at,
+        )
+        .order_by("completed_at", "id")
+        .first()
+    )
+    return CheckpointRequest(run.checkpoint_requested_at, run.checkpoint_request_reason, served)
+
+
+def checkpoint_state(job: Job) -> dict[str, object]:
+    """What the job page shows: the job's latest checkpoint request (served or not) and its
+    newest complete checkpoint, the one a restart or a clone resumes from."""
+    run = Run.objects.filter(job=job).first()
+    asked = checkpoint_request(run) if run is not None else None
+    newest = newest_complete_checkpoint(job)
+    return {
+        "requested_at": asked.requested_at if asked else None,
+        "reason": asked.reason if asked else "",
+        "pending": bool(asked and asked.pending),
+        "served_step": asked.served_by.step if asked and asked.served_by else None,
+        "newest_step": newest.step if newest else None,
+        "newest_path": newest.path if newest else None,
+        "newest_completed_at": newest.completed_at if newest else None,
+    }
 
 
 def newest_complete_checkpoint(job: Job) -> Checkpoint | None:

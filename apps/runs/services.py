@@ -30,6 +30,7 @@ from apps.runs.models import (
     Run,
     RunState,
 )
+from apps.runs.selectors import checkpoint_request
 from apps.tenancy.models import Project, Tenant
 
 MAX_KEYS_PER_RUN = 1000
@@ -446,3 +447,19 @@ def register_checkpoint(
             ckpt.completed_at = timezone.now()
         ckpt.save()
     return ckpt
+
+
+@transaction.atomic
+def request_checkpoint(*, run: Run, reason: str) -> Run:
+    """Ask the run to save a checkpoint soon. The SDK hears of it in the answer to its next
+    metrics batch (``zhisuan.checkpoint_requested()``). A request still pending keeps its
+    time (the job has been told already), so a repeat does not restart the wait; a new
+    request after one was served is a new request."""
+    run = Run.objects.select_for_update().get(pk=run.pk)
+    current = checkpoint_request(run)
+    if current is not None and current.pending:
+        return run
+    run.checkpoint_requested_at = timezone.now()
+    run.checkpoint_request_reason = reason[:200]
+    run.save(update_fields=["checkpoint_requested_at", "checkpoint_request_reason"])
+    return run

@@ -1,7 +1,8 @@
 """Training curves for the simulated cluster: running simulated training jobs report a
 decaying loss, a learning-rate schedule, throughput and MFU, and a checkpoint every
-``CHECKPOINT_EVERY`` steps, through the same services the SDK's API calls reach. Clearly
-generated data (the simulated cluster's jobs run no code); a real cluster is left alone."""
+``CHECKPOINT_EVERY`` steps (and at once when asked for one), through the same services the
+SDK's API calls reach. Clearly generated data (the simulated cluster's jobs run no code); a
+real cluster is left alone."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from django.utils import timezone
 from apps.jobs.models import Job, JobKind, JobState
 from apps.runs import services
 from apps.runs.models import MetricKey
+from apps.runs.selectors import checkpoint_request
 
 STEPS_PER_S = 2.0
 MAX_STEPS_PER_RUN = 50  # per call: a job that ran unobserved catches up gradually
@@ -77,8 +79,14 @@ def simulate_training_metrics(now: datetime | None = None, *, force: bool = Fals
                 continue
             points = [(k, s, v) for s in steps for k, v in _point_values(job, s).items()]
             stored += services.ingest_metrics(run=run, points=points).stored
+            asked = checkpoint_request(run)
             for s in steps:
-                if s and s % CHECKPOINT_EVERY == 0:
+                # Every CHECKPOINT_EVERY steps, and at once when the platform asked for one
+                # (what a job using zhisuan.checkpoint_requested() does).
+                due = s % CHECKPOINT_EVERY == 0 or (
+                    s == steps[-1] and asked is not None and asked.pending
+                )
+                if s and due:
                     services.register_checkpoint(
                         run=run, step=s, path=f"sim://{job.tenant.slug}/{job.object_name}/step_{s}"
                     )

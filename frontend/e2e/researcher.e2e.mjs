@@ -76,6 +76,22 @@ process.exitCode = await runScenario('researcher', async (page) => {
     /GPU-hours reserved\s*[\d.,]+/.test(reserved),
     `no reserved GPU-hours shown ("${reserved}")`,
   );
+  // Ask the running job for a checkpoint: the simulated job saves one at its next step, and
+  // the card says which (it looks again every 10 s).
+  await page.getByTestId('request-checkpoint').click();
+  await page
+    .locator('.ant-popover:visible')
+    .getByRole('button', { name: 'Request checkpoint' })
+    .click();
+  await expectVisible(page.getByText('Checkpoint requested'), 'the checkpoint request message');
+  const served = page.getByTestId('checkpoint-request').getByText(/saved at step \d+$/);
+  await expectVisible(served, 'the requested checkpoint saved', 60_000);
+  const savedAt = await served.innerText();
+  const savedStep = (savedAt.match(/step (\d+)$/) ?? [])[1] ?? '?';
+  await expectVisible(
+    page.getByTestId('job-checkpoints').getByRole('cell', { name: savedStep, exact: true }),
+    `checkpoint step ${savedStep} in the job's checkpoint list`,
+  );
   const path = await screenshot(page, 'researcher-job');
 
   await page.goto(page.url().replace(/\/jobs\/\d+$/, '/jobs'));
@@ -156,5 +172,5 @@ process.exitCode = await runScenario('researcher', async (page) => {
   check(charted >= 2, `the traffic history chart shows two or more samples (saw ${charted})`);
   const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running with curves and logs; notebook ${href} opened; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
+  return `job ${name} (#${id}) is running with curves and logs; checkpoint request: ${savedAt}; notebook ${href} opened; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
 });

@@ -6,13 +6,14 @@ zhisuan.config(lr=3e-4, batch=512)   # hyperparameters
 for step in ...:
     zhisuan.log(step, loss=loss, lr=lr)          # non-blocking
 zhisuan.checkpoint.save(state, step)   # blocks only for the copy to host memory
+if zhisuan.checkpoint_requested(): ...   # the platform asks for one (a stop is coming)
 """
 
 __version__ = "0.1.0"
 
 from zhisuan import checkpoint, efficiency
 from zhisuan.client import ApiClient, ApiError
-from zhisuan.run import Run, current, finish, init
+from zhisuan.run import Run, checkpoint_requested, current, finish, init
 from zhisuan.run import add_tags as tags
 from zhisuan.run import log_metrics as log
 from zhisuan.run import set_config as config
@@ -23,6 +24,7 @@ __all__ = [
     "Run",
     "__version__",
     "checkpoint",
+    "checkpoint_requested",
     "config",
     "current",
     "efficiency",

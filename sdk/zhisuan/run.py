@@ -54,11 +54,21 @@ class Run:
         self._config: dict[str, Any] = {}
         self._tags: list[str] = []
         self._sender = sender
+        # The platform's pending checkpoint request, as its latest metrics answer said (set by
+        # the sender thread: one attribute store each, so no lock), and the one already seen.
+        self._requested_at: str | None = None
+        self._request_reason = ""
+        self._seen_request: str | None = None
         if sender is None and client is not None and run_id is not None:
             base = client.tenant_path(f"runs/{run_id}/")
+
+            def post_points(points: list[dict[str, Any]]) -> object:
+                answer = client.post(f"{base}metrics/", {"points": points})
+                self.heard(answer)
+                return answer
+
             self._sender = MetricSender(
-                lambda points: client.post(f"{base}metrics/", {"points": points}),
-                patch_run=lambda changes: client.patch(base, changes),
+                post_points, patch_run=lambda changes: client.patch(base, changes)
             )
 
     @property
@@ -97,6 +107,30 @@ class Run:
             clean[key] = value
         if clean:
             self._sender.add(step, clean)
+
+    def heard(self, answer: object) -> None:
+        """Takes the checkpoint request out of a metrics answer (the sender calls it)."""
+        if isinstance(answer, dict):
+            at = answer.get("checkpoint_requested_at")
+            self._request_reason = str(answer.get("checkpoint_request_reason") or "")
+            self._requested_at = at if isinstance(at, str) else None
+
+    def checkpoint_requested(self) -> bool:
+        """True once for each request that this run save a checkpoint soon: the job is about
+        to be stopped (idle GPUs, its runtime limit) or someone asked on the dashboard. The
+        request arrives with the answer to a metrics batch, so it is heard only while the run
+        logs. Any checkpoint completed after the request serves it. Rank 0 only: broadcast it
+        to the other ranks (see the SDK's README)."""
+        at = self._requested_at
+        if at is None or at == self._seen_request:
+            return False
+        self._seen_request = at
+        return True
+
+    @property
+    def checkpoint_request_reason(self) -> str:
+        """Why the pending request was made ('' when none is pending)."""
+        return self._request_reason if self._requested_at is not None else ""
 
     def config(self, **hparams: Any) -> None:
         """Record hyperparameters (merged into what the run already has)."""
@@ -224,6 +258,11 @@ def current() -> Run:
     """The run of this process, started from the environment on first use."""
     run = _current
     return run if run is not None else init()
+
+
+def checkpoint_requested() -> bool:
+    """True once for each checkpoint request the platform sent to this run (rank 0)."""
+    return current().checkpoint_requested()
 
 
 def log_metrics(step: int, metrics: Mapping[str, Any] | None = None, /, **values: Any) -> None:

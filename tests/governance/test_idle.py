@@ -43,6 +43,7 @@ def test_training_job_warned_kept_running_then_stopped(world: World, client_for,
     assert notify.deliver(notice.pk) == {"email": "sent"}
     assert mail.outbox[0].to == ["a-member@example.com"]
     assert "sft: GPUs idle" in mail.outbox[0].subject
+    assert "A checkpoint was requested from the job" in notice.body
 
     wall.go(2 * HOUR + 60 + 1799)  # inside the grace period: nothing is stopped
     assert sweep().stopped == 0 and state(job_id) == "running"
@@ -62,8 +63,9 @@ def test_training_job_warned_kept_running_then_stopped(world: World, client_for,
     assert (job.state, job.state_reason) == ("cancelled", "stopped: idle GPUs")
     flag.refresh_from_db()
     assert flag.state == "stopped" and flag.device_milli == 16000
+    # The warning asked the job for a checkpoint; it saved none (it runs no SDK).
     assert flag.checkpoint_note == (
-        "no checkpoint requested (the platform has no checkpoint-request API); "
+        f"checkpoint requested {wall.at(2 * HOUR + 60):%Y-%m-%d %H:%M} UTC, none saved since; "
         "no complete checkpoint registered"
     )
     reasons = [e.reason for e in JobEvent.objects.filter(job_id=job_id)]

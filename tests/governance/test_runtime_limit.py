@@ -82,10 +82,20 @@ def test_the_owner_hears_of_the_stop_once_half_an_hour_ahead(world, client_for, 
     stop_at = wall.at(2 * HOUR)
     assert event.message == f"stops at its runtime limit in 29 min ({stop_at:%Y-%m-%d %H:%M} UTC)"
     notice = Notification.objects.get(recipient=owner, kind="runtime_limit_soon")
-    assert notice.body.endswith("save a checkpoint now to resume from it in a clone.")
+    assert "a clone resumes from its newest checkpoint. A checkpoint was requested" in notice.body
+    run = ensure_run_for_job(Job.objects.get(pk=job))
+    assert run.checkpoint_requested_at == wall.at(90 * 60 + 60)
+    assert run.checkpoint_request_reason == f"runtime limit: stops at {stop_at:%Y-%m-%d %H:%M} UTC"
+    wall.go(90 * 60 + 120)  # the job saves one when it hears of the request
+    register_checkpoint(run=run, step=700, path="s3://ckpt/one/step_700")
     assert state(job) == "running"
     wall.go(2 * HOUR + 1)
     assert sweep().timed_out == 1 and state(job) == "failed"
+    stopped = Notification.objects.get(recipient=owner, kind="runtime_limit")
+    assert (
+        f"checkpoint requested {wall.at(90 * 60 + 60):%Y-%m-%d %H:%M} UTC, saved at step 700; "
+        "newest complete checkpoint: step 700 at s3://ckpt/one/step_700" in stopped.body
+    )
 
 
 def test_jobs_without_a_limit_are_never_stopped_for_runtime(world, client_for, wall) -> None:

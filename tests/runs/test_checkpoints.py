@@ -12,8 +12,8 @@ from apps.jobs import workload
 from apps.jobs.models import Job, JobState
 from apps.runs.authentication import job_token
 from apps.runs.models import Checkpoint, CheckpointState, MetricPoint, Run
-from apps.runs.selectors import newest_complete_checkpoint
-from apps.runs.services import ensure_run_for_job, register_checkpoint
+from apps.runs.selectors import checkpoint_request, newest_complete_checkpoint
+from apps.runs.services import ensure_run_for_job, register_checkpoint, request_checkpoint
 from apps.tenancy.models import Role
 from tests.factories import make_node, make_pool
 from tests.runs.conftest import batch, metrics_url
@@ -170,5 +170,11 @@ def test_simulated_training_jobs_report_curves_and_checkpoints(job, settings):
     assert simulate_training_metrics(t, force=True) == 0  # nothing new at the same time
     ckpt = newest_complete_checkpoint(job)
     assert ckpt is not None and ckpt.step == 500 and ckpt.path.startswith("sim://")
+    # Asked for a checkpoint, the simulated job saves one at its next step.
+    run = request_checkpoint(run=run, reason="test")
+    simulate_training_metrics(t + timedelta(seconds=1), force=True)
+    asked = checkpoint_request(run)
+    assert asked is not None and asked.served_by is not None and asked.served_by.step == 602
+    assert newest_complete_checkpoint(job).step == 602  # type: ignore[union-attr]
     settings.CLUSTER_BACKEND = "kubernetes"
     assert simulate_training_metrics(t + timedelta(seconds=60), force=True) == 0

@@ -10,6 +10,8 @@ from apps.tenancy.models import Role
 from tests.runs.conftest import batch, metrics_url
 
 pytestmark = pytest.mark.django_db
+# No checkpoint request is pending: the answer says so.
+NOTHING_ASKED = {"checkpoint_requested_at": None, "checkpoint_request_reason": ""}
 
 
 def _stored(run) -> list[tuple[str, int, float]]:
@@ -22,7 +24,7 @@ def test_ingest_stores_points_and_summaries(world, runs, client_for):
     client = client_for(world.user("a", Role.MEMBER))
     resp = client.post(metrics_url(runs.a), batch(range(100), loss=10.0, lr=0.5), format="json")
     assert resp.status_code == 200, resp.json()
-    assert resp.json() == {"received": 200, "stored": 200, "duplicates": 0}
+    assert resp.json() == {"received": 200, "stored": 200, "duplicates": 0, **NOTHING_ASKED}
     loss = MetricKey.objects.get(run=runs.a, name="loss")
     assert (loss.count, loss.first_step, loss.last_step, loss.last_value) == (100, 0, 99, 109.0)
     assert len(_stored(runs.a)) == 200
@@ -41,7 +43,7 @@ def test_resending_the_same_batch_stores_no_duplicates(world, runs, client_for):
     before = _stored(runs.a)
     rollups = list(MetricRollup.objects.values_list("level", "bucket", "vmin", "vmax", "n"))
     again = client.post(metrics_url(runs.a), body, format="json")
-    assert again.json() == {"received": 50, "stored": 0, "duplicates": 50}
+    assert again.json() == {"received": 50, "stored": 0, "duplicates": 50, **NOTHING_ASKED}
     assert _stored(runs.a) == before
     assert list(MetricRollup.objects.values_list("level", "bucket", "vmin", "vmax", "n")) == rollups
     assert MetricKey.objects.get(run=runs.a, name="loss").count == 50
@@ -51,7 +53,7 @@ def test_overlapping_batch_keeps_first_values_and_adds_new_steps(world, runs, cl
     client = client_for(world.user("a", Role.MEMBER))
     client.post(metrics_url(runs.a), batch(range(0, 10), loss=0.0), format="json")
     resp = client.post(metrics_url(runs.a), batch(range(5, 15), loss=100.0), format="json")
-    assert resp.json() == {"received": 10, "stored": 5, "duplicates": 5}
+    assert resp.json() == {"received": 10, "stored": 5, "duplicates": 5, **NOTHING_ASKED}
     values = {s: v for _, s, v in _stored(runs.a)}
     assert values[5] == 5.0 and values[14] == 114.0
     key = MetricKey.objects.get(run=runs.a, name="loss")

@@ -11,6 +11,7 @@ from apps.jobs import workload
 from apps.jobs.models import Job, JobState
 from apps.runs.models import Checkpoint, CheckpointState, MetricKey, MetricPoint, Run
 from apps.runs.selectors import newest_complete_checkpoint
+from apps.runs.services import request_checkpoint
 from apps.tenancy.models import Role
 from tests.factories import make_node, make_pool
 from tests.sdk.conftest import present
@@ -61,3 +62,41 @@ def test_a_job_reports_metrics_and_checkpoints_through_the_sdk(
     assert restarted["ZS_RESUME_FROM"] == str(ck.step_dir(tmp_path, 300).resolve())
     monkeypatch.setenv("ZS_RESUME_FROM", restarted["ZS_RESUME_FROM"])
     assert present(ck.resume()).state["step"] == 300
+
+
+def test_the_sdk_hears_a_checkpoint_request_once_until_a_checkpoint_serves_it(
+    world, live_server, monkeypatch, tmp_path
+):
+    pool = make_pool(name="train")
+    make_node(pool=pool, name="n0")
+    job = Job.objects.create(
+        tenant=world.tenant_a, owner=world.user("a", Role.MEMBER), name="llama", kind="training",
+        pool=pool, state=JobState.RUNNING,
+        spec={"image": "pytorch:2", "replica_groups": [{"name": "w", "replicas": 1}]},
+    )  # fmt: skip
+    env = dict(workload.build(job).replica_groups[0].env)
+    env["ZS_API_URL"] = live_server.url
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    run = zhisuan.init()
+    zhisuan.log(1, loss=1.0)
+    assert run.flush(20)
+    assert not zhisuan.checkpoint_requested()
+
+    request_checkpoint(run=Run.objects.get(job=job), reason="idle GPUs: stops at 12:00 UTC")
+    assert not zhisuan.checkpoint_requested()  # heard only with the next metrics answer
+    zhisuan.log(2, loss=0.9)
+    assert run.flush(20)
+    assert run.checkpoint_request_reason == "idle GPUs: stops at 12:00 UTC"
+    assert zhisuan.checkpoint_requested()
+    zhisuan.log(3, loss=0.8)
+    assert run.flush(20)
+    assert not zhisuan.checkpoint_requested()  # once per request, though still pending
+
+    saver = ck.Checkpointer(str(tmp_path), rank=0, world_size=1)
+    saver.save({"step": 3}, 3)
+    saver.wait()
+    zhisuan.log(4, loss=0.7)
+    assert run.flush(20)
+    assert run.checkpoint_request_reason == "" and not zhisuan.checkpoint_requested()
+    zhisuan.finish(timeout_s=10)

@@ -9,12 +9,14 @@ from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounting.selectors import job_cost
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
+from apps.core.errors import Conflict
 from apps.core.viewsets import TenantScopedViewSet, request_user
 from apps.jobs import logs, services
 from apps.jobs.api.serializers import (
@@ -24,7 +26,13 @@ from apps.jobs.api.serializers import (
     JobLogsSerializer,
     JobSerializer,
 )
-from apps.jobs.models import Job, JobState
+from apps.jobs.models import Job, JobKind, JobState
+from apps.runs import services as runs
+from apps.runs.api.serializers import (
+    CheckpointRequestSerializer,
+    CheckpointRequestStateSerializer,
+)
+from apps.runs.selectors import checkpoint_state
 
 
 class JobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
@@ -92,6 +100,38 @@ class JobViewSet(TenantScopedViewSet[Job]):
         )
         data = JobSerializer(job, context=self.get_serializer_context()).data
         return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(methods=["GET"], request=None, responses=CheckpointRequestStateSerializer)
+    @extend_schema(
+        methods=["POST"],
+        request=CheckpointRequestSerializer,
+        responses=CheckpointRequestStateSerializer,
+        description="Ask a running training job to save a checkpoint soon (before stopping it "
+        "by hand, say). The SDK in the job hears of it in the answer to its next metrics "
+        "batch (zhisuan.checkpoint_requested()); any checkpoint completed from now on serves "
+        "it. A request still pending is kept as it is. 400 for a notebook or inference "
+        "service, 409 for a job that is not running.",
+    )
+    @action(detail=True, methods=["get", "post"], pagination_class=None, filter_backends=[])
+    def checkpoint(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self.get_object()
+        if request.method == "POST":
+            body = CheckpointRequestSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            if job.kind != JobKind.TRAINING:
+                raise ValidationError({"kind": [f"a {job.kind} job saves no checkpoints"]})
+            if job.state != JobState.RUNNING:
+                raise Conflict(f"the job is {job.state}: only a running job can save one")
+            reason = body.validated_data.get("reason", "").strip() or "asked on the dashboard"
+            actor = request_user(request)
+            with transaction.atomic():
+                run = runs.request_checkpoint(
+                    run=runs.ensure_run_for_job(job), reason=f"{actor.username}: {reason}"
+                )
+                services.record_event(
+                    job, reason="CheckpointRequested", message=run.checkpoint_request_reason
+                )
+        return Response(CheckpointRequestStateSerializer(checkpoint_state(job)).data)
 
     @extend_schema(responses=JobEventSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])

@@ -159,6 +159,32 @@ class IngestResultSerializer(serializers.Serializer[dict[str, Any]]):
     received = serializers.IntegerField()
     stored = serializers.IntegerField()
     duplicates = serializers.IntegerField()
+    checkpoint_requested_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Set while a request that the run save a checkpoint is pending (the idle "
+        "sweep, the runtime limit or a person asked for one); null otherwise.",
+    )
+    checkpoint_request_reason = serializers.CharField(allow_blank=True)
+
+
+class CheckpointRequestSerializer(serializers.Serializer[dict[str, Any]]):
+    reason = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, help_text="Why; shown to the job."
+    )
+
+
+class CheckpointRequestStateSerializer(serializers.Serializer[dict[str, Any]]):
+    requested_at = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    pending = serializers.BooleanField()
+    served_step = serializers.IntegerField(
+        allow_null=True, help_text="Step of the checkpoint that served the request."
+    )
+    newest_step = serializers.IntegerField(
+        allow_null=True, help_text="Step of the newest complete checkpoint of the job."
+    )
+    newest_path = serializers.CharField(allow_null=True)
+    newest_completed_at = serializers.DateTimeField(allow_null=True)
 
 
 class SeriesQuerySerializer(serializers.Serializer[dict[str, Any]]):

@@ -95,11 +95,15 @@ class RunViewSet(TenantScopedViewSet[Run]):
                 result = services.ingest_metrics(run=run, points=points)
             except services.IngestError as exc:
                 raise serializers.ValidationError(exc.errors) from exc
+            asked = selectors.checkpoint_request(run)
+            pending = asked if asked is not None and asked.pending else None
             return Response(
                 {
                     "received": result.received,
                     "stored": result.stored,
                     "duplicates": result.duplicates,
+                    "checkpoint_requested_at": pending.requested_at if pending else None,
+                    "checkpoint_request_reason": pending.reason if pending else "",
                 }
             )
         query = SeriesQuerySerializer(data=request.query_params)

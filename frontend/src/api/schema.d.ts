@@ -1184,6 +1184,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/jobs/{id}/checkpoint/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Training jobs, notebooks and inference services of a tenant.
+         *
+         *     POST submits (the job is queued; the scheduler admits it). Jobs are not edited in place:
+         *     cancel, clone or submit anew.
+         */
+        get: operations["tenants_jobs_checkpoint_retrieve"];
+        put?: never;
+        /** @description Ask a running training job to save a checkpoint soon (before stopping it by hand, say). The SDK in the job hears of it in the answer to its next metrics batch (zhisuan.checkpoint_requested()); any checkpoint completed from now on serves it. A request still pending is kept as it is. 400 for a notebook or inference service, 409 for a job that is not running. */
+        post: operations["tenants_jobs_checkpoint_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/jobs/{id}/clone/": {
         parameters: {
             query?: never;
@@ -1747,6 +1770,23 @@ export interface components {
             /** @default 1 */
             world_size: number;
         };
+        CheckpointRequestRequest: {
+            /** @description Why; shown to the job. */
+            reason?: string;
+        };
+        CheckpointRequestState: {
+            /** Format: date-time */
+            newest_completed_at: string | null;
+            newest_path: string | null;
+            /** @description Step of the newest complete checkpoint of the job. */
+            newest_step: number | null;
+            pending: boolean;
+            reason: string;
+            /** Format: date-time */
+            requested_at: string | null;
+            /** @description Step of the checkpoint that served the request. */
+            served_step: number | null;
+        };
         /**
          * @description * `incomplete` - Incomplete
          *     * `complete` - Complete
@@ -2177,6 +2217,12 @@ export interface components {
             target_value: number;
         };
         IngestResult: {
+            checkpoint_request_reason: string;
+            /**
+             * Format: date-time
+             * @description Set while a request that the run save a checkpoint is pending (the idle sweep, the runtime limit or a person asked for one); null otherwise.
+             */
+            checkpoint_requested_at: string | null;
             duplicates: number;
             received: number;
             stored: number;
@@ -6297,6 +6343,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    tenants_jobs_checkpoint_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointRequestState"];
+                };
+            };
+        };
+    };
+    tenants_jobs_checkpoint_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CheckpointRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["CheckpointRequestRequest"];
+                "multipart/form-data": components["schemas"]["CheckpointRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointRequestState"];
                 };
             };
         };

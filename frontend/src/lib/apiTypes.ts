@@ -60,5 +60,6 @@ export type HistoryPoint = Item<Ok<paths['/api/v1/telemetry/history/']['get']>['
 export type IdleFlag = Item<Ok<paths[`${TenantPath}/governance/flags/`]['get']>>;
 export type Notice = Item<Ok<paths[`${TenantPath}/governance/notifications/`]['get']>>;
 export type DefaultPolicy = Ok<paths['/api/v1/governance/default-policy/']['get']>;
+export type CheckpointRequest = Ok<paths[`${TenantPath}/jobs/{id}/checkpoint/`]['get']>;
 export type TenantPolicy = Ok<paths[`${TenantPath}/governance/policy/`]['get']>;
 export type Project = Item<Ok<paths[`${TenantPath}/projects/`]['get']>>;

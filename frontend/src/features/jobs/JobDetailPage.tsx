@@ -260,7 +260,13 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
       {data.requested_devices > 0 && data.started_at !== null && (
         <JobUsageSection tenant={tenant} jobId={data.id} live={live} />
       )}
-      <JobRunSection tenant={tenant} jobId={data.id} live={live} />
+      <JobRunSection
+        tenant={tenant}
+        jobId={data.id}
+        live={live}
+        running={data.kind === 'training' && data.state === 'running'}
+        canWrite={canWrite}
+      />
       <Card title={t('logs.title')} style={{ marginTop: 16 }}>
         <JobLogsPanel tenant={tenant} jobId={data.id} live={live} />
       </Card>

@@ -14,11 +14,22 @@ const line = (n: number, replica = 'worker-0') => ({
   text: `step ${n} loss 2.${n}`,
 });
 
+const NO_REQUEST = {
+  requested_at: null,
+  reason: '',
+  pending: false,
+  served_step: null,
+  newest_step: 1000,
+  newest_path: 's3://ckpt/llama/step-1000',
+  newest_completed_at: '2026-11-30T00:10:00Z',
+};
+
 function jobRoutes(state: 'running' | 'succeeded', runs: unknown[]) {
   return {
     'GET /api/v1/auth/session/': sessionOf(BOB),
     [`GET ${JOB}`]: { status: 200, body: makeJob({ state, started_at: '2026-11-30T00:00:00Z' }) },
     [`GET ${JOB}events/`]: { status: 200, body: [] },
+    [`GET ${JOB}checkpoint/`]: { status: 200, body: NO_REQUEST },
     'GET /api/v1/pools/': { status: 200, body: POOLS },
     [`GET ${RUNS}`]: page(runs),
     [`GET ${JOB}cost/`]: {
@@ -58,6 +69,42 @@ function jobRoutes(state: 'running' | 'succeeded', runs: unknown[]) {
 }
 
 describe('job detail: curves, checkpoints and logs', () => {
+  it('asks a running job for a checkpoint and shows the request waiting', async () => {
+    const PENDING = {
+      ...NO_REQUEST,
+      requested_at: '2026-11-30T01:00:00Z',
+      reason: 'bob: asked on the dashboard',
+      pending: true,
+    };
+    const { requests } = stubFetch({
+      ...jobRoutes('running', [makeRun()]),
+      [`GET ${RUNS}1/metrics/`]: seriesAnswer(1, { loss: [3, 2.31] }),
+      [`GET ${RUNS}1/checkpoints/`]: { status: 200, body: [makeCheckpoint()] },
+      [`GET ${JOB}logs/`]: {
+        status: 200,
+        body: { source: 'simulated', lines: [], truncated: false },
+      },
+      [`POST ${JOB}checkpoint/`]: { status: 200, body: PENDING },
+    });
+    renderApp('/jobs/11');
+    const card = await screen.findByTestId('job-checkpoints');
+    const button = await within(card).findByTestId('request-checkpoint');
+    expect(within(card).queryByTestId('checkpoint-request')).toBeNull();
+    fireEvent.click(button);
+    const popup = (await screen.findByText(/Ask the job to save a checkpoint now/)).closest(
+      '.ant-popover',
+    );
+    if (!(popup instanceof HTMLElement)) throw new Error('no confirmation popup');
+    fireEvent.click(within(popup).getByRole('button', { name: 'Request checkpoint' }));
+    expect((await within(card).findByTestId('checkpoint-request')).textContent).toMatch(
+      /^Requested .+, waiting for the job$/,
+    );
+    expect(within(card).getByTestId('request-checkpoint').hasAttribute('disabled')).toBe(true);
+    expect(requests.filter((r) => r.method === 'POST').map((r) => [r.path, r.body])).toEqual([
+      [`${JOB}checkpoint/`, {}],
+    ]);
+  }, 20_000);
+
   it('shows KPIs, curves and checkpoints of the job run, and polls logs while running', async () => {
     const { requests } = stubFetch({
       ...jobRoutes('running', [makeRun()]),

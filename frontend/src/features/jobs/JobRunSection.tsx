@@ -4,16 +4,22 @@ import { Link } from 'react-router';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { useJobRun } from '../experiments/api';
 import { CheckpointsTable, RunCurves, RunKpiRow } from '../experiments/RunPanels';
+import { CheckpointRequestControl } from './CheckpointRequestControl';
 
 /** A training job's run (if its code reports metrics): KPIs, curves and checkpoints. */
 export function JobRunSection({
   tenant,
   jobId,
   live,
+  running,
+  canWrite,
 }: {
   tenant: string;
   jobId: number;
   live: boolean;
+  /** A running job can be asked for a checkpoint. */
+  running: boolean;
+  canWrite: boolean;
 }) {
   const { t } = useTranslation();
   const run = useJobRun(tenant, jobId, live);
@@ -48,7 +54,20 @@ export function JobRunSection({
         {body}
       </Card>
       {run.data && (
-        <Card title={t('runs.checkpoints')} style={{ marginTop: 16 }} data-testid="job-checkpoints">
+        <Card
+          title={t('runs.checkpoints')}
+          style={{ marginTop: 16 }}
+          data-testid="job-checkpoints"
+          extra={
+            <CheckpointRequestControl
+              tenant={tenant}
+              jobId={jobId}
+              runId={run.data.id}
+              running={running}
+              canWrite={canWrite}
+            />
+          }
+        >
           <CheckpointsTable tenant={tenant} runId={run.data.id} live={live} />
         </Card>
       )}

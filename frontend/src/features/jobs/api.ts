@@ -1,6 +1,13 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, type ApiError, unwrap } from '../../lib/api';
-import type { Job, JobEvent, JobKind, JobState, JobSubmit } from '../../lib/apiTypes';
+import type {
+  CheckpointRequest,
+  Job,
+  JobEvent,
+  JobKind,
+  JobState,
+  JobSubmit,
+} from '../../lib/apiTypes';
 import { jobKeys, poolKeys } from '../../lib/queryKeys';
 
 export interface JobFilters {
@@ -110,6 +117,42 @@ export function useJobAction(tenant: string, action: 'cancel' | 'clone') {
     onSuccess: (job) => {
       client.setQueryData(jobKeys.detail(tenant, job.id), job);
       void client.invalidateQueries({ queryKey: jobKeys.all(tenant) });
+    },
+  });
+}
+
+const checkpointKey = (tenant: string, id: number) => ['jobs', tenant, 'checkpoint', id] as const;
+
+/** The job's latest checkpoint request (served or pending) and its newest checkpoint. */
+export function useCheckpointRequest(tenant: string, id: number, live: boolean) {
+  return useQuery({
+    queryKey: checkpointKey(tenant, id),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/{id}/checkpoint/', {
+          params: { path: { tenant, id } },
+          signal,
+        }),
+      ),
+    // A pending request is served by the job's next checkpoint: look again while it runs.
+    refetchInterval: live ? 10_000 : false,
+  });
+}
+
+/** Ask a running training job to save a checkpoint soon. */
+export function useRequestCheckpoint(tenant: string, id: number) {
+  const client = useQueryClient();
+  return useMutation<CheckpointRequest, ApiError>({
+    mutationFn: () =>
+      unwrap(
+        api.POST('/api/v1/tenants/{tenant}/jobs/{id}/checkpoint/', {
+          params: { path: { tenant, id } },
+          body: {},
+        }),
+      ),
+    onSuccess: (state) => {
+      client.setQueryData(checkpointKey(tenant, id), state);
+      void client.invalidateQueries({ queryKey: jobKeys.events(tenant, id) });
     },
   });
 }

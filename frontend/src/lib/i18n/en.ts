@@ -617,6 +617,14 @@ export const en = {
     ofReference: 'Of reference',
     failedProbe: 'failed or timed out',
   },
+  checkpointRequest: {
+    ask: 'Request checkpoint',
+    confirm:
+      'Ask the job to save a checkpoint now? Its code hears of it through the SDK (zhisuan.checkpoint_requested()).',
+    asked: 'Checkpoint requested',
+    pending: 'Requested {{time}}, waiting for the job',
+    served: 'Requested {{time}}, saved at step {{step}}',
+  },
   audit: {
     tab: 'Audit log',
     action: 'Action',

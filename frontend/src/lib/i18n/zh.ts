@@ -614,6 +614,14 @@ export const zh: Messages = {
     ofReference: '占参考值',
     failedProbe: '失败或超时',
   },
+  checkpointRequest: {
+    ask: '请求保存检查点',
+    confirm:
+      '请求该作业立即保存检查点？作业代码通过 SDK（zhisuan.checkpoint_requested()）获知该请求。',
+    asked: '已请求保存检查点',
+    pending: '{{time}} 已请求，等待作业保存',
+    served: '{{time}} 已请求，已在第 {{step}} 步保存',
+  },
   audit: {
     tab: '审计日志',
     action: '操作',
