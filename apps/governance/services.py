@@ -38,8 +38,7 @@ from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobKind, JobState, OutboxAction
 from apps.runs import services as runs
-from apps.runs.models import Run
-from apps.runs.selectors import checkpoint_request
+from apps.runs.selectors import job_checkpoint_request
 from apps.tenancy.models import Membership, Role, Tenant
 
 GOVERNED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
@@ -176,8 +175,7 @@ def _checkpoint_note(job: Job) -> str:
         if ref is not None
         else "no complete checkpoint registered"
     )
-    run = Run.objects.filter(job=job).first()
-    asked = checkpoint_request(run) if run is not None else None
+    asked = job_checkpoint_request(job)
     if asked is None:
         return f"no checkpoint requested; {where}"[:300]
     at = f"{asked.requested_at:%Y-%m-%d %H:%M} UTC"

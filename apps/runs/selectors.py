@@ -59,11 +59,16 @@ def checkpoint_request(run: Run) -> CheckpointRequest | None:
     return CheckpointRequest(run.checkpoint_requested_at, run.checkpoint_request_reason, served)
 
 
+def job_checkpoint_request(job: Job) -> CheckpointRequest | None:
+    """The latest checkpoint request of the job's run; None without a run or a request."""
+    run = Run.objects.filter(job=job).first()
+    return checkpoint_request(run) if run is not None else None
+
+
 def checkpoint_state(job: Job) -> dict[str, object]:
     """What the job page shows: the job's latest checkpoint request (served or not) and its
     newest complete checkpoint, the one a restart or a clone resumes from."""
-    run = Run.objects.filter(job=job).first()
-    asked = checkpoint_request(run) if run is not None else None
+    asked = job_checkpoint_request(job)
     newest = newest_complete_checkpoint(job)
     return {
         "requested_at": asked.requested_at if asked else None,

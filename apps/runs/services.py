@@ -450,16 +450,16 @@ def register_checkpoint(
 
 
 @transaction.atomic
-def request_checkpoint(*, run: Run, reason: str) -> Run:
-    """Ask the run to save a checkpoint soon. The SDK hears of it in the answer to its next
-    metrics batch (``zhisuan.checkpoint_requested()``). A request still pending keeps its
-    time (the job has been told already), so a repeat does not restart the wait; a new
-    request after one was served is a new request."""
+def request_checkpoint(*, run: Run, reason: str) -> bool:
+    """Ask the run to save a checkpoint soon; True if this made a new request. The SDK hears
+    of it in the answer to its next metrics batch (``zhisuan.checkpoint_requested()``). A
+    request still pending keeps its time and reason (the job has been told already), so a
+    repeat does not restart the wait; a request after one was served is a new one."""
     run = Run.objects.select_for_update().get(pk=run.pk)
     current = checkpoint_request(run)
     if current is not None and current.pending:
-        return run
+        return False
     run.checkpoint_requested_at = timezone.now()
     run.checkpoint_request_reason = reason[:200]
     run.save(update_fields=["checkpoint_requested_at", "checkpoint_request_reason"])
-    return run
+    return True

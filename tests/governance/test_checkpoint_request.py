@@ -65,6 +65,7 @@ def test_a_request_reaches_the_job_and_a_later_checkpoint_serves_it(
     wall.go(180)  # asking again while one is pending changes nothing
     again = member.post(f"{JOBS}/{job_id}/checkpoint/", {}, format="json").json()
     assert again["requested_at"] == requested_at and again["reason"] == body["reason"]
+    assert job.events.filter(reason="CheckpointRequested").count() == 1
 
     # Rank 1 of 2 is durable: not complete yet, so the request is still pending.
     shard = {"step": 40, "path": "s3://ck/40", "world_size": 2, "shard_bytes": 1}

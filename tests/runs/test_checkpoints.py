@@ -171,7 +171,8 @@ def test_simulated_training_jobs_report_curves_and_checkpoints(job, settings):
     ckpt = newest_complete_checkpoint(job)
     assert ckpt is not None and ckpt.step == 500 and ckpt.path.startswith("sim://")
     # Asked for a checkpoint, the simulated job saves one at its next step.
-    run = request_checkpoint(run=run, reason="test")
+    assert request_checkpoint(run=run, reason="test")
+    run.refresh_from_db()
     simulate_training_metrics(t + timedelta(seconds=1), force=True)
     asked = checkpoint_request(run)
     assert asked is not None and asked.served_by is not None and asked.served_by.step == 602

@@ -19,9 +19,9 @@ from tests.sdk.conftest import present
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sdk_env")]
 
 
-def test_a_job_reports_metrics_and_checkpoints_through_the_sdk(
-    world, live_server, monkeypatch, tmp_path
-):
+def _running_job_env(world, live_server, monkeypatch) -> Job:
+    """A running training job, with this process's environment set to what the platform
+    gives its pod (pointing at the live server)."""
     pool = make_pool(name="train")
     make_node(pool=pool, name="n0")
     job = Job.objects.create(
@@ -29,10 +29,17 @@ def test_a_job_reports_metrics_and_checkpoints_through_the_sdk(
         pool=pool, state=JobState.RUNNING,
         spec={"image": "pytorch:2", "replica_groups": [{"name": "w", "replicas": 1}]},
     )  # fmt: skip
-    env = dict(workload.build(job).replica_groups[0].env)  # what the platform gives the pod
+    env = dict(workload.build(job).replica_groups[0].env)
     env["ZS_API_URL"] = live_server.url
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    return job
+
+
+def test_a_job_reports_metrics_and_checkpoints_through_the_sdk(
+    world, live_server, monkeypatch, tmp_path
+):
+    job = _running_job_env(world, live_server, monkeypatch)
 
     run = zhisuan.init(config={"lr": 3e-4})
     for step in range(1, 301):
@@ -67,17 +74,7 @@ def test_a_job_reports_metrics_and_checkpoints_through_the_sdk(
 def test_the_sdk_hears_a_checkpoint_request_once_until_a_checkpoint_serves_it(
     world, live_server, monkeypatch, tmp_path
 ):
-    pool = make_pool(name="train")
-    make_node(pool=pool, name="n0")
-    job = Job.objects.create(
-        tenant=world.tenant_a, owner=world.user("a", Role.MEMBER), name="llama", kind="training",
-        pool=pool, state=JobState.RUNNING,
-        spec={"image": "pytorch:2", "replica_groups": [{"name": "w", "replicas": 1}]},
-    )  # fmt: skip
-    env = dict(workload.build(job).replica_groups[0].env)
-    env["ZS_API_URL"] = live_server.url
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    job = _running_job_env(world, live_server, monkeypatch)
     run = zhisuan.init()
     zhisuan.log(1, loss=1.0)
     assert run.flush(20)

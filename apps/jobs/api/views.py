@@ -122,15 +122,12 @@ class JobViewSet(TenantScopedViewSet[Job]):
                 raise ValidationError({"kind": [f"a {job.kind} job saves no checkpoints"]})
             if job.state != JobState.RUNNING:
                 raise Conflict(f"the job is {job.state}: only a running job can save one")
-            reason = body.validated_data.get("reason", "").strip() or "asked on the dashboard"
-            actor = request_user(request)
+            said = body.validated_data.get("reason", "").strip() or "asked on the dashboard"
+            reason = f"{request_user(request).username}: {said}"
             with transaction.atomic():
-                run = runs.request_checkpoint(
-                    run=runs.ensure_run_for_job(job), reason=f"{actor.username}: {reason}"
-                )
-                services.record_event(
-                    job, reason="CheckpointRequested", message=run.checkpoint_request_reason
-                )
+                # A repeat while one is pending changes nothing, so it records nothing either.
+                if runs.request_checkpoint(run=runs.ensure_run_for_job(job), reason=reason):
+                    services.record_event(job, reason="CheckpointRequested", message=reason)
         return Response(CheckpointRequestStateSerializer(checkpoint_state(job)).data)
 
     @extend_schema(responses=JobEventSerializer(many=True))

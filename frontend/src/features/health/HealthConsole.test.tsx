@@ -278,7 +278,7 @@ describe('health console sections', () => {
     fireEvent.click(await screen.findByTitle('ascend-infer'));
     await user.click(within(dialog).getByRole('button', { name: 'Start' }));
     await screen.findByText('Probe run #8 started');
-    expect(await within(table).findByText('Pending')).toBeTruthy();
+    expect(await within(table).findByText('Queued')).toBeTruthy();
     expect(written(requests)).toEqual([['POST', '/api/v1/health/probe-runs/', { pool: 2 }]]);
   }, 20_000);
 });

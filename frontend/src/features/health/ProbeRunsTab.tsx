@@ -5,6 +5,7 @@ import { CreateButton } from '../../components/CreateButton';
 import { CursorPager } from '../../components/CursorPager';
 import { FormModal } from '../../components/FormModal';
 import { QueryTable } from '../../components/QueryTable';
+import { WorkerRunStateTag } from '../../components/WorkerRunStateTag';
 import type { ProbeRun } from '../../lib/apiTypes';
 import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
@@ -12,13 +13,6 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { usePools } from '../jobs/api';
 import { useProbeRuns, useStartProbe } from './consoleApi';
-
-const STATE_COLOR: Record<ProbeRun['state'], string> = {
-  pending: 'default',
-  running: 'processing',
-  done: 'green',
-  failed: 'red',
-};
 
 type Round = ProbeRun['rounds'][number];
 
@@ -81,9 +75,7 @@ export function ProbeRunsTab() {
           {
             title: t('probes.state'),
             dataIndex: 'state',
-            render: (s: ProbeRun['state']) => (
-              <Tag color={STATE_COLOR[s]}>{t(`probes.state_${s}`)}</Tag>
-            ),
+            render: (s: ProbeRun['state']) => <WorkerRunStateTag state={s} />,
           },
           { title: t('probes.runner'), dataIndex: 'runner' },
           { title: t('probes.nodes'), dataIndex: 'nodes' },

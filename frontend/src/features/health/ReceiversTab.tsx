@@ -1,20 +1,8 @@
-import { DeleteOutlined, EditOutlined } from '@ant-design/icons';
-import {
-  App,
-  Button,
-  Empty,
-  Form,
-  Input,
-  Popconfirm,
-  Select,
-  Space,
-  Switch,
-  Tag,
-  Typography,
-} from 'antd';
+import { App, Empty, Form, Input, Select, Space, Switch, Tag, Typography } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CreateButton } from '../../components/CreateButton';
+import { EditDeleteButtons } from '../../components/EditDeleteButtons';
 import { FormModal } from '../../components/FormModal';
 import { QueryTable } from '../../components/QueryTable';
 import type { AlertReceiver } from '../../lib/apiTypes';
@@ -25,10 +13,10 @@ import {
   useSaveReceiver,
   type ReceiverValues,
 } from './consoleApi';
-import { SEVERITY_COLOR } from './healthStyle';
+import { enabledColumn } from './enabledColumn';
+import { SEVERITIES, SEVERITY_COLOR } from './healthStyle';
 
 const KINDS = ['webhook', 'email'] as const satisfies AlertReceiver['kind'][];
-const SEVERITIES = ['info', 'warning', 'critical'] as const satisfies AlertReceiver['severity'][];
 
 /**
  * Health > Alert receivers: where alerts go besides the in-app inbox. A webhook gets a JSON
@@ -76,57 +64,37 @@ export function ReceiversTab() {
               <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
             ),
           },
-          {
-            title: t('healthReceivers.enabled'),
-            dataIndex: 'enabled',
-            render: (enabled: boolean, r) => (
-              <Switch
-                size="small"
-                checked={enabled}
-                loading={save.isPending && save.variables.id === r.id}
-                aria-label={t('healthReceivers.enabledLabel', { name: r.name })}
-                onChange={(on) => {
-                  save.mutate(
-                    { ...r, enabled: on },
-                    { onError: (error) => void message.error(error.detail) },
-                  );
-                }}
-              />
-            ),
-          },
+          enabledColumn<AlertReceiver>(
+            t('healthReceivers.enabled'),
+            (r) => t('healthReceivers.enabledLabel', { name: r.name }),
+            (r, on) => {
+              save.mutate(
+                { ...r, enabled: on },
+                { onError: (error) => void message.error(error.detail) },
+              );
+            },
+            save.isPending ? save.variables.id : undefined,
+          ),
           {
             title: '',
             key: 'edit',
             render: (_, r) => (
-              <Space>
-                <Button
-                  size="small"
-                  icon={<EditOutlined />}
-                  aria-label={t('healthReceivers.edit', { name: r.name })}
-                  onClick={() => {
-                    setEditing(r);
-                  }}
-                />
-                <Popconfirm
-                  title={t('healthReceivers.deleteConfirm', { name: r.name })}
-                  okText={t('healthReceivers.delete')}
-                  cancelText={t('common.no')}
-                  onConfirm={() => {
-                    remove.mutate(r.id, {
-                      onSuccess: () =>
-                        void message.success(t('healthReceivers.deleted', { name: r.name })),
-                      onError: (error) => void message.error(error.detail),
-                    });
-                  }}
-                >
-                  <Button
-                    size="small"
-                    danger
-                    icon={<DeleteOutlined />}
-                    aria-label={t('healthReceivers.deleteLabel', { name: r.name })}
-                  />
-                </Popconfirm>
-              </Space>
+              <EditDeleteButtons
+                editLabel={t('healthReceivers.edit', { name: r.name })}
+                deleteLabel={t('healthReceivers.deleteLabel', { name: r.name })}
+                confirm={t('healthReceivers.deleteConfirm', { name: r.name })}
+                deleteText={t('healthReceivers.delete')}
+                onEdit={() => {
+                  setEditing(r);
+                }}
+                onDelete={() => {
+                  remove.mutate(r.id, {
+                    onSuccess: () =>
+                      void message.success(t('healthReceivers.deleted', { name: r.name })),
+                    onError: (error) => void message.error(error.detail),
+                  });
+                }}
+              />
             ),
           },
         ]}

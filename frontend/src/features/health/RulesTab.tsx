@@ -1,29 +1,16 @@
-import { DeleteOutlined, EditOutlined } from '@ant-design/icons';
-import {
-  App,
-  Button,
-  Empty,
-  Form,
-  Input,
-  InputNumber,
-  Popconfirm,
-  Select,
-  Space,
-  Switch,
-  Tag,
-  Typography,
-} from 'antd';
+import { App, Empty, Form, Input, InputNumber, Select, Space, Switch, Tag, Typography } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CreateButton } from '../../components/CreateButton';
+import { EditDeleteButtons } from '../../components/EditDeleteButtons';
 import { FormModal } from '../../components/FormModal';
 import { QueryTable } from '../../components/QueryTable';
 import type { FaultRule } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useDeleteRule, useRules, useSaveRule, type RuleValues } from './consoleApi';
-import { SEVERITY_COLOR } from './healthStyle';
+import { enabledColumn } from './enabledColumn';
+import { SEVERITIES, SEVERITY_COLOR } from './healthStyle';
 
-const SEVERITIES = ['info', 'warning', 'critical'] as const satisfies FaultRule['severity'][];
 const ACTIONS = [
   'alert',
   'cordon',
@@ -91,57 +78,37 @@ export function RulesTab() {
             render: (spare: boolean, r) =>
               r.fault_action === 'alert' ? '—' : spare ? t('common.yes') : t('common.no'),
           },
-          {
-            title: t('healthRules.enabled'),
-            dataIndex: 'enabled',
-            render: (enabled: boolean, r) => (
-              <Switch
-                size="small"
-                checked={enabled}
-                loading={save.isPending && save.variables.id === r.id}
-                aria-label={t('healthRules.enabledLabel', { code: r.code })}
-                onChange={(on) => {
-                  save.mutate(
-                    { ...r, enabled: on },
-                    { onError: (error) => void message.error(error.detail) },
-                  );
-                }}
-              />
-            ),
-          },
+          enabledColumn<FaultRule>(
+            t('healthRules.enabled'),
+            (r) => t('healthRules.enabledLabel', { code: r.code }),
+            (r, on) => {
+              save.mutate(
+                { ...r, enabled: on },
+                { onError: (error) => void message.error(error.detail) },
+              );
+            },
+            save.isPending ? save.variables.id : undefined,
+          ),
           {
             title: '',
             key: 'edit',
             render: (_, r) => (
-              <Space>
-                <Button
-                  size="small"
-                  icon={<EditOutlined />}
-                  aria-label={t('healthRules.edit', { code: r.code })}
-                  onClick={() => {
-                    setEditing(r);
-                  }}
-                />
-                <Popconfirm
-                  title={t('healthRules.deleteConfirm', { code: r.code })}
-                  okText={t('healthRules.delete')}
-                  cancelText={t('common.no')}
-                  onConfirm={() => {
-                    remove.mutate(r.id, {
-                      onSuccess: () =>
-                        void message.success(t('healthRules.deleted', { code: r.code })),
-                      onError: (error) => void message.error(error.detail),
-                    });
-                  }}
-                >
-                  <Button
-                    size="small"
-                    danger
-                    icon={<DeleteOutlined />}
-                    aria-label={t('healthRules.deleteLabel', { code: r.code })}
-                  />
-                </Popconfirm>
-              </Space>
+              <EditDeleteButtons
+                editLabel={t('healthRules.edit', { code: r.code })}
+                deleteLabel={t('healthRules.deleteLabel', { code: r.code })}
+                confirm={t('healthRules.deleteConfirm', { code: r.code })}
+                deleteText={t('healthRules.delete')}
+                onEdit={() => {
+                  setEditing(r);
+                }}
+                onDelete={() => {
+                  remove.mutate(r.id, {
+                    onSuccess: () =>
+                      void message.success(t('healthRules.deleted', { code: r.code })),
+                    onError: (error) => void message.error(error.detail),
+                  });
+                }}
+              />
             ),
           },
         ]}

@@ -14,6 +14,13 @@ export const HEALTH_STATES = [
   'faulty',
 ] as const satisfies readonly NodeHealth['health'][];
 
+/** Severities, mildest first: the order of every severity picker. */
+export const SEVERITIES = [
+  'info',
+  'warning',
+  'critical',
+] as const satisfies readonly Alert['severity'][];
+
 export const SEVERITY_COLOR: Record<Alert['severity'], string> = {
   info: 'blue',
   warning: 'orange',

@@ -1,8 +1,8 @@
-import { DeleteOutlined, EditOutlined } from '@ant-design/icons';
-import { App, Button, Empty, Form, Input, Popconfirm, Space, Table, Typography } from 'antd';
+import { App, Empty, Form, Input, Space, Table, Typography } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CreateButton } from '../../components/CreateButton';
+import { EditDeleteButtons } from '../../components/EditDeleteButtons';
 import { FormModal } from '../../components/FormModal';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { formatDateTime } from '../../lib/format';
@@ -69,35 +69,22 @@ export function ProjectsTab({ tenant, canWrite }: { tenant: string; canWrite: bo
                   title: '',
                   key: 'actions',
                   render: (_: unknown, p: Project) => (
-                    <Space>
-                      <Button
-                        size="small"
-                        icon={<EditOutlined />}
-                        aria-label={t('projects.edit', { name: p.name })}
-                        onClick={() => {
-                          setEditing(p);
-                        }}
-                      />
-                      <Popconfirm
-                        title={t('projects.deleteConfirm', { name: p.name })}
-                        okText={t('projects.delete')}
-                        cancelText={t('common.no')}
-                        onConfirm={() => {
-                          remove.mutate(p.id, {
-                            onSuccess: () =>
-                              void message.success(t('projects.deleted', { name: p.name })),
-                            onError: (error) => void message.error(error.detail),
-                          });
-                        }}
-                      >
-                        <Button
-                          size="small"
-                          danger
-                          icon={<DeleteOutlined />}
-                          aria-label={t('projects.deleteLabel', { name: p.name })}
-                        />
-                      </Popconfirm>
-                    </Space>
+                    <EditDeleteButtons
+                      editLabel={t('projects.edit', { name: p.name })}
+                      deleteLabel={t('projects.deleteLabel', { name: p.name })}
+                      confirm={t('projects.deleteConfirm', { name: p.name })}
+                      deleteText={t('projects.delete')}
+                      onEdit={() => {
+                        setEditing(p);
+                      }}
+                      onDelete={() => {
+                        remove.mutate(p.id, {
+                          onSuccess: () =>
+                            void message.success(t('projects.deleted', { name: p.name })),
+                          onError: (error) => void message.error(error.detail),
+                        });
+                      }}
+                    />
                   ),
                 },
               ]

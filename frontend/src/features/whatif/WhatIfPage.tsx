@@ -43,14 +43,9 @@ import { MaintenanceRows, type MaintenanceValue } from './MaintenanceRows';
 import { CompareRuns } from './CompareRuns';
 import { useAllQuotas } from '../quotas/api';
 import { usePools } from '../jobs/api';
+import { WorkerRunStateTag } from '../../components/WorkerRunStateTag';
 
 const RUNS_KEY = ['what-if', 'runs'];
-const STATE_COLOR: Record<WhatIfRun['state'], string> = {
-  pending: 'default',
-  running: 'processing',
-  done: 'success',
-  failed: 'error',
-};
 
 function useRuns() {
   return useQuery({
@@ -155,7 +150,7 @@ function WhatIfOverview() {
                   run.state === 'running' ? (
                     <Progress percent={Math.round(run.progress * 100)} size="small" />
                   ) : (
-                    <Tag color={STATE_COLOR[run.state]}>{t(`whatif.states.${run.state}`)}</Tag>
+                    <WorkerRunStateTag state={run.state} />
                   ),
               },
             ]}

@@ -384,7 +384,6 @@ export const en = {
     runs: 'Replays',
     created: 'Started',
     state: 'State',
-    states: { pending: 'Queued', running: 'Running', done: 'Done', failed: 'Failed' },
     result: 'Replay',
     failed: 'The replay failed',
     noJobs: 'No job ran in this window.',
@@ -597,10 +596,6 @@ export const en = {
     poolHelp: 'Every node of the pool is probed, cordoned ones too.',
     empty: 'No probe runs yet.',
     state: 'State',
-    state_pending: 'Pending',
-    state_running: 'Running',
-    state_done: 'Done',
-    state_failed: 'Failed',
     runner: 'Runner',
     nodes: 'Nodes',
     slowNodes: 'Slow nodes',
@@ -617,6 +612,7 @@ export const en = {
     ofReference: 'Of reference',
     failedProbe: 'failed or timed out',
   },
+  workerRunState: { pending: 'Queued', running: 'Running', done: 'Done', failed: 'Failed' },
   checkpointRequest: {
     ask: 'Request checkpoint',
     confirm:

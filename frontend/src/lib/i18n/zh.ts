@@ -382,7 +382,6 @@ export const zh: Messages = {
     runs: '回放记录',
     created: '开始时间',
     state: '状态',
-    states: { pending: '排队中', running: '运行中', done: '已完成', failed: '失败' },
     result: '回放',
     failed: '回放失败',
     noJobs: '该时间窗口内没有运行过作业。',
@@ -594,10 +593,6 @@ export const zh: Messages = {
     poolHelp: '探测资源池内的所有节点，包括已隔离的节点。',
     empty: '尚无探测记录。',
     state: '状态',
-    state_pending: '等待中',
-    state_running: '运行中',
-    state_done: '已完成',
-    state_failed: '失败',
     runner: '执行方',
     nodes: '节点数',
     slowNodes: '慢节点',
@@ -614,6 +609,7 @@ export const zh: Messages = {
     ofReference: '占参考值',
     failedProbe: '失败或超时',
   },
+  workerRunState: { pending: '排队中', running: '运行中', done: '已完成', failed: '失败' },
   checkpointRequest: {
     ask: '请求保存检查点',
     confirm:
