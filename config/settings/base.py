@@ -53,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "apps.core.metrics.PrometheusMiddleware",
+    "apps.core.probes.ProbeEndpointsMiddleware",  # before any Host check: kubelet, Prometheus
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

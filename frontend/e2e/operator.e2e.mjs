@@ -243,6 +243,23 @@ process.exitCode = await runScenario('operator', async (page) => {
       newest !== undefined && newest.gpus > 0 && typeof newest.extra.busy === 'number',
       `the cluster history has no point with GPUs and allocated GPUs (${JSON.stringify(newest)})`,
     );
+    // The pool's topology: every server of the first pool as one square under its leaf, with
+    // the counts the API gives (the demo's jobs move them, so compare the node count).
+    const topologyCard = page.getByTestId('cluster-topology');
+    await expectVisible(topologyCard.getByTestId('topology-free'), 'the topology summary');
+    const pools = await apiCall(page, 'GET', '/api/v1/pools/');
+    const first = pools.find((p) => p.capacity.some((c) => c.devices > 0));
+    const topo = await apiCall(page, 'GET', `/api/v1/pools/${first.id}/topology/`);
+    const cells = topologyCard.locator('[role="img"][data-state]');
+    const servers = topo.summary.nodes + topo.summary.spare_nodes;
+    check(
+      (await cells.count()) === servers,
+      `the topology shows ${await cells.count()} servers, the API ${servers}`,
+    );
+    check(
+      topo.summary.free + topo.summary.used + topo.summary.unavailable === topo.summary.devices,
+      `topology counts do not add up: ${JSON.stringify(topo.summary)}`,
+    );
     await screenshot(page, 'operator-cluster');
 
     // 5. A what-if replay of the demo's jobs under two policies, run by the embedded worker.

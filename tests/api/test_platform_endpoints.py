@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
@@ -48,6 +49,19 @@ def test_metrics_exposes_request_counters(world: World, client_for) -> None:
     client_for(world.platform_admin).get("/api/v1/overview/")
     text = APIClient().get("/metrics").content.decode()
     assert 'zhisuan_http_requests_total{method="GET",route="api/v1/overview/",status="200"}' in text
+
+
+@override_settings(ALLOWED_HOSTS=["zhisuan.example.com"])
+def test_probes_and_metrics_answer_a_pod_ip_host() -> None:
+    """The kubelet and Prometheus address a pod by its IP: the probes and /metrics answer it,
+    every other path still refuses a host it does not serve."""
+    pod = Client(HTTP_HOST="10.42.0.17:8000")
+    assert pod.get("/healthz").status_code == 200
+    assert pod.get("/metrics").status_code == 200
+    assert "zhisuan_http_requests_total" in pod.get("/metrics").content.decode()
+    assert pod.get("/readyz").status_code in (200, 503)  # what its checks say, not the host
+    assert pod.get("/api/v1/overview/").status_code == 400
+    assert Client(HTTP_HOST="zhisuan.example.com").get("/healthz").status_code == 200
 
 
 def test_overview_counts_real_capacity(world: World, client_for) -> None:

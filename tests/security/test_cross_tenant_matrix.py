@@ -66,6 +66,7 @@ POLICY: dict[tuple[str, str], str] = {
     ("get", "/api/v1/pools/"): "readable",
     ("get", "/api/v1/pools/{id}/"): "readable",
     ("get", "/api/v1/pools/{id}/queue/"): "readable",
+    ("get", "/api/v1/pools/{id}/topology/"): "readable",
     ("get", "/api/v1/quotas/"): "denied",
     ("get", "/api/v1/scheduling/what-if/"): "denied",
     ("post", "/api/v1/scheduling/what-if/"): "denied",

@@ -1,4 +1,5 @@
-"""Pools with capacity per model, and each pool's queue: position, reason, holds."""
+"""Pools with capacity per model, each pool's queue (position, reason, holds) and its
+topology with what each node holds."""
 
 from __future__ import annotations
 
@@ -6,17 +7,25 @@ from typing import Any
 
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.clusters.api.topology import PoolTopologySerializer
 from apps.clusters.models import Node, ResourcePool
+from apps.clusters.topology import pool_topology
 from apps.core.viewsets import request_user
 from apps.jobs.models import Job, JobState
 from apps.scheduling.models import Hold
 from apps.tenancy.selectors import visible_tenants
+
+
+class CapacitySerializer(serializers.Serializer[Any]):
+    model = serializers.CharField()
+    vendor = serializers.CharField()
+    devices = serializers.IntegerField(help_text="Accelerators of the non-spare nodes.")
 
 
 class PoolSerializer(serializers.ModelSerializer[ResourcePool]):
@@ -28,6 +37,7 @@ class PoolSerializer(serializers.ModelSerializer[ResourcePool]):
         fields = ["id", "name", "cluster", "description", "capacity"]
         read_only_fields = fields
 
+    @extend_schema_field(CapacitySerializer(many=True))
     def get_capacity(self, pool: ResourcePool) -> list[dict[str, Any]]:
         capacity: dict[int, list[dict[str, Any]]] = self.context["capacity"]
         return capacity.get(pool.pk, [])
@@ -111,3 +121,12 @@ class PoolViewSet(
                 }
             )
         return Response(QueueEntrySerializer(entries, many=True).data)
+
+    @extend_schema(responses=PoolTopologySerializer)
+    @action(detail=True, methods=["get"])
+    def topology(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Spine -> Scalable Unit -> leaf -> nodes, each with its devices used, free and out of
+        service; per domain the wholly free nodes and the free devices stranded on part-used
+        nodes; the largest whole-node gang that could start now in one leaf, one unit or the
+        pool; the queue by pending reason. Counts only, so every user may read it."""
+        return Response(PoolTopologySerializer(pool_topology(self.get_object())).data)

@@ -589,6 +589,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/pools/{id}/topology/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Spine -> Scalable Unit -> leaf -> nodes, each with its devices used, free and out of
+         *     service; per domain the wholly free nodes and the free devices stranded on part-used
+         *     nodes; the largest whole-node gang that could start now in one leaf, one unit or the
+         *     pool; the queue by pending reason. Counts only, so every user may read it.
+         */
+        get: operations["pools_topology_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/quotas/": {
         parameters: {
             query?: never;
@@ -1702,6 +1724,12 @@ export interface components {
             readonly object_type: string;
             readonly tenant: string | null;
         };
+        Capacity: {
+            /** @description Accelerators of the non-spare nodes. */
+            devices: number;
+            model: string;
+            vendor: string;
+        };
         CapacityChange: {
             /** @description Accelerators added or removed. */
             accelerators: number;
@@ -1814,6 +1842,20 @@ export interface components {
             description?: string;
             kind: components["schemas"]["ClusterKindEnum"];
             name: string;
+        };
+        Counts: {
+            /** @description Accelerators of the schedulable nodes. */
+            devices: number;
+            free: number;
+            nodes: number;
+            spare_nodes: number;
+            /** @description Free, on nodes with fewer free devices than a whole-node replica needs. */
+            stranded: number;
+            /** @description On faulty or cordoned nodes, or unhealthy devices. */
+            unavailable: number;
+            /** @description Held by jobs (a shared device counts once). */
+            used: number;
+            whole_free_nodes: number;
         };
         /** @description Policy values; on writes every field is optional (unset fields keep their value). */
         DefaultPolicy: {
@@ -2372,6 +2414,18 @@ export interface components {
             mean_power_w: number;
             /** Format: double */
             mean_util: number;
+        };
+        LargestGang: {
+            /** @description Whole free devices in the best leaf. */
+            leaf: number;
+            model: string;
+            pool: number;
+            scalable_unit: number;
+        };
+        Leaf: {
+            name: string;
+            nodes: components["schemas"]["TopologyNode"][];
+            summary: components["schemas"]["Counts"];
         };
         LoadChange: {
             /**
@@ -3235,13 +3289,23 @@ export interface components {
             effective: components["schemas"]["TenantPolicy"];
         };
         Pool: {
-            readonly capacity: {
-                [key: string]: unknown;
-            }[];
+            readonly capacity: components["schemas"]["Capacity"][];
             readonly cluster: string;
             readonly description: string;
             readonly id: number;
             readonly name: string;
+        };
+        PoolRef: {
+            id: number;
+            name: string;
+        };
+        PoolTopology: {
+            largest_gang: components["schemas"]["LargestGang"][];
+            pool: components["schemas"]["PoolRef"];
+            queue: components["schemas"]["QueueSummary"];
+            replica_size: number;
+            spines: components["schemas"]["Spine"][];
+            summary: components["schemas"]["Counts"];
         };
         /** @description One round of a probe run as stored (``slownode.RoundRecord.as_dict``). */
         ProbeRound: {
@@ -3302,6 +3366,12 @@ export interface components {
          * @enum {string}
          */
         QueueActionEnum: "expire" | "escalate";
+        QueueCode: {
+            /** @description Pending code (blank: not yet considered). */
+            code: string;
+            devices: number;
+            jobs: number;
+        };
         QueueEntry: {
             devices: number;
             held_nodes: number;
@@ -3315,6 +3385,11 @@ export interface components {
             tenant: string | null;
             /** Format: double */
             waiting_s: number;
+        };
+        QueueSummary: {
+            by_code: components["schemas"]["QueueCode"][];
+            devices: number;
+            jobs: number;
         };
         Quota: {
             accelerator_model: string;
@@ -3577,6 +3652,11 @@ export interface components {
             /** @description True: make the node a hot spare; false: back. */
             spare: boolean;
         };
+        Spine: {
+            name: string;
+            summary: components["schemas"]["Counts"];
+            units: components["schemas"]["Unit"][];
+        };
         /**
          * @description * `ok` - OK
          *     * `warn` - Warning
@@ -3686,6 +3766,29 @@ export interface components {
             /** @default none */
             mode: components["schemas"]["ModeEnum"];
         };
+        TopologyNode: {
+            broken: number;
+            cordoned: boolean;
+            devices: number;
+            free: number;
+            health: string;
+            /** @description Kept by a delay-scheduling hold for a starving large job. */
+            held: boolean;
+            id: number;
+            model: string;
+            name: string;
+            state: components["schemas"]["TopologyNodeStateEnum"];
+            used: number;
+        };
+        /**
+         * @description * `free` - free
+         *     * `partial` - partial
+         *     * `full` - full
+         *     * `unavailable` - unavailable
+         *     * `spare` - spare
+         * @enum {string}
+         */
+        TopologyNodeStateEnum: "free" | "partial" | "full" | "unavailable" | "spare";
         /**
          * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
          *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
@@ -3724,6 +3827,11 @@ export interface components {
             /** Format: double */
             readonly qps: number;
             readonly ready_replicas: number;
+        };
+        Unit: {
+            leaves: components["schemas"]["Leaf"][];
+            name: string;
+            summary: components["schemas"]["Counts"];
         };
         UnreadCount: {
             /** @description Notices this call marked read. */
@@ -5166,6 +5274,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QueueEntry"][];
+                };
+            };
+        };
+    };
+    pools_topology_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this resource pool. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PoolTopology"];
                 };
             };
         };

@@ -21,6 +21,10 @@ type TenantPath = '/api/v1/tenants/{tenant}';
 
 export type Pool = Item<Ok<paths['/api/v1/pools/']['get']>>;
 export type QueueEntry = Item<Ok<paths['/api/v1/pools/{id}/queue/']['get']>>;
+export type PoolTopology = Ok<paths['/api/v1/pools/{id}/topology/']['get']>;
+export type TopologyCounts = PoolTopology['summary'];
+export type TopologyLeaf = PoolTopology['spines'][number]['units'][number]['leaves'][number];
+export type TopologyNode = TopologyLeaf['nodes'][number];
 export type JobPage = Ok<paths[`${TenantPath}/jobs/`]['get']>;
 export type Job = Item<JobPage>;
 export type JobState = Job['state'];

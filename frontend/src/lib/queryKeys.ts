@@ -10,4 +10,5 @@ export const jobKeys = {
 export const poolKeys = {
   all: ['pools'] as const,
   queue: (id: number) => ['pools', id, 'queue'] as const,
+  topology: (id: number) => ['pools', id, 'topology'] as const,
 };

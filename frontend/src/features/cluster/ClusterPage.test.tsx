@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
-import { ADMIN, BOB, sessionOf } from '../../test/fixtures';
+import { ADMIN, BOB, POOLS, sessionOf } from '../../test/fixtures';
+import type { PoolTopology, TopologyNode } from '../../lib/apiTypes';
 import { renderApp } from '../../test/renderApp';
 
 const FRAME = {
@@ -43,6 +44,99 @@ const historyOf = (series: string, points: { util: number; gpus: number; busy: n
   },
 });
 
+const counts = (c: Partial<PoolTopology['summary']>): PoolTopology['summary'] => ({
+  nodes: 0,
+  devices: 0,
+  used: 0,
+  free: 0,
+  unavailable: 0,
+  stranded: 0,
+  whole_free_nodes: 0,
+  spare_nodes: 0,
+  ...c,
+});
+const node = (id: number, name: string, n: Partial<TopologyNode>): TopologyNode => ({
+  id,
+  name,
+  model: 'A800',
+  devices: 8,
+  used: 0,
+  free: 8,
+  broken: 0,
+  state: 'free',
+  health: 'healthy',
+  cordoned: false,
+  held: false,
+  ...n,
+});
+const LEAF0 = counts({
+  nodes: 2,
+  devices: 16,
+  used: 5,
+  free: 11,
+  stranded: 3,
+  whole_free_nodes: 1,
+});
+// The pool, its one spine and its one unit hold the same four servers.
+const TOTAL = counts({
+  nodes: 4,
+  devices: 32,
+  used: 13,
+  free: 11,
+  unavailable: 8,
+  stranded: 3,
+  whole_free_nodes: 1,
+});
+const LEAF1 = counts({ nodes: 2, devices: 16, used: 8, unavailable: 8 });
+const TOPOLOGY: PoolTopology = {
+  pool: { id: 1, name: 'a800-train' },
+  replica_size: 8,
+  summary: TOTAL,
+  largest_gang: [{ model: 'A800', leaf: 8, scalable_unit: 8, pool: 8 }],
+  queue: {
+    jobs: 3,
+    devices: 272,
+    by_code: [
+      { code: 'capacity', jobs: 2, devices: 16 },
+      { code: 'reserved', jobs: 1, devices: 256 },
+    ],
+  },
+  spines: [
+    {
+      name: 'spine0',
+      summary: TOTAL,
+      units: [
+        {
+          name: 'su0',
+          summary: TOTAL,
+          leaves: [
+            {
+              name: 'leaf0',
+              summary: LEAF0,
+              nodes: [
+                node(1, 'a800-001', { held: true }),
+                node(2, 'a800-002', { state: 'partial', used: 5, free: 3 }),
+              ],
+            },
+            {
+              name: 'leaf1',
+              summary: LEAF1,
+              nodes: [
+                node(3, 'a800-003', { state: 'full', used: 8, free: 0 }),
+                node(4, 'a800-004', { state: 'unavailable', free: 0, cordoned: true }),
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  ],
+};
+const TOPOLOGY_ROUTES = {
+  'GET /api/v1/pools/': { status: 200, body: POOLS },
+  'GET /api/v1/pools/1/topology/': { status: 200, body: TOPOLOGY },
+};
+
 function telemetrySocket(): FakeWebSocket {
   const socket = FakeWebSocket.instances.find((s) => s.url.endsWith('/ws/v1/telemetry/'));
   if (socket === undefined) throw new Error('the cluster page opened no telemetry socket');
@@ -53,6 +147,7 @@ describe('cluster', () => {
   it('shows the summary and the heatmap of every GPU for a platform admin', async () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      ...TOPOLOGY_ROUTES,
       'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
       'GET /api/v1/telemetry/history/': NO_HISTORY,
     });
@@ -72,6 +167,7 @@ describe('cluster', () => {
   it('streams deltas from the telemetry socket and reloads the snapshot on a gap', async () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      ...TOPOLOGY_ROUTES,
       'GET /api/v1/telemetry/snapshot/': [
         { status: 200, body: FRAME },
         {
@@ -121,6 +217,7 @@ describe('cluster', () => {
   it('shows the empty state when no GPU is in view', async () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      ...TOPOLOGY_ROUTES,
       'GET /api/v1/telemetry/snapshot/': {
         status: 200,
         body: { ...FRAME, data: { ...FRAME.data, cells: {}, summary: {} } },
@@ -135,6 +232,7 @@ describe('cluster', () => {
     const user = userEvent.setup();
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(BOB),
+      ...TOPOLOGY_ROUTES,
       'GET /api/v1/telemetry/snapshot/': {
         status: 200,
         body: { ...FRAME, topic: 'heatmap:vision' },
@@ -179,5 +277,49 @@ describe('cluster', () => {
     expect(within(card).getByRole('img').getAttribute('aria-label')).toBe(
       'History over the last 24 hours',
     );
+  });
+  it('draws the pool topology with its free, stranded and held nodes and the queue', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      ...TOPOLOGY_ROUTES,
+      'GET /api/v1/pools/2/topology/': {
+        status: 200,
+        body: {
+          ...TOPOLOGY,
+          pool: { id: 2, name: 'ascend-infer' },
+          spines: [],
+          summary: counts({}),
+        },
+      },
+      'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
+    });
+    renderApp('/cluster');
+    const card = await screen.findByTestId('cluster-topology');
+    expect((await within(card).findByTestId('topology-free')).textContent).toContain('11 / 32');
+    expect(within(card).getByTestId('topology-stranded').textContent).toContain('3 (27.3%)');
+    expect(within(card).getByTestId('topology-largest').textContent).toContain(
+      'A800: 8 GPUs in one leaf, 8 in one Scalable Unit, 8 in the pool',
+    );
+    const queue = within(card).getByTestId('topology-queue');
+    expect(queue.textContent).toContain('Queue: 3 jobs, 272 GPUs');
+    expect(within(queue).getByText('Draining nodes for it: 1')).toBeTruthy();
+    const leaf0 = within(card).getByTestId('topology-leaf-leaf0');
+    expect(leaf0.textContent).toContain('11 / 16 free · wholly free nodes: 1 · stranded: 3');
+    expect(
+      within(leaf0).getByRole('img', {
+        name: 'a800-001 · A800 · Free · 0 used, 8 free of 8 · held for a waiting large job',
+      }),
+    ).toBeTruthy();
+    const leaf1 = within(card).getByTestId('topology-leaf-leaf1');
+    expect(
+      within(leaf1).getByRole('img', { name: /^a800-004 · A800 · Out of service .* · cordoned$/ })
+        .dataset.state,
+    ).toBe('unavailable');
+    // Another pool: asked for its own topology, and an empty pool says so.
+    await userEvent.click(within(card).getByRole('combobox', { name: 'Pool' }));
+    await userEvent.click(await screen.findByTitle('ascend-infer'));
+    expect(await within(card).findByText('This pool has no nodes.')).toBeTruthy();
+    expect(requests.some((r) => r.path === '/api/v1/pools/2/topology/')).toBe(true);
   });
 });

@@ -26,6 +26,7 @@ import { useTenant } from '../tenancy/useTenant';
 import { FIELDS, type Field } from './heatmapData';
 import { HeatmapStore } from './heatmapStore';
 import { TelemetryFeed } from './telemetryFeed';
+import { TopologyCard } from './TopologyCard';
 
 const GpuHeatmap = lazy(() => import('./GpuHeatmap').then((m) => ({ default: m.GpuHeatmap })));
 
@@ -40,6 +41,9 @@ export function ClusterPage() {
   return (
     <>
       <Cluster key={topic} topic={topic} />
+      <div style={{ marginTop: 16 }}>
+        <TopologyCard />
+      </div>
       <ClusterHistory tenant={tenant.slug} tenantName={tenant.name} />
     </>
   );

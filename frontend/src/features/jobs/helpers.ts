@@ -27,8 +27,5 @@ export function devicesLabel(job: Pick<Job, 'requested_devices' | 'requested_mil
 
 /** Accelerator models in a pool's capacity, for the model pickers. */
 export function modelsOf(pool: Pool | undefined): { model: string; devices: number }[] {
-  return (pool?.capacity ?? []).map((c) => ({
-    model: String(c.model),
-    devices: Number(c.devices),
-  }));
+  return (pool?.capacity ?? []).map((c) => ({ model: c.model, devices: c.devices }));
 }

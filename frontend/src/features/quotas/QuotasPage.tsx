@@ -293,8 +293,8 @@ function Pools() {
                   key: 'capacity',
                   render: (_, p) =>
                     p.capacity.map((c) => (
-                      <Tag key={String(c.model)}>
-                        {String(c.model)} × {Number(c.devices)}
+                      <Tag key={c.model}>
+                        {c.model} × {c.devices}
                       </Tag>
                     )),
                 },

@@ -1,0 +1,252 @@
+"""A pool's network topology with what each node holds, and its scheduling state.
+
+What an operator looks at when a large job waits: spine -> Scalable Unit -> leaf switch ->
+nodes, each node's devices used, free and out of service, and per domain how many nodes are
+wholly free (a gang of whole-node replicas starts only on those) and how many free devices
+are *stranded* on nodes that have fewer free than a whole-node replica needs (the same
+measure as the scheduling core's ``fragmentation``, per domain). Beside it, the largest gang
+of whole nodes that could start now inside one leaf, one unit or anywhere in the pool, and
+the pool's queue by pending reason.
+
+Counts only: no job, tenant or owner is named, so every signed-in user may read it (like
+the pool's capacity). Four queries whatever the pool's size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from django.db.models import Count, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from apps.clusters.models import Device, Node, NodeHealth, ResourcePool
+from apps.jobs.models import Allocation, Job, JobState
+from apps.scheduling.models import Hold
+
+REPLICA_SIZE = 8
+"""Devices of the whole-node replica that fragmentation is measured against (8-GPU servers)."""
+
+
+class NodeState:
+    FREE = "free"  # every device free
+    PARTIAL = "partial"  # some used, some free
+    FULL = "full"  # no device free
+    UNAVAILABLE = "unavailable"  # faulty or cordoned: the scheduler places nothing here
+    SPARE = "spare"  # a hot spare, held back from scheduling
+
+
+@dataclass(slots=True)
+class Counts:
+    nodes: int = 0
+    devices: int = 0  # accelerators of the schedulable (non-spare) nodes
+    used: int = 0  # held by jobs (a device with fractional shares counts once)
+    free: int = 0  # usable now
+    unavailable: int = 0  # on faulty or cordoned nodes, or unhealthy devices
+    stranded: int = 0  # free, on nodes with fewer free than a whole-node replica needs
+    whole_free_nodes: int = 0
+    spare_nodes: int = 0
+
+    def add(self, other: Counts) -> None:
+        for f in fields(Counts):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass(slots=True)
+class NodeView:
+    id: int
+    name: str
+    model: str
+    devices: int
+    used: int
+    free: int
+    broken: int
+    state: str
+    health: str
+    cordoned: bool
+    held: bool  # kept by a delay-scheduling hold for a starving large job
+
+    def counts(self) -> Counts:
+        if self.state == NodeState.SPARE:
+            return Counts(spare_nodes=1)
+        threshold = max(1, min(REPLICA_SIZE, self.devices))
+        return Counts(
+            nodes=1,
+            devices=self.devices,
+            used=self.used,
+            free=self.free,
+            unavailable=self.devices - self.used - self.free,
+            stranded=self.free if 0 < self.free < threshold else 0,
+            whole_free_nodes=1 if self.state == NodeState.FREE else 0,
+        )
+
+
+@dataclass(slots=True)
+class Domain:
+    name: str
+    counts: Counts = field(default_factory=Counts)
+    children: list[Domain] = field(default_factory=list)
+    nodes: list[NodeView] = field(default_factory=list)
+
+
+def _natural(name: str) -> list[Any]:
+    """Sort key that puts leaf2 before leaf10."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _node_state(node: Node, used: int, broken: int) -> str:
+    if node.is_spare:
+        return NodeState.SPARE
+    if node.health == NodeHealth.FAULTY or node.cordoned:
+        return NodeState.UNAVAILABLE
+    if used == 0 and broken == 0:
+        return NodeState.FREE
+    if used + broken >= node.accelerator_count:
+        return NodeState.FULL
+    return NodeState.PARTIAL
+
+
+Path = tuple[str, str, str]
+"""Spine, Scalable Unit and leaf switch of a node."""
+
+
+def node_views(pool: ResourcePool) -> list[tuple[NodeView, Path]]:
+    """Every node of the pool as the view shows it, with where it sits."""
+    nodes = list(Node.objects.filter(pool=pool))
+    broken: defaultdict[int, set[int]] = defaultdict(set)
+    for node_id, index in (
+        Device.objects.filter(node__pool=pool)
+        .exclude(health=NodeHealth.HEALTHY)
+        .values_list("node_id", "index")
+    ):
+        broken[node_id].add(index)
+    taken: defaultdict[int, set[int]] = defaultdict(set)
+    for node_id, devices, shares in Allocation.objects.filter(node__pool=pool).values_list(
+        "node_id", "devices", "shares"
+    ):
+        taken[node_id].update(int(d) for d in devices)
+        taken[node_id].update(int(d) for d, _ in shares)
+    held: set[int] = set()
+    for node_ids in Hold.objects.filter(job__pool=pool, expires_at__gt=timezone.now()).values_list(
+        "node_ids", flat=True
+    ):
+        held.update(int(n) for n in node_ids)
+    views = []
+    for n in nodes:
+        every = set(range(n.accelerator_count))
+        used = len(taken[n.pk] & every)
+        down = len((broken[n.pk] & every) - taken[n.pk])
+        state = _node_state(n, used, down)
+        free = 0 if state in (NodeState.SPARE, NodeState.UNAVAILABLE) else len(every) - used - down
+        view = NodeView(
+            id=n.pk,
+            name=n.name,
+            model=n.accelerator_model,
+            devices=n.accelerator_count,
+            used=used,
+            free=free,
+            broken=down,
+            state=state,
+            health=n.health,
+            cordoned=n.cordoned,
+            held=n.pk in held,
+        )
+        views.append((view, (n.spine, n.scalable_unit, n.leaf_switch)))
+    return views
+
+
+def _group(nodes: Iterable[tuple[NodeView, Path]]) -> list[Domain]:
+    """Spine -> unit -> leaf domains with their counts, in natural name order."""
+    tree: dict[str, dict[str, dict[str, list[NodeView]]]] = {}
+    for view, (spine, unit, leaf) in nodes:
+        tree.setdefault(spine, {}).setdefault(unit, {}).setdefault(leaf, []).append(view)
+    spines = []
+    for spine in sorted(tree, key=_natural):
+        s = Domain(spine)
+        for unit in sorted(tree[spine], key=_natural):
+            u = Domain(unit)
+            for leaf in sorted(tree[spine][unit], key=_natural):
+                members = sorted(tree[spine][unit][leaf], key=lambda v: _natural(v.name))
+                lf = Domain(leaf, nodes=members)
+                for v in members:
+                    lf.counts.add(v.counts())
+                u.children.append(lf)
+                u.counts.add(lf.counts)
+            s.children.append(u)
+            s.counts.add(u.counts)
+        spines.append(s)
+    return spines
+
+
+def _largest(nodes: Iterable[tuple[NodeView, Path]]) -> list[dict[str, Any]]:
+    """Per accelerator model, the most devices a gang of whole-node replicas could take now
+    inside one leaf, one Scalable Unit, and anywhere in the pool."""
+    per: dict[str, dict[str, defaultdict[tuple[str, ...], int]]] = {}
+    for view, (spine, unit, leaf) in nodes:
+        if view.state == NodeState.SPARE or not view.model:
+            continue
+        sums = per.setdefault(
+            view.model, {t: defaultdict(int) for t in ("leaf", "scalable_unit", "pool")}
+        )
+        whole = view.devices if view.state == NodeState.FREE else 0
+        sums["leaf"][(spine, unit, leaf)] += whole
+        sums["scalable_unit"][(spine, unit)] += whole
+        sums["pool"][()] += whole
+    return [
+        {"model": model, **{tier: max(v.values(), default=0) for tier, v in sums.items()}}
+        for model, sums in sorted(per.items())
+    ]
+
+
+def _queue(pool: ResourcePool) -> dict[str, Any]:
+    rows = list(
+        Job.objects.filter(pool=pool, state=JobState.QUEUED)
+        .values("pending_code")
+        .annotate(jobs=Count("id"), devices=Coalesce(Sum("requested_devices"), 0))
+        .order_by("-jobs", "pending_code")
+    )
+    by_code = [
+        {"code": r["pending_code"], "jobs": r["jobs"], "devices": r["devices"]} for r in rows
+    ]
+    return {
+        "jobs": sum(r["jobs"] for r in by_code),
+        "devices": sum(r["devices"] for r in by_code),
+        "by_code": by_code,
+    }
+
+
+def _domain_dict(d: Domain) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": d.name, "summary": d.counts}
+    if d.nodes:
+        out["nodes"] = d.nodes
+    return out
+
+
+def pool_topology(pool: ResourcePool) -> dict[str, Any]:
+    """The pool's topology tree with counts, its largest startable gangs and its queue."""
+    placed = node_views(pool)
+    spines = _group(placed)
+    total = Counts()
+    for s in spines:
+        total.add(s.counts)
+    return {
+        "pool": {"id": pool.pk, "name": pool.name},
+        "replica_size": REPLICA_SIZE,
+        "summary": total,
+        "largest_gang": _largest(placed),
+        "queue": _queue(pool),
+        "spines": [
+            {
+                **_domain_dict(s),
+                "units": [
+                    {**_domain_dict(u), "leaves": [_domain_dict(lf) for lf in u.children]}
+                    for u in s.children
+                ],
+            }
+            for s in spines
+        ],
+    }
