@@ -9,7 +9,7 @@ of whole nodes that could start now inside one leaf, one unit or anywhere in the
 the pool's queue by pending reason.
 
 Counts only: no job, tenant or owner is named, so every signed-in user may read it (like
-the pool's capacity). Four queries whatever the pool's size.
+the pool's capacity). Five queries whatever the pool's size.
 """
 
 from __future__ import annotations

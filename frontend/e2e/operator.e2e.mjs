@@ -247,8 +247,11 @@ process.exitCode = await runScenario('operator', async (page) => {
     // the counts the API gives (the demo's jobs move them, so compare the node count).
     const topologyCard = page.getByTestId('cluster-topology');
     await expectVisible(topologyCard.getByTestId('topology-free'), 'the topology summary');
-    const pools = await apiCall(page, 'GET', '/api/v1/pools/');
+    const pools = /** @type {{ id: number, capacity: { devices: number }[] }[]} */ (
+      await apiCall(page, 'GET', '/api/v1/pools/')
+    );
     const first = pools.find((p) => p.capacity.some((c) => c.devices > 0));
+    check(first !== undefined, 'the demo has no pool with GPUs');
     const topo = await apiCall(page, 'GET', `/api/v1/pools/${first.id}/topology/`);
     const cells = topologyCard.locator('[role="img"][data-state]');
     const servers = topo.summary.nodes + topo.summary.spare_nodes;

@@ -1,5 +1,5 @@
-"""``zs``: the Zhisuan command line (log in, submit and follow jobs, deploy inference
-services, open notebooks).
+"""``zs``: the Zhisuan command line (log in, submit and follow jobs, see where a job could
+start, deploy inference services, open notebooks).
 
 Exit codes: 0 success, 1 cannot reach the server or another failure, 2 bad usage or input
 rejected by the server (400, field errors printed per field), 3 not logged in or not allowed
@@ -145,6 +145,26 @@ def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
         for j in jobs
     ]  # fmt: skip
     _table(rows, ["ID", "NAME", "KIND", "STATE", "PRIO", "DEVICES", "OWNER", "SUBMITTED"], out)
+    return 0
+
+
+def cmd_pools(args: argparse.Namespace, out: TextIO) -> int:
+    """Where a job could start now: each pool's free GPUs, wholly free nodes, GPUs stranded on
+    part-used nodes, the largest whole-node job that fits now in one leaf / one Scalable Unit /
+    the pool, and its queue."""
+    client = _client(args)
+    rows = []
+    for pool in client.get("/api/v1/pools/"):
+        topo = client.get(f"/api/v1/pools/{pool['id']}/topology/")
+        s, queue = topo["summary"], topo["queue"]
+        largest = [f"{g['model']} {g['leaf']}/{g['scalable_unit']}/{g['pool']}"
+                   for g in topo["largest_gang"]]  # fmt: skip
+        rows.append(
+            (pool["id"], pool["name"], s["devices"], s["free"], s["whole_free_nodes"],
+             s["stranded"], ", ".join(largest) or "-", f"{queue['jobs']} ({queue['devices']})")
+        )  # fmt: skip
+    _table(rows, ["ID", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
+                  "LARGEST-NOW(LEAF/SU/POOL)", "QUEUED(GPUS)"], out)  # fmt: skip
     return 0
 
 
@@ -311,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--name", help="only jobs whose name contains this (any case)")
     lst.add_argument("--owner", help="only jobs submitted by this user (username)")
     lst.add_argument("--limit", type=_positive, default=50, help="at most this many (newest)")
+    add("pools", cmd_pools, "pools: free GPUs, wholly free nodes, largest job that fits now, queue")
     for name, fn, text in (
         ("describe", cmd_describe, "show a job: spec, placement, recent events"),
         ("events", cmd_events, "show a job's events"),

@@ -13,6 +13,7 @@ from zhisuan._yaml import YamlError, parse
 from zhisuan.cli import main
 
 from apps.accounts.services import create_token
+from apps.clusters.models import ResourcePool
 from apps.jobs.models import Job, JobLogLine, JobState
 from apps.quotas.models import Quota
 from apps.tenancy.models import Role
@@ -54,6 +55,19 @@ def server(world, live_server, sdk_env):
 
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_pools_say_where_a_job_could_start(server, capsys):
+    url, token = server
+    assert zs("--url", url, "login", "--token", token)[0] == 0
+    code, out = zs("pools")
+    assert code == 0, capsys.readouterr().err
+    header, row = out.splitlines()
+    assert header.split() == ["ID", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
+                              "LARGEST-NOW(LEAF/SU/POOL)", "QUEUED(GPUS)"]  # fmt: skip
+    pool = ResourcePool.objects.get(name="train")
+    # one idle 8-GPU server: all of it free, and an 8-GPU job fits in every tier
+    assert row.split() == [str(pool.pk), "train", "8", "8", "1", "0", "A800", "8/8/8", "0", "(0)"]
 
 
 def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys):
