@@ -1,4 +1,4 @@
-import type { Job, Pool, Session } from '../lib/apiTypes';
+import type { Job, Pool, PoolTopology, Session, TopologyNode } from '../lib/apiTypes';
 
 export const BOB: Session = {
   user: { id: 3, username: 'bob', display_name: 'Bob', is_platform_admin: false },
@@ -68,3 +68,93 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
 export function page<T>(results: T[]) {
   return { status: 200, body: { next: null, previous: null, results } };
 }
+
+/** A pool of four 8-GPU servers in two leaves of one unit (the Cluster page and job pages). */
+export const topologyCounts = (c: Partial<PoolTopology['summary']>): PoolTopology['summary'] => ({
+  nodes: 0,
+  devices: 0,
+  used: 0,
+  free: 0,
+  unavailable: 0,
+  stranded: 0,
+  whole_free_nodes: 0,
+  spare_nodes: 0,
+  ...c,
+});
+const topologyNode = (id: number, name: string, n: Partial<TopologyNode>): TopologyNode => ({
+  id,
+  name,
+  model: 'A800',
+  devices: 8,
+  used: 0,
+  free: 8,
+  broken: 0,
+  state: 'free',
+  health: 'healthy',
+  cordoned: false,
+  held: false,
+  ...n,
+});
+const LEAF0 = topologyCounts({
+  nodes: 2,
+  devices: 16,
+  used: 5,
+  free: 11,
+  stranded: 3,
+  whole_free_nodes: 1,
+});
+// The pool, its one spine and its one unit hold the same four servers.
+const TOTAL = topologyCounts({
+  nodes: 4,
+  devices: 32,
+  used: 13,
+  free: 11,
+  unavailable: 8,
+  stranded: 3,
+  whole_free_nodes: 1,
+});
+const LEAF1 = topologyCounts({ nodes: 2, devices: 16, used: 8, unavailable: 8 });
+export const TOPOLOGY: PoolTopology = {
+  pool: { id: 1, name: 'a800-train' },
+  replica_size: 8,
+  summary: TOTAL,
+  largest_gang: [{ model: 'A800', leaf: 8, scalable_unit: 8, pool: 8 }],
+  queue: {
+    jobs: 3,
+    devices: 272,
+    by_code: [
+      { code: 'capacity', jobs: 2, devices: 16 },
+      { code: 'reserved', jobs: 1, devices: 256 },
+    ],
+  },
+  spines: [
+    {
+      name: 'spine0',
+      summary: TOTAL,
+      units: [
+        {
+          name: 'su0',
+          summary: TOTAL,
+          leaves: [
+            {
+              name: 'leaf0',
+              summary: LEAF0,
+              nodes: [
+                topologyNode(1, 'a800-001', { held: true }),
+                topologyNode(2, 'a800-002', { state: 'partial', used: 5, free: 3 }),
+              ],
+            },
+            {
+              name: 'leaf1',
+              summary: LEAF1,
+              nodes: [
+                topologyNode(3, 'a800-003', { state: 'full', used: 8, free: 0 }),
+                topologyNode(4, 'a800-004', { state: 'unavailable', free: 0, cordoned: true }),
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  ],
+};

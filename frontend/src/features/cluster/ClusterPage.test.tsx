@@ -3,8 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
-import { ADMIN, BOB, POOLS, sessionOf } from '../../test/fixtures';
-import type { PoolTopology, TopologyNode } from '../../lib/apiTypes';
+import { ADMIN, BOB, POOLS, sessionOf, TOPOLOGY, topologyCounts } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const FRAME = {
@@ -44,94 +43,6 @@ const historyOf = (series: string, points: { util: number; gpus: number; busy: n
   },
 });
 
-const counts = (c: Partial<PoolTopology['summary']>): PoolTopology['summary'] => ({
-  nodes: 0,
-  devices: 0,
-  used: 0,
-  free: 0,
-  unavailable: 0,
-  stranded: 0,
-  whole_free_nodes: 0,
-  spare_nodes: 0,
-  ...c,
-});
-const node = (id: number, name: string, n: Partial<TopologyNode>): TopologyNode => ({
-  id,
-  name,
-  model: 'A800',
-  devices: 8,
-  used: 0,
-  free: 8,
-  broken: 0,
-  state: 'free',
-  health: 'healthy',
-  cordoned: false,
-  held: false,
-  ...n,
-});
-const LEAF0 = counts({
-  nodes: 2,
-  devices: 16,
-  used: 5,
-  free: 11,
-  stranded: 3,
-  whole_free_nodes: 1,
-});
-// The pool, its one spine and its one unit hold the same four servers.
-const TOTAL = counts({
-  nodes: 4,
-  devices: 32,
-  used: 13,
-  free: 11,
-  unavailable: 8,
-  stranded: 3,
-  whole_free_nodes: 1,
-});
-const LEAF1 = counts({ nodes: 2, devices: 16, used: 8, unavailable: 8 });
-const TOPOLOGY: PoolTopology = {
-  pool: { id: 1, name: 'a800-train' },
-  replica_size: 8,
-  summary: TOTAL,
-  largest_gang: [{ model: 'A800', leaf: 8, scalable_unit: 8, pool: 8 }],
-  queue: {
-    jobs: 3,
-    devices: 272,
-    by_code: [
-      { code: 'capacity', jobs: 2, devices: 16 },
-      { code: 'reserved', jobs: 1, devices: 256 },
-    ],
-  },
-  spines: [
-    {
-      name: 'spine0',
-      summary: TOTAL,
-      units: [
-        {
-          name: 'su0',
-          summary: TOTAL,
-          leaves: [
-            {
-              name: 'leaf0',
-              summary: LEAF0,
-              nodes: [
-                node(1, 'a800-001', { held: true }),
-                node(2, 'a800-002', { state: 'partial', used: 5, free: 3 }),
-              ],
-            },
-            {
-              name: 'leaf1',
-              summary: LEAF1,
-              nodes: [
-                node(3, 'a800-003', { state: 'full', used: 8, free: 0 }),
-                node(4, 'a800-004', { state: 'unavailable', free: 0, cordoned: true }),
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  ],
-};
 const TOPOLOGY_ROUTES = {
   'GET /api/v1/pools/': { status: 200, body: POOLS },
   'GET /api/v1/pools/1/topology/': { status: 200, body: TOPOLOGY },
@@ -288,7 +199,7 @@ describe('cluster', () => {
           ...TOPOLOGY,
           pool: { id: 2, name: 'ascend-infer' },
           spines: [],
-          summary: counts({}),
+          summary: topologyCounts({}),
         },
       },
       'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },

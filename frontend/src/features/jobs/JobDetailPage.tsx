@@ -23,10 +23,11 @@ import { QueryErrorResult } from '../../components/QueryErrorResult';
 import type { Allocation, Job, JobEvent } from '../../lib/apiTypes';
 import { formatDateTime, formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
-import { devicesLabel } from './helpers';
+import { devicesLabel, WAITING_ON_GPUS } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
 import { JobRunSection } from './JobRunSection';
+import { PoolNow } from './PoolNow';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { useProjects } from '../projects/api';
 import { JobUsageSection } from '../telemetry/JobUsageSection';
@@ -142,9 +143,14 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 : t('jobDetail.queuePosition', { position: data.queue_position })
             }
             description={
-              data.pending_message !== ''
-                ? `${data.pending_message}${data.pending_code ? ` (${data.pending_code})` : ''}`
-                : t('jobDetail.pendingNoReason')
+              <>
+                {data.pending_message !== ''
+                  ? `${data.pending_message}${data.pending_code ? ` (${data.pending_code})` : ''}`
+                  : t('jobDetail.pendingNoReason')}
+                {WAITING_ON_GPUS.has(data.pending_code) && (
+                  <PoolNow pool={data.pool} model={data.accelerator_model ?? null} />
+                )}
+              </>
             }
           />
         )}

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
-import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
+import { BOB, makeJob, page, POOLS, sessionOf, TOPOLOGY } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
 
 const JOBS = '/api/v1/tenants/vision/jobs/';
@@ -298,6 +298,28 @@ describe('submit wizard', () => {
 });
 
 describe('job detail', () => {
+  it('says what the pool can start now when a job waits for GPUs', async () => {
+    const waiting = makeJob({
+      requested_devices: 256,
+      queue_position: 1,
+      pending_code: 'reserved',
+      pending_message: 'holding 32 nodes while they drain',
+    });
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/pools/1/topology/': { status: 200, body: TOPOLOGY },
+      'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: waiting },
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+    });
+    renderApp('/jobs/11');
+    const pending = await screen.findByTestId('pending-reason');
+    expect((await within(pending).findByTestId('pool-now')).textContent).toBe(
+      'In this pool now: 8 GPUs free as whole servers in one leaf, 8 in one Scalable Unit, ' +
+        '8 in all; 3 free GPUs are stranded on part-used servers.',
+    );
+  });
+
   it('shows pending reason, queue position, timeline and replicas; cancels', async () => {
     const user = userEvent.setup();
     const queued = makeJob({

@@ -29,3 +29,6 @@ export function devicesLabel(job: Pick<Job, 'requested_devices' | 'requested_mil
 export function modelsOf(pool: Pool | undefined): { model: string; devices: number }[] {
   return (pool?.capacity ?? []).map((c) => ({ model: c.model, devices: c.devices }));
 }
+
+/** Pending codes that mean "not enough (well-placed) free GPUs", where the pool's state helps. */
+export const WAITING_ON_GPUS = new Set(['capacity', 'topology', 'reserved', 'held']);

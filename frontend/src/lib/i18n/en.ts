@@ -231,6 +231,8 @@ export const en = {
     pending: 'Waiting to be scheduled',
     queuePosition: 'Position {{position}} in the queue',
     pendingNoReason: 'The scheduler has not reported a reason yet.',
+    poolNow:
+      'In this pool now: {{leaf}} GPUs free as whole servers in one leaf, {{unit}} in one Scalable Unit, {{pool}} in all; {{stranded}} free GPUs are stranded on part-used servers.',
     summary: 'Summary',
     attempt: 'Attempt',
     failures: 'Failures / retries',

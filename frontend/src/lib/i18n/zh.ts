@@ -230,6 +230,8 @@ export const zh: Messages = {
     pending: '等待调度',
     queuePosition: '队列第 {{position}} 位',
     pendingNoReason: '调度器尚未给出原因。',
+    poolNow:
+      '此资源池当前：单个 leaf 内整机空闲 {{leaf}} 张 GPU，单个 Scalable Unit 内 {{unit}} 张，整个资源池 {{pool}} 张；另有 {{stranded}} 张空闲 GPU 分散在部分占用的服务器上。',
     summary: '概要',
     attempt: '尝试次数',
     failures: '失败 / 重试上限',
