@@ -101,7 +101,8 @@ def _natural(name: str) -> list[Any]:
 def _node_state(node: Node, used: int, broken: int) -> str:
     if node.is_spare:
         return NodeState.SPARE
-    if node.health == NodeHealth.FAULTY or node.cordoned:
+    every_device_down = 0 < node.accelerator_count <= broken
+    if node.health == NodeHealth.FAULTY or node.cordoned or every_device_down:
         return NodeState.UNAVAILABLE
     if used == 0 and broken == 0:
         return NodeState.FREE

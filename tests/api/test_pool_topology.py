@@ -183,3 +183,15 @@ def test_the_same_counts_on_metrics(world: World, pool: ResourcePool) -> None:
     assert at("zhisuan_pool_queued_jobs", reason="reserved") == 1
     assert at("zhisuan_pool_queued_devices") == 36
     assert got[("zhisuan_scheduler_last_cycle_duration_seconds", frozenset())] == 0.25
+
+
+def test_a_server_whose_every_gpu_failed_is_out_of_service(world: World, client_for) -> None:
+    pool = make_pool(name="h800")
+    node = make_node(pool=pool, name="h0")
+    for index in range(8):
+        Device.objects.create(node=node, index=index, model="A800", health=NodeHealth.FAULTY)
+    body = client_for(world.platform_admin).get(f"/api/v1/pools/{pool.pk}/topology/").json()
+    [leaf] = body["spines"][0]["units"][0]["leaves"]
+    assert [(n["state"], n["free"], n["broken"]) for n in leaf["nodes"]] == [("unavailable", 0, 8)]
+    assert body["summary"]["unavailable"] == 8
+    assert body["largest_gang"] == [{"model": "A800", "leaf": 0, "scalable_unit": 0, "pool": 0}]
