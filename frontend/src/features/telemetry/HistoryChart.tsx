@@ -11,6 +11,8 @@ interface Props {
   lowerName: string;
   /** Accessible description of the chart. */
   label: string;
+  /** The span of the time axis, [start, end] in ms. */
+  span: [number, number];
 }
 
 // A node draws up to nine lines across both panels: more colours than the two-panel default.
@@ -35,7 +37,7 @@ const rate = (v: unknown) => (number(v) ? formatRate(v) : '—');
  * Percentages above, counts or byte rates below, over one time axis: their scales differ
  * too much to share an axis. A point without a value (null) is a gap in its line.
  */
-export function HistoryChart({ panels, names, upperName, lowerName, label }: Props) {
+export function HistoryChart({ panels, names, upperName, lowerName, label, span }: Props) {
   const option = useMemo(() => {
     const bytes = panels.lowerUnit === 'bytes';
     const series = (lines: Panels['upper'], lower: boolean) =>
@@ -49,7 +51,7 @@ export function HistoryChart({ panels, names, upperName, lowerName, label }: Pro
         data: l.points,
       }));
     return {
-      ...timePanels({ right: 24, lowerHeight: 110 }),
+      ...timePanels({ right: 24, lowerHeight: 110, timeAxis: { min: span[0], max: span[1] } }),
       color: COLORS,
       yAxis: [
         {
@@ -72,6 +74,6 @@ export function HistoryChart({ panels, names, upperName, lowerName, label }: Pro
       ],
       series: [...series(panels.upper, false), ...series(panels.lower, true)],
     };
-  }, [panels, names, upperName, lowerName]);
+  }, [panels, names, upperName, lowerName, span]);
   return <EChart option={option} label={label} testId="history-chart" height={400} />;
 }

@@ -3,7 +3,14 @@ import { useMemo, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { HistoryChart } from './HistoryChart';
-import { historyPanels, kindOf, RANGES, useHistory, type HistoryRange } from './history';
+import {
+  historyPanels,
+  kindOf,
+  RANGES,
+  rangeWindow,
+  useHistory,
+  type HistoryRange,
+} from './history';
 
 interface Props {
   /** The series to draw: `cluster`, `pool:<id>`, `tenant:<slug>`, `node:<name>`, `job:<id>`. */
@@ -27,6 +34,12 @@ export function TelemetryHistoryCard({ series, title, extra, testId = 'history' 
     () => historyPanels(history.data?.points ?? [], kind),
     [history.data, kind],
   );
+  // As of the last fetch (the chart draws only once there is one), so the axis moves with
+  // the data rather than on every render.
+  const span = useMemo(
+    () => rangeWindow(range, history.dataUpdatedAt),
+    [range, history.dataUpdatedAt],
+  );
   const names = useMemo(
     () =>
       Object.fromEntries(
@@ -48,6 +61,7 @@ export function TelemetryHistoryCard({ series, title, extra, testId = 'history' 
         upperName={t('telemetry.percent')}
         lowerName={t(panels.lowerUnit === 'bytes' ? 'telemetry.traffic' : 'telemetry.gpus')}
         label={t('telemetry.chartLabel', { title, range: t(`telemetry.range_${range}`) })}
+        span={span}
       />
     );
   return (

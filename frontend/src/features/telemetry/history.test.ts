@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HistoryPoint } from '../../lib/apiTypes';
-import { formatRate, historyPanels, kindOf } from './history';
+import { formatRate, historyPanels, kindOf, rangeWindow } from './history';
 
 function point(minute: number, fields: Partial<HistoryPoint> = {}): HistoryPoint {
   return {
@@ -71,5 +71,13 @@ describe('telemetry history', () => {
     expect(kindOf('node:gpu-001')).toBe('node');
     expect(kindOf('cluster')).toBe('cluster');
     expect(kindOf('tenant:vision')).toBe('tenant');
+  });
+});
+
+describe('rangeWindow', () => {
+  it('spans the whole range up to the fetch, whatever the points cover', () => {
+    const at = Date.UTC(2026, 11, 4, 16, 0, 0);
+    expect(rangeWindow('1h', at)).toEqual([at - 3_600_000, at]);
+    expect(rangeWindow('7d', at)).toEqual([at - 7 * 86_400_000, at]);
   });
 });

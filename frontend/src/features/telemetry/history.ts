@@ -12,6 +12,15 @@ const RANGE: Record<HistoryRange, { seconds: number; resolution: 10 | 60 | 600 }
 };
 
 /**
+ * The time span the chart shows for `range` as of `at` (ms): the whole range, so a series
+ * that began minutes ago (one point) is drawn at the right edge of the last hour, not
+ * centred on an axis the chart library stretched to two days around it.
+ */
+export function rangeWindow(range: HistoryRange, at: number): [number, number] {
+  return [at - RANGE[range].seconds * 1000, at];
+}
+
+/**
  * One series of the collector's rollups (`cluster`, `pool:<id>`, `tenant:<slug>`,
  * `node:<name>`, `job:<id>`) over the last `range`, refetched as often as a new bucket
  * closes at that resolution.
