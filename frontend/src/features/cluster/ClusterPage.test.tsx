@@ -233,4 +233,22 @@ describe('cluster', () => {
     expect(await within(card).findByText('This pool has no nodes.')).toBeTruthy();
     expect(requests.some((r) => r.path === '/api/v1/pools/2/topology/')).toBe(true);
   });
+  it('shows the pool the address names, as the pools table links it', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/pools/2/topology/': {
+        status: 200,
+        body: { ...TOPOLOGY, pool: { id: 2, name: 'ascend-infer' } },
+      },
+      'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
+    });
+    renderApp('/cluster?pool=2');
+    const card = await screen.findByTestId('cluster-topology');
+    expect(await within(card).findByTestId('topology-free')).toBeTruthy();
+    expect(requests.filter((r) => r.path.endsWith('/topology/')).map((r) => r.path)).toEqual([
+      '/api/v1/pools/2/topology/',
+    ]);
+  });
 });

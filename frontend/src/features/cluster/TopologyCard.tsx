@@ -1,6 +1,6 @@
 import { Card, Col, Empty, Flex, Row, Select, Skeleton, Statistic, Tag, Typography } from 'antd';
-import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useSearchParams } from 'react-router';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import type { PoolTopology, TopologyCounts, TopologyLeaf, TopologyNode } from '../../lib/apiTypes';
 import { formatInteger, formatShare } from '../../lib/format';
@@ -28,7 +28,9 @@ const STATES = Object.keys(NODE_COLORS) as NodeState[];
 export function TopologyCard() {
   const { t } = useTranslation();
   const pools = usePools();
-  const [chosen, setChosen] = useState<number | null>(null);
+  // The pool shown is in the address (?pool=<id>), so a pool's row elsewhere can link here.
+  const [params, setParams] = useSearchParams();
+  const chosen = Number(params.get('pool')) || null;
   const withDevices = (pools.data ?? []).filter((p) => p.capacity.some((c) => c.devices > 0));
   const poolId = chosen ?? withDevices[0]?.id ?? pools.data?.[0]?.id ?? null;
   const topology = usePoolTopology(poolId);
@@ -43,7 +45,15 @@ export function TopologyCard() {
             size="small"
             style={{ minWidth: 180 }}
             value={poolId ?? undefined}
-            onChange={setChosen}
+            onChange={(id: number) => {
+              setParams(
+                (next) => {
+                  next.set('pool', String(id));
+                  return next;
+                },
+                { replace: true },
+              );
+            }}
             options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
           />
         )

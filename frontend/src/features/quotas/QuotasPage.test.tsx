@@ -67,6 +67,14 @@ describe('quotas and pools', () => {
       ['2', 'Another tenant', 'P5', '8', '30s', 'behind', '0'],
     ]);
     expect(screen.queryByTestId('quota-console')).toBeNull();
+    // Each pool links to its servers on the Cluster page.
+    const links = within(screen.getByTestId('pools')).getAllByRole('link', {
+      name: 'View servers',
+    });
+    expect(links.map((a) => a.getAttribute('href'))).toEqual([
+      '/cluster?pool=1',
+      '/cluster?pool=2',
+    ]);
   });
 
   it('lets a platform admin edit a quota and shows the server validation error inline', async () => {

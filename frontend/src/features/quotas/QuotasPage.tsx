@@ -15,6 +15,7 @@ import {
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
@@ -288,6 +289,20 @@ function Pools() {
                   ),
                 },
                 { title: t('pools.cluster'), dataIndex: 'cluster' },
+                {
+                  title: t('pools.topology'),
+                  key: 'topology',
+                  render: (_, p) => (
+                    <Link
+                      to={`/cluster?pool=${p.id}`}
+                      onClick={(e) => {
+                        e.stopPropagation();
+                      }}
+                    >
+                      {t('pools.topologyLink')}
+                    </Link>
+                  ),
+                },
                 {
                   title: t('pools.capacity'),
                   key: 'capacity',

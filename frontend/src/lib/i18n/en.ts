@@ -294,6 +294,8 @@ export const en = {
     name: 'Pool',
     cluster: 'Cluster',
     capacity: 'Capacity',
+    topology: 'Topology',
+    topologyLink: 'View servers',
     queueTitle: 'Queue of {{pool}}',
     queueEmpty: 'Nothing waiting.',
     job: 'Job',

@@ -293,6 +293,8 @@ export const zh: Messages = {
     name: '资源池',
     cluster: '集群',
     capacity: '容量',
+    topology: '拓扑',
+    topologyLink: '查看服务器',
     queueTitle: '{{pool}} 的队列',
     queueEmpty: '没有等待中的作业。',
     job: '作业',
