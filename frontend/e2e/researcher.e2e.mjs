@@ -77,12 +77,24 @@ process.exitCode = await runScenario('researcher', async (page) => {
     `no reserved GPU-hours shown ("${reserved}")`,
   );
   // Ask the running job for a checkpoint: the simulated job saves one at its next step, and
-  // the card says which (it looks again every 10 s).
-  await page.getByTestId('request-checkpoint').click();
-  await page
+  // the card says which (it looks again every 10 s). In one CI run the confirmation stayed
+  // open after the click on its button, with the card at the window's edge under the fixed
+  // header (cause not proven): the button is brought to the middle of the window first, and
+  // the request is awaited, so a failure says whether it was ever sent.
+  const requestButton = page.getByTestId('request-checkpoint');
+  await requestButton.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+  await requestButton.click();
+  const confirm = page
     .locator('.ant-popover:visible')
-    .getByRole('button', { name: 'Request checkpoint' })
-    .click();
+    .getByRole('button', { name: 'Request checkpoint' });
+  await expectVisible(confirm, 'the checkpoint confirmation');
+  const asked = page.waitForResponse(
+    (r) => r.request().method() === 'POST' && r.url().endsWith('/checkpoint/'),
+    { timeout: TIMEOUT_MS },
+  );
+  await confirm.click();
+  const answer = await asked;
+  check(answer.ok(), `the checkpoint request was answered ${answer.status()}`);
   await expectVisible(page.getByText('Checkpoint requested'), 'the checkpoint request message');
   const served = page.getByTestId('checkpoint-request').getByText(/saved at step \d+$/);
   await expectVisible(served, 'the requested checkpoint saved', 60_000);
