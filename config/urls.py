@@ -8,7 +8,7 @@ from apps.accounts.api.views import ApiTokenViewSet, LoginView, LogoutView, Sess
 from apps.audit.api.views import PlatformAuditViewSet, TenantAuditViewSet
 from apps.clusters.api.pools import PoolViewSet
 from apps.clusters.api.views import ClusterViewSet
-from apps.core import health, metrics, spa
+from apps.core import probes, spa
 from apps.core.overview import OverviewView
 from apps.governance.api.views import (
     DefaultPolicyView,
@@ -91,9 +91,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("admin/", admin.site.urls),
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
-    path("metrics", metrics.metrics_view, name="metrics"),
+    *probes.routes(),  # answered by ProbeEndpointsMiddleware, whatever the Host header
     # A running notebook, through the platform's authenticated proxy (apps/jobs/notebook_proxy).
     re_path(r"^notebooks/(?P<job_id>[0-9]+)(?P<path>/.*)?$", notebook_proxy, name="notebook-proxy"),
     # Everything else is the dashboard's client-side routing.

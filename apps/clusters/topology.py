@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from django.db import models
 from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -32,7 +33,7 @@ REPLICA_SIZE = 8
 """Devices of the whole-node replica that fragmentation is measured against (8-GPU servers)."""
 
 
-class NodeState:
+class NodeState(models.TextChoices):
     FREE = "free"  # every device free
     PARTIAL = "partial"  # some used, some free
     FULL = "full"  # no device free
@@ -65,7 +66,7 @@ class NodeView:
     used: int
     free: int
     broken: int
-    state: str
+    state: NodeState
     health: str
     cordoned: bool
     held: bool  # kept by a delay-scheduling hold for a starving large job
@@ -98,7 +99,7 @@ def _natural(name: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def _node_state(node: Node, used: int, broken: int) -> str:
+def _node_state(node: Node, used: int, broken: int) -> NodeState:
     if node.is_spare:
         return NodeState.SPARE
     every_device_down = 0 < node.accelerator_count <= broken
@@ -115,28 +116,32 @@ Path = tuple[str, str, str]
 """Spine, Scalable Unit and leaf switch of a node."""
 
 
-def node_views(pool: ResourcePool) -> list[tuple[NodeView, Path]]:
-    """Every node of the pool as the view shows it, with where it sits."""
-    nodes = list(Node.objects.filter(pool=pool))
+PlacedNode = tuple[NodeView, Path]
+
+
+def node_views(pools: Sequence[ResourcePool]) -> dict[int, list[PlacedNode]]:
+    """Every node of the pools as the view shows it, with where it sits, by pool id; four
+    queries however many pools and nodes."""
+    nodes = list(Node.objects.filter(pool__in=pools))
     broken: defaultdict[int, set[int]] = defaultdict(set)
     for node_id, index in (
-        Device.objects.filter(node__pool=pool)
+        Device.objects.filter(node__pool__in=pools)
         .exclude(health=NodeHealth.HEALTHY)
         .values_list("node_id", "index")
     ):
         broken[node_id].add(index)
     taken: defaultdict[int, set[int]] = defaultdict(set)
-    for node_id, devices, shares in Allocation.objects.filter(node__pool=pool).values_list(
+    for node_id, devices, shares in Allocation.objects.filter(node__pool__in=pools).values_list(
         "node_id", "devices", "shares"
     ):
         taken[node_id].update(int(d) for d in devices)
         taken[node_id].update(int(d) for d, _ in shares)
     held: set[int] = set()
-    for node_ids in Hold.objects.filter(job__pool=pool, expires_at__gt=timezone.now()).values_list(
-        "node_ids", flat=True
-    ):
+    for node_ids in Hold.objects.filter(
+        job__pool__in=pools, expires_at__gt=timezone.now()
+    ).values_list("node_ids", flat=True):
         held.update(int(n) for n in node_ids)
-    views = []
+    views: dict[int, list[PlacedNode]] = {p.pk: [] for p in pools}
     for n in nodes:
         every = set(range(n.accelerator_count))
         used = len(taken[n.pk] & every)
@@ -156,11 +161,11 @@ def node_views(pool: ResourcePool) -> list[tuple[NodeView, Path]]:
             cordoned=n.cordoned,
             held=n.pk in held,
         )
-        views.append((view, (n.spine, n.scalable_unit, n.leaf_switch)))
+        views[n.pool_id or 0].append((view, (n.spine, n.scalable_unit, n.leaf_switch)))
     return views
 
 
-def _group(nodes: Iterable[tuple[NodeView, Path]]) -> list[Domain]:
+def _group(nodes: Iterable[PlacedNode]) -> list[Domain]:
     """Spine -> unit -> leaf domains with their counts, in natural name order."""
     tree: dict[str, dict[str, dict[str, list[NodeView]]]] = {}
     for view, (spine, unit, leaf) in nodes:
@@ -183,7 +188,7 @@ def _group(nodes: Iterable[tuple[NodeView, Path]]) -> list[Domain]:
     return spines
 
 
-def _largest(nodes: Iterable[tuple[NodeView, Path]]) -> list[dict[str, Any]]:
+def _largest(nodes: Iterable[PlacedNode]) -> list[dict[str, Any]]:
     """Per accelerator model, the most devices a gang of whole-node replicas could take now
     inside one leaf, one Scalable Unit, and anywhere in the pool."""
     per: dict[str, dict[str, defaultdict[tuple[str, ...], int]]] = {}
@@ -203,21 +208,48 @@ def _largest(nodes: Iterable[tuple[NodeView, Path]]) -> list[dict[str, Any]]:
     ]
 
 
-def _queue(pool: ResourcePool) -> dict[str, Any]:
-    rows = list(
-        Job.objects.filter(pool=pool, state=JobState.QUEUED)
-        .values("pending_code")
+def _queues(pools: Sequence[ResourcePool]) -> dict[int, dict[str, Any]]:
+    """Each pool's queued jobs and the devices they ask for, by pending code (one query)."""
+    rows = (
+        Job.objects.filter(pool__in=pools, state=JobState.QUEUED)
+        .values("pool_id", "pending_code")
         .annotate(jobs=Count("id"), devices=Coalesce(Sum("requested_devices"), 0))
-        .order_by("-jobs", "pending_code")
+        .order_by("pool_id", "-jobs", "pending_code")
     )
-    by_code = [
-        {"code": r["pending_code"], "jobs": r["jobs"], "devices": r["devices"]} for r in rows
-    ]
-    return {
-        "jobs": sum(r["jobs"] for r in by_code),
-        "devices": sum(r["devices"] for r in by_code),
-        "by_code": by_code,
+    queues: dict[int, dict[str, Any]] = {
+        p.pk: {"jobs": 0, "devices": 0, "by_code": []} for p in pools
     }
+    for r in rows:
+        queue = queues[r["pool_id"]]
+        queue["jobs"] += r["jobs"]
+        queue["devices"] += r["devices"]
+        queue["by_code"].append(
+            {"code": r["pending_code"], "jobs": r["jobs"], "devices": r["devices"]}
+        )
+    return queues
+
+
+@dataclass(slots=True)
+class PoolState:
+    """What the metrics read of a pool: its totals, largest gangs now and queue."""
+
+    pool: ResourcePool
+    summary: Counts
+    largest_gang: list[dict[str, Any]]
+    queue: dict[str, Any]
+
+
+def pool_states() -> list[PoolState]:
+    """Every pool's state, in five queries however many pools (a scrape reads them all)."""
+    pools = list(ResourcePool.objects.select_related("cluster").order_by("pk"))
+    views, queues = node_views(pools), _queues(pools)
+    states = []
+    for pool in pools:
+        total = Counts()
+        for view, _ in views[pool.pk]:
+            total.add(view.counts())
+        states.append(PoolState(pool, total, _largest(views[pool.pk]), queues[pool.pk]))
+    return states
 
 
 def _domain_dict(d: Domain) -> dict[str, Any]:
@@ -229,7 +261,7 @@ def _domain_dict(d: Domain) -> dict[str, Any]:
 
 def pool_topology(pool: ResourcePool) -> dict[str, Any]:
     """The pool's topology tree with counts, its largest startable gangs and its queue."""
-    placed = node_views(pool)
+    placed = node_views([pool])[pool.pk]
     spines = _group(placed)
     total = Counts()
     for s in spines:
@@ -239,7 +271,7 @@ def pool_topology(pool: ResourcePool) -> dict[str, Any]:
         "replica_size": REPLICA_SIZE,
         "summary": total,
         "largest_gang": _largest(placed),
-        "queue": _queue(pool),
+        "queue": _queues([pool])[pool.pk],
         "spines": [
             {
                 **_domain_dict(s),

@@ -16,8 +16,7 @@ from django.db import DatabaseError
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
 
-from apps.clusters.models import ResourcePool
-from apps.clusters.topology import pool_topology
+from apps.clusters.topology import pool_states
 from apps.scheduling.models import SchedulerLock
 
 log = logging.getLogger("zhisuan.metrics")
@@ -69,20 +68,19 @@ class SchedulingCollector(Collector):
             "Accelerators the pool's queued jobs request",
             labels=labels,
         )
-        for pool in ResourcePool.objects.select_related("cluster").order_by("pk"):
-            key = [pool.cluster.name, pool.name]
-            topo = pool_topology(pool)
-            counts = topo["summary"]
-            for state in DEVICE_STATES:
-                devices.add_metric([*key, state], getattr(counts, state))
+        for state in pool_states():
+            key = [state.pool.cluster.name, state.pool.name]
+            counts = state.summary
+            for name in DEVICE_STATES:
+                devices.add_metric([*key, name], getattr(counts, name))
             stranded.add_metric(key, counts.stranded)
             whole.add_metric(key, counts.whole_free_nodes)
-            for gang in topo["largest_gang"]:
+            for gang in state.largest_gang:
                 for tier in TIERS:
                     largest.add_metric([*key, gang["model"], tier], gang[tier])
-            for row in topo["queue"]["by_code"]:
+            for row in state.queue["by_code"]:
                 queued.add_metric([*key, row["code"] or "none"], row["jobs"])
-            queued_devices.add_metric(key, topo["queue"]["devices"])
+            queued_devices.add_metric(key, state.queue["devices"])
         yield from (devices, stranded, whole, largest, queued, queued_devices)
         lock = SchedulerLock.objects.filter(name="admission").first()
         if lock is not None and lock.last_cycle_at is not None:

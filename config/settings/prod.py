@@ -12,8 +12,8 @@ if env.get_optional_str("REDIS_URL") is None:
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = True
-# Probes and scrapes reach the pod over plain HTTP inside the cluster.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+# Probes and scrapes reach the pod over plain HTTP inside the cluster: /healthz, /readyz and
+# /metrics are answered before the redirect (apps/core/probes.py).
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = 31536000

@@ -64,6 +64,17 @@ def test_probes_and_metrics_answer_a_pod_ip_host() -> None:
     assert Client(HTTP_HOST="zhisuan.example.com").get("/healthz").status_code == 200
 
 
+@override_settings(ALLOWED_HOSTS=["zhisuan.example.com"], SECURE_SSL_REDIRECT=True)
+def test_probes_and_metrics_are_not_redirected_to_https() -> None:
+    """Production redirects plain HTTP to HTTPS; the kubelet and Prometheus speak plain HTTP
+    inside the cluster, so their paths are answered before the redirect."""
+    pod = Client(HTTP_HOST="10.42.0.17:8000")
+    assert pod.get("/healthz").status_code == 200
+    assert pod.get("/metrics").status_code == 200
+    site = Client(HTTP_HOST="zhisuan.example.com")
+    assert site.get("/api/v1/overview/").status_code == 301
+
+
 def test_overview_counts_real_capacity(world: World, client_for) -> None:
     pool = make_pool()
     for _ in range(3):

@@ -195,3 +195,16 @@ def test_a_server_whose_every_gpu_failed_is_out_of_service(world: World, client_
     assert [(n["state"], n["free"], n["broken"]) for n in leaf["nodes"]] == [("unavailable", 0, 8)]
     assert body["summary"]["unavailable"] == 8
     assert body["largest_gang"] == [{"model": "A800", "leaf": 0, "scalable_unit": 0, "pool": 0}]
+
+
+def test_metrics_read_every_pool_in_the_same_queries(world: World, pool: ResourcePool) -> None:
+    with CaptureQueriesContext(connection) as one:
+        _scrape()
+    for i in range(3):
+        other = make_pool(name=f"extra-{i}")
+        make_running(_job(world, world.tenant_a, other, 2), _node(other, f"x{i}", "leaf9", "su9"))
+    with CaptureQueriesContext(connection) as four:
+        got = _scrape()
+    assert got[("zhisuan_pool_devices", frozenset({"cluster": other.cluster.name,
+                "pool": "extra-2", "state": "used"}.items()))] == 2  # fmt: skip
+    assert len(four.captured_queries) == len(one.captured_queries)

@@ -8,14 +8,6 @@ from rest_framework import serializers
 
 from apps.clusters.topology import NodeState
 
-NODE_STATES = [
-    NodeState.FREE,
-    NodeState.PARTIAL,
-    NodeState.FULL,
-    NodeState.UNAVAILABLE,
-    NodeState.SPARE,
-]
-
 
 class CountsSerializer(serializers.Serializer[Any]):
     nodes = serializers.IntegerField()
@@ -40,7 +32,7 @@ class TopologyNodeSerializer(serializers.Serializer[Any]):
     used = serializers.IntegerField()
     free = serializers.IntegerField()
     broken = serializers.IntegerField()
-    state = serializers.ChoiceField(choices=NODE_STATES)
+    state = serializers.ChoiceField(choices=NodeState.choices)
     health = serializers.CharField()
     cordoned = serializers.BooleanField()
     held = serializers.BooleanField(

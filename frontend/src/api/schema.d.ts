@@ -3781,11 +3781,11 @@ export interface components {
             used: number;
         };
         /**
-         * @description * `free` - free
-         *     * `partial` - partial
-         *     * `full` - full
-         *     * `unavailable` - unavailable
-         *     * `spare` - spare
+         * @description * `free` - Free
+         *     * `partial` - Partial
+         *     * `full` - Full
+         *     * `unavailable` - Unavailable
+         *     * `spare` - Spare
          * @enum {string}
          */
         TopologyNodeStateEnum: "free" | "partial" | "full" | "unavailable" | "spare";

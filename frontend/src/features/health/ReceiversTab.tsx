@@ -1,10 +1,6 @@
-import { App, Empty, Form, Input, Select, Space, Switch, Tag, Typography } from 'antd';
-import { useState } from 'react';
+import { App, Form, Input, Select, Switch, Tag } from 'antd';
 import { useTranslation } from 'react-i18next';
-import { CreateButton } from '../../components/CreateButton';
-import { EditDeleteButtons } from '../../components/EditDeleteButtons';
 import { FormModal } from '../../components/FormModal';
-import { QueryTable } from '../../components/QueryTable';
 import type { AlertReceiver } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import {
@@ -13,7 +9,7 @@ import {
   useSaveReceiver,
   type ReceiverValues,
 } from './consoleApi';
-import { enabledColumn } from './enabledColumn';
+import { CatalogueTab } from './CatalogueTab';
 import { SEVERITIES, SEVERITY_COLOR } from './healthStyle';
 
 const KINDS = ['webhook', 'email'] as const satisfies AlertReceiver['kind'][];
@@ -25,89 +21,41 @@ const KINDS = ['webhook', 'email'] as const satisfies AlertReceiver['kind'][];
  */
 export function ReceiversTab() {
   const { t } = useTranslation();
-  const { message } = App.useApp();
   const receivers = useReceivers();
   const save = useSaveReceiver();
   const remove = useDeleteReceiver();
-  const [editing, setEditing] = useState<AlertReceiver | 'new' | null>(null);
   return (
-    <Space orientation="vertical" size={12} style={{ width: '100%' }}>
-      <Space style={{ width: '100%', justifyContent: 'space-between' }}>
-        <Typography.Text type="secondary">{t('healthReceivers.hint')}</Typography.Text>
-        <CreateButton
-          label={t('healthReceivers.new')}
-          onClick={() => {
-            setEditing('new');
-          }}
-        />
-      </Space>
-      <QueryTable<AlertReceiver>
-        rowKey="id"
-        size="small"
-        data-testid="receivers-table"
-        query={receivers}
-        rows={receivers.data ?? []}
-        pagination={false}
-        locale={{ emptyText: <Empty description={t('healthReceivers.empty')} /> }}
-        columns={[
-          { title: t('healthReceivers.name'), dataIndex: 'name' },
-          {
-            title: t('healthReceivers.kind'),
-            dataIndex: 'kind',
-            render: (k: AlertReceiver['kind']) => t(`healthReceivers.kind_${k}`),
-          },
-          { title: t('healthReceivers.target'), dataIndex: 'target' },
-          {
-            title: t('healthReceivers.severity'),
-            dataIndex: 'severity',
-            render: (s: AlertReceiver['severity']) => (
-              <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
-            ),
-          },
-          enabledColumn<AlertReceiver>(
-            t('healthReceivers.enabled'),
-            (r) => t('healthReceivers.enabledLabel', { name: r.name }),
-            (r, on) => {
-              save.mutate(
-                { ...r, enabled: on },
-                { onError: (error) => void message.error(error.detail) },
-              );
-            },
-            save.isPending ? save.variables.id : undefined,
+    <CatalogueTab
+      ns="healthReceivers"
+      testId="receivers-table"
+      query={receivers}
+      rowTexts={(r) => ({
+        enabledLabel: t('healthReceivers.enabledLabel', { name: r.name }),
+        edit: t('healthReceivers.edit', { name: r.name }),
+        deleteLabel: t('healthReceivers.deleteLabel', { name: r.name }),
+        deleteConfirm: t('healthReceivers.deleteConfirm', { name: r.name }),
+        deleted: t('healthReceivers.deleted', { name: r.name }),
+      })}
+      save={save}
+      remove={remove}
+      modal={(receiver, onClose) => <ReceiverModal receiver={receiver} onClose={onClose} />}
+      columns={[
+        { title: t('healthReceivers.name'), dataIndex: 'name' },
+        {
+          title: t('healthReceivers.kind'),
+          dataIndex: 'kind',
+          render: (k: AlertReceiver['kind']) => t(`healthReceivers.kind_${k}`),
+        },
+        { title: t('healthReceivers.target'), dataIndex: 'target' },
+        {
+          title: t('healthReceivers.severity'),
+          dataIndex: 'severity',
+          render: (s: AlertReceiver['severity']) => (
+            <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
           ),
-          {
-            title: '',
-            key: 'edit',
-            render: (_, r) => (
-              <EditDeleteButtons
-                editLabel={t('healthReceivers.edit', { name: r.name })}
-                deleteLabel={t('healthReceivers.deleteLabel', { name: r.name })}
-                confirm={t('healthReceivers.deleteConfirm', { name: r.name })}
-                deleteText={t('healthReceivers.delete')}
-                onEdit={() => {
-                  setEditing(r);
-                }}
-                onDelete={() => {
-                  remove.mutate(r.id, {
-                    onSuccess: () =>
-                      void message.success(t('healthReceivers.deleted', { name: r.name })),
-                    onError: (error) => void message.error(error.detail),
-                  });
-                }}
-              />
-            ),
-          },
-        ]}
-      />
-      {editing !== null && (
-        <ReceiverModal
-          receiver={editing === 'new' ? null : editing}
-          onClose={() => {
-            setEditing(null);
-          }}
-        />
-      )}
-    </Space>
+        },
+      ]}
+    />
   );
 }
 

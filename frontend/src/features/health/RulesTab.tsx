@@ -1,14 +1,10 @@
-import { App, Empty, Form, Input, InputNumber, Select, Space, Switch, Tag, Typography } from 'antd';
-import { useState } from 'react';
+import { App, Form, Input, InputNumber, Select, Switch, Tag } from 'antd';
 import { useTranslation } from 'react-i18next';
-import { CreateButton } from '../../components/CreateButton';
-import { EditDeleteButtons } from '../../components/EditDeleteButtons';
 import { FormModal } from '../../components/FormModal';
-import { QueryTable } from '../../components/QueryTable';
 import type { FaultRule } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import { useDeleteRule, useRules, useSaveRule, type RuleValues } from './consoleApi';
-import { enabledColumn } from './enabledColumn';
+import { CatalogueTab } from './CatalogueTab';
 import { SEVERITIES, SEVERITY_COLOR } from './healthStyle';
 
 const ACTIONS = [
@@ -27,101 +23,53 @@ const REMEDIATIONS = ['restart_fabricmanager'];
  */
 export function RulesTab() {
   const { t } = useTranslation();
-  const { message } = App.useApp();
   const rules = useRules();
   const save = useSaveRule();
   const remove = useDeleteRule();
-  const [editing, setEditing] = useState<FaultRule | 'new' | null>(null);
   return (
-    <Space orientation="vertical" size={12} style={{ width: '100%' }}>
-      <Space style={{ width: '100%', justifyContent: 'space-between' }}>
-        <Typography.Text type="secondary">{t('healthRules.hint')}</Typography.Text>
-        <CreateButton
-          label={t('healthRules.new')}
-          onClick={() => {
-            setEditing('new');
-          }}
-        />
-      </Space>
-      <QueryTable<FaultRule>
-        rowKey="id"
-        size="small"
-        data-testid="rules-table"
-        query={rules}
-        rows={rules.data ?? []}
-        pagination={false}
-        locale={{ emptyText: <Empty description={t('healthRules.empty')} /> }}
-        columns={[
-          { title: t('healthRules.code'), dataIndex: 'code' },
-          { title: t('healthRules.description'), dataIndex: 'description' },
-          {
-            title: t('health.severity'),
-            dataIndex: 'severity',
-            render: (s: FaultRule['severity']) => (
-              <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
-            ),
-          },
-          {
-            title: t('health.action'),
-            key: 'action',
-            render: (_, r) =>
-              r.fault_action === 'remediate'
-                ? t('healthRules.remediateWith', {
-                    remediation: r.remediation ?? '',
-                    count: r.max_remediations ?? 1,
-                  })
-                : t(`faultAction.${r.fault_action}`),
-          },
-          {
-            title: t('healthRules.substituteSpare'),
-            dataIndex: 'substitute_spare',
-            render: (spare: boolean, r) =>
-              r.fault_action === 'alert' ? '—' : spare ? t('common.yes') : t('common.no'),
-          },
-          enabledColumn<FaultRule>(
-            t('healthRules.enabled'),
-            (r) => t('healthRules.enabledLabel', { code: r.code }),
-            (r, on) => {
-              save.mutate(
-                { ...r, enabled: on },
-                { onError: (error) => void message.error(error.detail) },
-              );
-            },
-            save.isPending ? save.variables.id : undefined,
+    <CatalogueTab
+      ns="healthRules"
+      testId="rules-table"
+      query={rules}
+      rowTexts={(r) => ({
+        enabledLabel: t('healthRules.enabledLabel', { code: r.code }),
+        edit: t('healthRules.edit', { code: r.code }),
+        deleteLabel: t('healthRules.deleteLabel', { code: r.code }),
+        deleteConfirm: t('healthRules.deleteConfirm', { code: r.code }),
+        deleted: t('healthRules.deleted', { code: r.code }),
+      })}
+      save={save}
+      remove={remove}
+      modal={(rule, onClose) => <RuleModal rule={rule} onClose={onClose} />}
+      columns={[
+        { title: t('healthRules.code'), dataIndex: 'code' },
+        { title: t('healthRules.description'), dataIndex: 'description' },
+        {
+          title: t('health.severity'),
+          dataIndex: 'severity',
+          render: (s: FaultRule['severity']) => (
+            <Tag color={SEVERITY_COLOR[s]}>{t(`severity.${s}`)}</Tag>
           ),
-          {
-            title: '',
-            key: 'edit',
-            render: (_, r) => (
-              <EditDeleteButtons
-                editLabel={t('healthRules.edit', { code: r.code })}
-                deleteLabel={t('healthRules.deleteLabel', { code: r.code })}
-                confirm={t('healthRules.deleteConfirm', { code: r.code })}
-                deleteText={t('healthRules.delete')}
-                onEdit={() => {
-                  setEditing(r);
-                }}
-                onDelete={() => {
-                  remove.mutate(r.id, {
-                    onSuccess: () =>
-                      void message.success(t('healthRules.deleted', { code: r.code })),
-                    onError: (error) => void message.error(error.detail),
-                  });
-                }}
-              />
-            ),
-          },
-        ]}
-      />
-      {editing !== null && (
-        <RuleModal
-          rule={editing === 'new' ? null : editing}
-          onClose={() => {
-            setEditing(null);
-          }}
-        />
-      )}
-    </Space>
+        },
+        {
+          title: t('health.action'),
+          key: 'action',
+          render: (_, r) =>
+            r.fault_action === 'remediate'
+              ? t('healthRules.remediateWith', {
+                  remediation: r.remediation ?? '',
+                  count: r.max_remediations ?? 1,
+                })
+              : t(`faultAction.${r.fault_action}`),
+        },
+        {
+          title: t('healthRules.substituteSpare'),
+          dataIndex: 'substitute_spare',
+          render: (spare: boolean, r) =>
+            r.fault_action === 'alert' ? '—' : spare ? t('common.yes') : t('common.no'),
+        },
+      ]}
+    />
   );
 }
 
