@@ -1,7 +1,7 @@
 """The one multiplexed websocket of the dashboard: ``/ws/v1/events/``.
 
 Protocol (documented in docs/websockets.md): the client sends
-``{"action": "subscribe", "topic": "tenant:<slug>"}``; the server answers
+``{"action": "subscribe", "topic": "tenant:<slug>"}`` (or ``"pools"``); the server answers
 ``{"type": "subscribed", "topic": ...}`` or ``{"type": "error", ...}`` and then pushes
 ``{"type": <event>, "topic": ..., "seq": n, "data": {...}}`` messages. Every subscription is
 authorized on its own; connecting proves only who the user is.
@@ -58,6 +58,12 @@ def usable_topic(topic: str) -> bool:
 
 def tenant_group(tenant_id: int) -> str:
     return f"tenant.{tenant_id}"
+
+
+POOLS_TOPIC = "pools"
+"""Which pools changed (allocations, queue, holds, nodes): counts only, for any user, as
+``GET /api/v1/pools/{id}/topology/`` is."""
+POOLS_GROUP = "pools"
 
 
 def _authorize_tenant(user: User, slug: str) -> int | None:
@@ -121,7 +127,7 @@ class EventsConsumer(JsonSocket):
             return
         topic = str(content.get("topic", ""))
         kind, _, key = topic.partition(":")
-        if kind != "tenant" or not key or not usable_topic(topic):
+        if topic != POOLS_TOPIC and (kind != "tenant" or not key or not usable_topic(topic)):
             await self.send_json(
                 {"type": "error", "topic": topic[:MAX_TOPIC], "detail": "unknown topic"}
             )
@@ -132,12 +138,15 @@ class EventsConsumer(JsonSocket):
                 await self.channel_layer.group_discard(group, self.channel_name)
             await self.send_json({"type": "unsubscribed", "topic": topic})
             return
-        tenant_id: int | None = await database_sync_to_async(_authorize_tenant)(self.user, key)
-        if tenant_id is None:
-            # Same answer for "no such tenant" and "not yours": existence is not leaked.
-            await self.send_json({"type": "error", "topic": topic, "detail": "forbidden"})
-            return
-        group = tenant_group(tenant_id)
+        if topic == POOLS_TOPIC:
+            group = POOLS_GROUP
+        else:
+            tenant_id: int | None = await database_sync_to_async(_authorize_tenant)(self.user, key)
+            if tenant_id is None:
+                # Same answer for "no such tenant" and "not yours": existence is not leaked.
+                await self.send_json({"type": "error", "topic": topic, "detail": "forbidden"})
+                return
+            group = tenant_group(tenant_id)
         await self.channel_layer.group_add(group, self.channel_name)
         self.groups_joined[topic] = group
         await self.send_json({"type": "subscribed", "topic": topic})

@@ -1,4 +1,5 @@
-"""Websocket events after commit: ``{"type", "topic", "seq", "data"}`` to a tenant's group.
+"""Websocket events after commit: ``{"type", "topic", "seq", "data"}`` to a tenant's group,
+and which pools changed to the ``pools`` group.
 
 Sequence numbers are per topic: Redis INCR when Redis is configured (shared by every process),
 else a counter in this process (the embedded default is one process).
@@ -19,7 +20,7 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core import embedded
-from apps.core.consumers import tenant_group
+from apps.core.consumers import POOLS_GROUP, POOLS_TOPIC, tenant_group
 
 log = logging.getLogger("zhisuan.events")
 _local_seq: defaultdict[str, itertools.count[int]] = defaultdict(lambda: itertools.count(1))
@@ -29,6 +30,8 @@ _lock = threading.Lock()
 # another takes 6 and sends first) and every client sees a false gap and refetches: in the
 # Redis-loss test up to 23 of a client's 100 events looked like gaps under CPU load.
 _publish_lock = threading.Lock()
+# Pools changed in this thread's open transaction(s), sent as one event at the next commit.
+_changed = threading.local()
 
 
 @functools.cache
@@ -73,3 +76,42 @@ def publish_tenant_event(tenant_id: int, tenant_slug: str, kind: str, data: dict
             log.warning("could not publish %s to %s", kind, topic, exc_info=True)
 
     transaction.on_commit(send)
+
+
+def _changed_pools() -> set[int]:
+    pools: set[int] | None = getattr(_changed, "pools", None)
+    if pools is None:
+        pools = _changed.pools = set()
+    return pools
+
+
+def publish_pools_changed(*pool_ids: int | None) -> None:
+    """Tell every dashboard that these pools' state changed (allocations, queue, holds, nodes),
+    once per commit however many changes the transaction made: a scheduling cycle that
+    admits a hundred jobs sends one event, not a hundred.
+
+    Every call registers the send, and the first to run after commit sends every pool noted
+    so far and empties the set, so the rest send nothing. A pool noted in a transaction that
+    rolled back goes out with the next commit: one refetch too many, never one missed."""
+    pools = _changed_pools()
+    pools.update(p for p in pool_ids if p is not None)
+    transaction.on_commit(_send_pools_changed)
+
+
+def _send_pools_changed() -> None:
+    pools = _changed_pools()
+    if not pools:
+        return
+    ids = sorted(pools)
+    pools.clear()
+    try:
+        with _publish_lock:
+            payload = {
+                "type": "pools.changed",
+                "topic": POOLS_TOPIC,
+                "seq": next_seq(POOLS_TOPIC),
+                "data": {"ids": ids},
+            }
+            _send(POOLS_GROUP, payload)
+    except Exception:
+        log.warning("could not publish pools.changed for %s", ids, exc_info=True)

@@ -20,6 +20,7 @@ from apps.accounts.models import User
 from apps.clusters.backends.base import BackendError
 from apps.clusters.models import Node, NodeHealth
 from apps.clusters.registry import get_backend
+from apps.core.events import publish_pools_changed
 from apps.health import catalogue
 from apps.health.checkpoints import latest_checkpoint
 from apps.health.models import (
@@ -210,9 +211,11 @@ def cordon_node(*, node: Node, reason: str, health: str = NodeHealth.DEGRADED) -
         if worse and node.health != health:
             Node.objects.filter(pk=node.pk).update(health=health)
             node.health = health
+            publish_pools_changed(node.pool_id)
         return False
     Node.objects.filter(pk=node.pk).update(cordoned=True, health=health if worse else node.health)
     node.cordoned = True
+    publish_pools_changed(node.pool_id)
     _after_commit_call(f"cordon {node.name}", get_backend().cordon, node.name, reason)
     return True
 
@@ -222,6 +225,7 @@ def uncordon_node(*, node: Node) -> bool:
         return False
     Node.objects.filter(pk=node.pk).update(cordoned=False, health=NodeHealth.HEALTHY)
     node.cordoned, node.health = False, NodeHealth.HEALTHY
+    publish_pools_changed(node.pool_id)
     _after_commit_call(f"uncordon {node.name}", get_backend().uncordon, node.name)
     return True
 
@@ -243,6 +247,7 @@ def set_spare(*, node: Node, spare: bool) -> bool:
         )
     Node.objects.filter(pk=node.pk).update(is_spare=spare)
     node.is_spare = spare
+    publish_pools_changed(node.pool_id)
     return True
 
 
@@ -285,6 +290,7 @@ def substitute_spare(*, node: Node, incident: Incident) -> Node | None:
         _note(incident, "no hot spare available")
         return None
     Node.objects.filter(pk=spare.pk).update(is_spare=False)
+    publish_pools_changed(spare.pool_id)
     incident.spare = spare
     _note(incident, f"hot spare {spare.name} in service")
     return spare

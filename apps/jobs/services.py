@@ -16,7 +16,7 @@ from django.utils import timezone
 from apps.accounting.services import close_segment
 from apps.accounts.models import User
 from apps.clusters.models import ResourcePool
-from apps.core.events import publish_tenant_event
+from apps.core.events import publish_pools_changed, publish_tenant_event
 from apps.governance.policy import runtime_cap
 from apps.jobs.models import (
     HOLDING,
@@ -88,6 +88,11 @@ def transition(
         "job.updated",
         {"id": job.pk, "state": to, "reason": reason, "message": message},
     )
+    # A pool's topology shows its allocations and its queue; other moves leave it as it was.
+    if (source in HOLDING) != (to in HOLDING) or (source == JobState.QUEUED) != (
+        to == JobState.QUEUED
+    ):
+        publish_pools_changed(job.pool_id)
     return job
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from django.db import transaction
 
 from apps.clusters.models import Node
+from apps.core.events import publish_pools_changed
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobState, OutboxAction
 from apps.quotas.models import Quota
@@ -169,16 +170,18 @@ def _record_pending(decisions: core.Decisions) -> None:
     Only rows whose values changed are written: in a steady queue a cycle writes nothing."""
     order = {int(p.job_id): (i, p) for i, p in enumerate(decisions.pending, start=1)}
     current = Job.objects.filter(pk__in=order, state=JobState.QUEUED).values_list(
-        "pk", "queue_position", "pending_code", "pending_message"
+        "pk", "pool_id", "queue_position", "pending_code", "pending_message"
     )
     changed: list[Job] = []
-    for pk, position, code, message in current:
+    for pk, pool_id, position, code, message in current:
         new_position, reason = order[pk]
         new = (new_position, reason.code.value, reason.message[:500])
         if (position, code, message) != new:
             changed.append(
                 Job(pk=pk, queue_position=new[0], pending_code=new[1], pending_message=new[2])
             )
+        if code != new[1]:
+            publish_pools_changed(pool_id)  # the topology's queue is counted by reason
     # Informational fields only: bulk_update never touches ``state``.
     Job.objects.bulk_update(
         changed, ["queue_position", "pending_code", "pending_message"], batch_size=200
@@ -188,6 +191,18 @@ def _record_pending(decisions: core.Decisions) -> None:
 def _record_holds(decisions: core.Decisions) -> None:
     # The holds of this cycle replace every other (expired ones and those of jobs that left
     # the queue included): the core only reserves for queued jobs it still wants to hold for.
+    before = {
+        job_id: (pool_id, sorted(node_ids))
+        for job_id, pool_id, node_ids in Hold.objects.values_list(
+            "job_id", "job__pool_id", "node_ids"
+        )
+    }
+    after = {int(r.job_id): sorted(int(n) for n in r.node_ids) for r in decisions.reservations}
+    for job_id, (pool_id, node_ids) in before.items():
+        if after.get(job_id) != node_ids:
+            publish_pools_changed(pool_id)  # the topology outlines held nodes
+    if new := set(after) - set(before):
+        publish_pools_changed(*Job.objects.filter(pk__in=new).values_list("pool_id", flat=True))
     keep = []
     for r in decisions.reservations:
         Hold.objects.update_or_create(

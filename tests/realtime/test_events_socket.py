@@ -9,7 +9,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from apps.accounts.services import create_token
-from apps.core.consumers import tenant_group
+from apps.core.consumers import POOLS_GROUP, tenant_group
 from apps.tenancy.models import Role
 from config.asgi import application
 from tests.conftest import World
@@ -108,4 +108,21 @@ async def test_bad_frames_get_an_error_and_the_socket_stays_open(world_async: Wo
     # Still open, and a good subscription still works.
     await comm.send_json_to({"action": "subscribe", "topic": "tenant:tenant-a"})
     assert await comm.receive_json_from() == {"type": "subscribed", "topic": "tenant:tenant-a"}
+    await comm.disconnect()
+
+
+async def test_any_signed_in_user_follows_which_pools_changed(world_async: World) -> None:
+    """Counts only, like the topology endpoint: a viewer of any tenant may follow them."""
+    token = await token_for(world_async, "b", Role.VIEWER)
+    comm = communicator(token)
+    assert (await comm.connect())[0]
+    await comm.send_json_to({"action": "subscribe", "topic": "pools"})
+    assert await comm.receive_json_from() == {"type": "subscribed", "topic": "pools"}
+    payload = {"type": "pools.changed", "topic": "pools", "seq": 3, "data": {"ids": [1, 2]}}
+    await get_channel_layer().group_send(POOLS_GROUP, {"type": "event.message", "payload": payload})
+    assert await comm.receive_json_from(timeout=3) == payload
+    await comm.send_json_to({"action": "subscribe", "topic": "pools:1"})  # no such topic
+    assert await comm.receive_json_from() == {
+        "type": "error", "topic": "pools:1", "detail": "unknown topic"
+    }  # fmt: skip
     await comm.disconnect()

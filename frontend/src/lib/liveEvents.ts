@@ -74,29 +74,92 @@ export function resync(client: QueryClient, tenant: string): void {
   void client.invalidateQueries({ queryKey: poolKeys.all });
 }
 
-/** Keeps one websocket open while the shell is mounted, subscribed to the current tenant. */
+/** Which pools changed (allocations, queue, holds, nodes), from any tenant's work. */
+export const POOLS_TOPIC = 'pools';
+/** The least time between two refetches of one pool's queries. */
+export const POOL_REFRESH_MS = 2_000;
+
+function changedPools(event: ServerEvent): number[] {
+  if (event.type !== 'pools.changed' || typeof event.data !== 'object' || event.data === null) {
+    return [];
+  }
+  const ids = (event.data as { ids?: unknown }).ids;
+  return Array.isArray(ids) ? ids.filter((id): id is number => typeof id === 'number') : [];
+}
+
+/**
+ * Refetches a pool's queries when the server says it changed, at most once per `gapMs` per
+ * pool: a busy cluster changes every scheduling cycle, and a refetch of a 10,000-GPU pool's
+ * topology is not free. A change inside the gap is not dropped: one refetch follows at its
+ * end, so the view always ends up current.
+ */
+export class PoolRefresher {
+  private readonly last = new Map<number, number>();
+  private readonly waiting = new Map<number, ReturnType<typeof setTimeout>>();
+
+  constructor(
+    private readonly client: QueryClient,
+    private readonly gapMs = POOL_REFRESH_MS,
+  ) {}
+
+  receive(event: ServerEvent): void {
+    for (const id of changedPools(event)) this.changed(id);
+  }
+
+  changed(id: number): void {
+    if (this.waiting.has(id)) return;
+    const wait = (this.last.get(id) ?? -Infinity) + this.gapMs - Date.now();
+    if (wait <= 0) {
+      this.refresh(id);
+      return;
+    }
+    this.waiting.set(
+      id,
+      setTimeout(() => {
+        this.waiting.delete(id);
+        this.refresh(id);
+      }, wait),
+    );
+  }
+
+  stop(): void {
+    this.waiting.forEach((timer) => {
+      clearTimeout(timer);
+    });
+    this.waiting.clear();
+  }
+
+  private refresh(id: number): void {
+    this.last.set(id, Date.now());
+    void this.client.invalidateQueries({ queryKey: poolKeys.one(id) });
+  }
+}
+
+/**
+ * Keeps one websocket open while the shell is mounted, subscribed to which pools changed and
+ * to the current tenant, if any (a platform admin may have none).
+ */
 export function useLiveEvents(tenant: string | null): void {
   const client = useQueryClient();
   useEffect(() => {
-    if (tenant === null) {
-      setConnection('idle');
-      return undefined;
-    }
-    const topic = `tenant:${tenant}`;
+    const pools = new PoolRefresher(client);
     const stream = new EventStream({
       url: eventsUrl(),
       onEvent: (event) => {
-        applyEvent(client, tenant, event);
+        if (event.topic === POOLS_TOPIC) pools.receive(event);
+        else if (tenant !== null) applyEvent(client, tenant, event);
       },
-      onResync: () => {
-        resync(client, tenant);
+      onResync: (topic) => {
+        if (topic === POOLS_TOPIC) void client.invalidateQueries({ queryKey: poolKeys.all });
+        else if (tenant !== null) resync(client, tenant);
       },
       onStateChange: setConnection,
     });
-    stream.setTopics([topic]);
+    stream.setTopics(tenant === null ? [POOLS_TOPIC] : [`tenant:${tenant}`, POOLS_TOPIC]);
     stream.start();
     return () => {
       stream.stop();
+      pools.stop();
     };
   }, [client, tenant]);
 }

@@ -9,6 +9,8 @@ export const jobKeys = {
 
 export const poolKeys = {
   all: ['pools'] as const,
+  /** Every query of one pool (its queue, its topology): what `pools.changed` refreshes. */
+  one: (id: number) => ['pools', id] as const,
   queue: (id: number) => ['pools', id, 'queue'] as const,
   topology: (id: number) => ['pools', id, 'topology'] as const,
 };

@@ -233,6 +233,37 @@ describe('cluster', () => {
     expect(await within(card).findByText('This pool has no nodes.')).toBeTruthy();
     expect(requests.some((r) => r.path === '/api/v1/pools/2/topology/')).toBe(true);
   });
+  it('refetches the topology when the events socket says its pool changed', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      ...TOPOLOGY_ROUTES,
+      'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
+    });
+    renderApp('/cluster');
+    const card = await screen.findByTestId('cluster-topology');
+    expect(await within(card).findByTestId('topology-free')).toBeTruthy();
+    const fetched = () => requests.filter((r) => r.path === '/api/v1/pools/1/topology/').length;
+    expect(fetched()).toBe(1);
+    // A platform admin works in no tenant, and still follows the pools.
+    const socket = FakeWebSocket.instances.find((s) => s.url.endsWith('/ws/v1/events/'));
+    if (socket === undefined) throw new Error('the console opened no events socket');
+    act(() => {
+      socket.open();
+    });
+    expect(socket.sent).toEqual([{ action: 'subscribe', topic: 'pools' }]);
+    act(() => {
+      socket.receive({ type: 'pools.changed', topic: 'pools', seq: 1, data: { ids: [2] } });
+    });
+    act(() => {
+      socket.receive({ type: 'pools.changed', topic: 'pools', seq: 2, data: { ids: [1, 2] } });
+    });
+    await waitFor(() => {
+      expect(fetched()).toBe(2);
+    });
+    // Another pool changing refetches nothing shown here.
+    expect(requests.some((r) => r.path === '/api/v1/pools/2/topology/')).toBe(false);
+  });
   it('shows the pool the address names, as the pools table links it', async () => {
     const { requests } = stubFetch({
       'GET /api/v1/auth/session/': sessionOf(ADMIN),

@@ -23,7 +23,8 @@ const STATES = Object.keys(NODE_COLORS) as NodeState[];
 /**
  * Where a large job can start: the pool's spine -> Scalable Unit -> leaf tree with one square
  * per node, wholly free nodes and stranded GPUs per domain, the largest whole-node gang that
- * could start now, and the queue by pending reason. Polled: the scheduler changes it by cycles.
+ * could start now, and the queue by pending reason. Live: refetched when the events socket
+ * says the pool changed (`usePoolTopology`).
  */
 export function TopologyCard() {
   const { t } = useTranslation();

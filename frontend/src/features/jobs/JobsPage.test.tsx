@@ -62,7 +62,10 @@ describe('jobs list', () => {
     act(() => {
       socket.open();
     });
-    expect(socket.sent).toEqual([{ action: 'subscribe', topic: 'tenant:vision' }]);
+    expect(socket.sent).toEqual([
+      { action: 'subscribe', topic: 'tenant:vision' },
+      { action: 'subscribe', topic: 'pools' },
+    ]);
     expect(screen.getByTestId('connection-indicator').textContent).toBe('Live');
 
     act(() => {
