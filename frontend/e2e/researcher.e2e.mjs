@@ -111,7 +111,7 @@ process.exitCode = await runScenario('researcher', async (page) => {
   await screenshot(page, 'researcher-jobs');
   // The same list in Chinese (the choice is remembered per browser, so switch back after).
   await page.locator('header').getByText('中文', { exact: true }).click();
-  await expectVisible(page.getByRole('heading', { name: '训练任务' }), 'the Chinese jobs page');
+  await expectVisible(page.getByRole('heading', { name: '作业' }), 'the Chinese jobs page');
   await screenshot(page, 'researcher-jobs-zh');
   await page.locator('header').getByText('EN', { exact: true }).click();
 

@@ -155,3 +155,28 @@ def test_spa_fallback_serves_the_dashboard_or_says_how_to_build_it() -> None:
     else:
         assert response.status_code == 503 and b"make run" in response.content
     assert APIClient().get("/api/v1/nope/").status_code == 404
+
+
+def test_pool_capacity_says_what_one_replica_can_ask_for(world: World, client_for) -> None:
+    pool = make_pool()
+    make_node(pool=pool, accelerator_count=8, accelerator_model="A800")
+    make_node(pool=pool, accelerator_count=4, accelerator_model="A800")
+    make_node(pool=pool, accelerator_count=16, accelerator_model="A800", is_spare=True)
+    body = client_for(world.user("a", Role.VIEWER)).get("/api/v1/pools/").json()
+    (row,) = [p for p in body if p["id"] == pool.pk]
+    assert row["capacity"] == [{"model": "A800", "vendor": "nvidia", "devices": 12, "per_node": 8}]
+
+
+def test_a_bad_job_name_is_told_the_rule(world: World, client_for) -> None:
+    pool = make_pool()
+    make_node(pool=pool)
+    body = {"name": "My Job #1", "kind": "training", "pool": pool.pk, "image": "pytorch:2.5",
+            "replica_groups": [{"name": "Worker", "replicas": 1, "accelerators": 8}]}  # fmt: skip
+    response = client_for(world.user("a", Role.MEMBER)).post(
+        "/api/v1/tenants/tenant-a/jobs/", body, format="json"
+    )
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    rule = "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
+    assert errors["name"] == [rule]
+    assert errors["replica_groups"] == {"0": {"name": [rule]}}

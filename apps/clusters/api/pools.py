@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import Max, QuerySet, Sum
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, viewsets
@@ -26,6 +26,9 @@ class CapacitySerializer(serializers.Serializer[Any]):
     model = serializers.CharField()
     vendor = serializers.CharField()
     devices = serializers.IntegerField(help_text="Accelerators of the non-spare nodes.")
+    per_node = serializers.IntegerField(
+        help_text="Accelerators of the largest such node: the most one replica can ask for."
+    )
 
 
 class PoolSerializer(serializers.ModelSerializer[ResourcePool]):
@@ -60,7 +63,7 @@ def capacity_by_pool() -> dict[int, list[dict[str, Any]]]:
     rows = (
         Node.objects.filter(is_spare=False, pool__isnull=False)
         .values("pool_id", "accelerator_model", "accelerator_vendor")
-        .annotate(total=Sum("accelerator_count"))
+        .annotate(total=Sum("accelerator_count"), per_node=Max("accelerator_count"))
         .order_by("pool_id", "accelerator_model")
     )
     out: dict[int, list[dict[str, Any]]] = {}
@@ -70,6 +73,7 @@ def capacity_by_pool() -> dict[int, list[dict[str, Any]]]:
                 "model": r["accelerator_model"],
                 "vendor": r["accelerator_vendor"],
                 "devices": r["total"],
+                "per_node": r["per_node"],
             }
         )
     return out

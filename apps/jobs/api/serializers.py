@@ -20,6 +20,10 @@ IMAGE_REF = re.compile(
     r"(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 )
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+# Names become Kubernetes object names: say the rule, not "does not match the pattern".
+NAME_RULE: dict[str, Any] = {
+    "invalid": "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
+}
 MAX_RUNTIME_S = 90 * 86400  # the longest runtime limit a job may declare
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit them
@@ -44,7 +48,7 @@ class RejectUnknownFields:
 
 
 class ReplicaGroupSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
-    name = serializers.RegexField(NAME, max_length=40)
+    name = serializers.RegexField(NAME, max_length=40, error_messages=NAME_RULE)
     replicas = serializers.IntegerField(min_value=1, max_value=4096, default=1)
     accelerators = serializers.IntegerField(min_value=0, max_value=16, default=0)
     accelerator_milli = serializers.IntegerField(min_value=0, max_value=999, default=0)
@@ -70,7 +74,7 @@ class TopologySerializer(RejectUnknownFields, serializers.Serializer[dict[str, A
 
 
 class VolumeSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
-    name = serializers.RegexField(NAME, max_length=40)
+    name = serializers.RegexField(NAME, max_length=40, error_messages=NAME_RULE)
     claim = serializers.RegexField(NAME, max_length=63)
     mount_path = serializers.RegexField(r"^/[^:]*$", max_length=200)
     read_only = serializers.BooleanField(default=False)  # type: ignore[assignment]  # API name
@@ -101,7 +105,7 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
     project = serializers.PrimaryKeyRelatedField(
         queryset=Project.objects.all(), required=False, allow_null=True
     )
-    name = serializers.RegexField(NAME, max_length=40)
+    name = serializers.RegexField(NAME, max_length=40, error_messages=NAME_RULE)
     priority = serializers.IntegerField(min_value=0, max_value=5, default=4)
     image = serializers.CharField(max_length=300, write_only=True)
     command = serializers.ListField(

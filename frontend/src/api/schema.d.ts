@@ -1728,6 +1728,8 @@ export interface components {
             /** @description Accelerators of the non-spare nodes. */
             devices: number;
             model: string;
+            /** @description Accelerators of the largest such node: the most one replica can ask for. */
+            per_node: number;
             vendor: string;
         };
         CapacityChange: {

@@ -15,3 +15,18 @@ export function NoTenantResult() {
     </Card>
   );
 }
+
+/** Shown instead of a form a viewer could fill in but never submit. */
+export function ReadOnlyResult() {
+  const { t } = useTranslation();
+  return (
+    <Card>
+      <Result
+        status="403"
+        title={t('common.readOnlyTitle')}
+        subTitle={t('common.readOnlyDescription')}
+        data-testid="read-only"
+      />
+    </Card>
+  );
+}

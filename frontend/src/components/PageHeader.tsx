@@ -31,7 +31,9 @@ export function PageHeader({ title, subtitle, extra }: Props) {
           </Typography.Text>
         )}
       </div>
-      {extra !== undefined && <div style={{ display: 'flex', gap: 12 }}>{extra}</div>}
+      {extra !== undefined && (
+        <div style={{ display: 'flex', flexWrap: 'wrap', gap: 12 }}>{extra}</div>
+      )}
     </div>
   );
 }

@@ -20,14 +20,14 @@ export const POOLS: Pool[] = [
     name: 'a800-train',
     cluster: 'sim-a800',
     description: '',
-    capacity: [{ model: 'A800', vendor: 'nvidia', devices: 128 }],
+    capacity: [{ model: 'A800', vendor: 'nvidia', devices: 128, per_node: 8 }],
   },
   {
     id: 2,
     name: 'ascend-infer',
     cluster: 'sim-a800',
     description: '',
-    capacity: [{ model: 'Ascend910B', vendor: 'huawei', devices: 32 }],
+    capacity: [{ model: 'Ascend910B', vendor: 'huawei', devices: 32, per_node: 8 }],
   },
 ];
 

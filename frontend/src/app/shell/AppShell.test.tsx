@@ -1,8 +1,9 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
+import { ADMIN, BOB, sessionOf } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
 import { ComingSoonPage } from '../ComingSoonPage';
 
@@ -41,20 +42,44 @@ describe('app shell', () => {
     ).toEqual([
       '概览',
       '集群',
-      '训练任务',
+      '作业',
       '开发环境',
       '推理服务',
       '实验',
       '配额与资源池',
-      '假设回放',
-      '节点健康',
-      '用量与成本',
+      '用量与费用',
       '设置',
     ]);
-    expect(screen.getByText('运行中任务')).toBeTruthy();
+    expect(screen.getByText('运行中作业')).toBeTruthy();
     expect(screen.getByText('刷新').closest('button')).not.toBeNull();
     expect(window.localStorage.getItem('zhisuan.language')).toBe('zh');
     expect(document.documentElement.lang).toBe('zh-CN');
+  });
+
+  it('offers each role only the areas it may use', async () => {
+    const links = async () =>
+      within(await screen.findByRole('navigation', { name: 'Main navigation' }))
+        .getAllByRole('link')
+        .map((link) => link.textContent);
+    const everyone = ['Overview', 'Cluster', 'Quotas & Pools', 'Settings'];
+    const tenantWork = ['Jobs', 'Notebooks', 'Inference', 'Experiments'];
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/overview/': { status: 200, body: OVERVIEW },
+    });
+    const member = renderApp('/overview');
+    expect((await links()).sort()).toEqual([...everyone, ...tenantWork].sort());
+    member.unmount();
+    cleanup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/overview/': { status: 200, body: OVERVIEW },
+    });
+    renderApp('/overview');
+    // A platform admin without a tenant: the operator's areas, no tenant's work.
+    expect((await links()).sort()).toEqual(
+      [...everyone, 'What-if', 'Health', 'Usage & Cost'].sort(),
+    );
   });
 
   it('shows a coming-soon page for areas not built yet', async () => {

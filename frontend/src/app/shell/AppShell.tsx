@@ -12,7 +12,7 @@ import { NoticeBell } from '../../features/governance/NoticeBell';
 import { TenantSwitcher } from '../../features/tenancy/TenantSwitcher';
 import { useTenant } from '../../features/tenancy/useTenant';
 import { useLiveEvents } from '../../lib/liveEvents';
-import { NAV_ITEMS, navItemFor, navLabel } from '../nav';
+import { NAV_ITEMS, navItemFor, navLabel, offered } from '../nav';
 import styles from './AppShell.module.css';
 import { UserMenu } from './UserMenu';
 
@@ -59,6 +59,12 @@ export function AppShell() {
         width={228}
         collapsedWidth={72}
         collapsed={collapsed}
+        // Phones and narrow windows get the icon rail (not remembered: a wide window later
+        // opens as the user left it).
+        breakpoint="md"
+        onBreakpoint={(narrow) => {
+          if (narrow) setCollapsed(true);
+        }}
         trigger={null}
         className={styles.sider}
         theme="dark"
@@ -78,7 +84,13 @@ export function AppShell() {
             mode="inline"
             selectedKeys={selected ? [selected.key] : []}
             className={styles.menu}
-            items={NAV_ITEMS.map((item) => ({
+            items={NAV_ITEMS.filter((item) =>
+              offered(item, {
+                hasTenant: tenant.slug !== null,
+                isTenantAdmin: tenant.isTenantAdmin,
+                isPlatformAdmin: tenant.isPlatformAdmin,
+              }),
+            ).map((item) => ({
               key: item.key,
               icon: item.icon,
               label: <Link to={item.path}>{navLabel(t, item.key)}</Link>,
@@ -94,7 +106,12 @@ export function AppShell() {
             icon={collapsed ? <MenuUnfoldOutlined /> : <MenuFoldOutlined />}
             aria-label={collapsed ? t('nav.expand') : t('nav.collapse')}
           />
-          <Space size={16} separator={<Divider orientation="vertical" />}>
+          <Space
+            size={16}
+            wrap
+            className={styles.tools}
+            separator={<Divider orientation="vertical" />}
+          >
             <ConnectionIndicator />
             {tenant.slug !== null && <NoticeBell key={tenant.slug} tenant={tenant.slug} />}
             <TenantSwitcher memberships={memberships} isPlatformAdmin={user.is_platform_admin} />

@@ -213,7 +213,7 @@ describe('cluster', () => {
       'A800: 8 GPUs in one leaf, 8 in one Scalable Unit, 8 in the pool',
     );
     const queue = within(card).getByTestId('topology-queue');
-    expect(queue.textContent).toContain('Queue: 3 jobs, 272 GPUs');
+    expect(queue.textContent).toContain('Queued jobs: 3 (272 GPUs) waiting on:');
     expect(within(queue).getByText('Draining nodes for it: 1')).toBeTruthy();
     const leaf0 = within(card).getByTestId('topology-leaf-leaf0');
     expect(leaf0.textContent).toContain('11 / 16 free · wholly free nodes: 1 · stranded: 3');

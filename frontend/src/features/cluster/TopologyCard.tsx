@@ -116,7 +116,10 @@ function Topology({ data }: { data: PoolTopology }) {
       <div data-testid="topology-queue">
         <Typography.Text strong>
           {t('cluster.topo_queue', { jobs: n(data.queue.jobs), gpus: n(data.queue.devices) })}
-        </Typography.Text>{' '}
+        </Typography.Text>
+        {data.queue.by_code.length > 0 && (
+          <Typography.Text type="secondary"> {t('cluster.topo_waitingOn')} </Typography.Text>
+        )}
         {data.queue.by_code.map((c) => (
           <Tag key={c.code || 'none'}>
             {t(`cluster.pending_${c.code || 'none'}`, { defaultValue: c.code })}: {n(c.jobs)}

@@ -7,6 +7,7 @@ import { api, type ApiError, unwrap } from '../../lib/api';
 import type { InferenceService, InferenceServiceSubmit } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import { usePools } from '../jobs/api';
+import { nameRules } from '../jobs/helpers';
 
 interface ServiceValues {
   name: string;
@@ -100,11 +101,7 @@ export function CreateServiceModal({ tenant, onClose }: { tenant: string; onClos
         }}
         onFinish={onFinish}
       >
-        <Form.Item
-          name="name"
-          label={t('inference.name')}
-          rules={[{ required: true, whitespace: true, message: t('submit.nameRequired') }]}
-        >
+        <Form.Item name="name" label={t('inference.name')} rules={nameRules(t)}>
           <Input placeholder="qwen-chat" />
         </Form.Item>
         <Form.Item

@@ -95,10 +95,11 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
               {t('jobDetail.back')}
             </Button>
             {canWrite && (
-              <Button
-                icon={<CopyOutlined />}
-                loading={clone.isPending}
-                onClick={() => {
+              <Popconfirm
+                title={t('jobDetail.cloneConfirm')}
+                okText={t('jobDetail.clone')}
+                cancelText={t('common.no')}
+                onConfirm={() => {
                   clone.mutate(data.id, {
                     onSuccess: (copy) => {
                       void message.success(t('jobDetail.cloned', { id: copy.id }));
@@ -108,8 +109,10 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                   });
                 }}
               >
-                {t('jobDetail.clone')}
-              </Button>
+                <Button icon={<CopyOutlined />} loading={clone.isPending}>
+                  {t('jobDetail.clone')}
+                </Button>
+              </Popconfirm>
             )}
             {canWrite && active && (
               <Popconfirm

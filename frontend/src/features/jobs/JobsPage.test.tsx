@@ -205,6 +205,75 @@ describe('submit wizard', () => {
     expect(screen.getByText('Enter a container image.')).toBeTruthy();
   });
 
+  it('says the name rule on the first step and what one node holds on the second', async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+    });
+    renderApp('/jobs/new');
+    await user.type(await screen.findByLabelText('Job name'), 'My Job #1');
+    await user.type(screen.getByLabelText('Container image'), 'pytorch:24.05');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    const rule =
+      "Lower-case letters, digits and '-', starting and ending with a letter or digit; at most 40 characters.";
+    expect(await screen.findByText(rule)).toBeTruthy();
+    expect(screen.getByLabelText('Job name')).toBeTruthy(); // still on the first step
+    await user.clear(screen.getByLabelText('Job name'));
+    await user.type(screen.getByLabelText('Job name'), 'my-job-1');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    fireEvent.mouseDown(await screen.findByRole('combobox', { name: 'Resource pool' }));
+    fireEvent.click(await screen.findByTitle('a800-train'));
+    await waitFor(() => {
+      fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Accelerator model' }));
+      expect(screen.getByTitle('A800 (128 in pool)')).toBeTruthy();
+    });
+    fireEvent.click(screen.getByTitle('A800 (128 in pool)'));
+    // 12 per replica is within the API's range but more than an 8-GPU node holds: said so,
+    // and the value is kept as typed rather than clamped.
+    const perReplica = screen.getByLabelText('Accelerators / replica');
+    await user.clear(perReplica);
+    await user.type(perReplica, '12');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(
+      await screen.findByText(
+        'A replica of worker asks for 12 accelerators; the largest A800 node in this pool has 8.',
+      ),
+    ).toBeTruthy();
+    expect((perReplica as HTMLInputElement).value).toBe('12');
+    await user.clear(perReplica);
+    await user.type(perReplica, '99');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('0 to 16 per replica.')).toBeTruthy();
+    expect((perReplica as HTMLInputElement).value).toBe('99');
+  });
+
+  it('shows a viewer no submit form, and asks before cloning a job', async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf({
+        ...BOB,
+        memberships: [{ tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'viewer' }],
+      }),
+    });
+    const viewer = renderApp('/jobs/new');
+    expect(await screen.findByText('Viewers cannot submit work')).toBeTruthy();
+    expect(screen.queryByLabelText('Job name')).toBeNull();
+    viewer.unmount();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: makeJob() },
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+    });
+    renderApp('/jobs/11');
+    await user.click(await screen.findByRole('button', { name: /Clone/ }));
+    expect(
+      await screen.findByText('Submit a copy of this job now, with the same settings?'),
+    ).toBeTruthy();
+    expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+  });
+
   it('submits the job and shows server field errors on the fields', async () => {
     const user = userEvent.setup();
     const { requests } = stubFetch({

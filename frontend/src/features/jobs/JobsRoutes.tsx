@@ -1,5 +1,5 @@
 import { Route, Routes } from 'react-router';
-import { NoTenantResult } from '../../components/NoTenantResult';
+import { NoTenantResult, ReadOnlyResult } from '../../components/NoTenantResult';
 import { useTenant } from '../tenancy/useTenant';
 import { JobDetailPage } from './JobDetailPage';
 import { JobsListPage } from './JobsListPage';
@@ -14,7 +14,13 @@ export function JobsRoutes() {
       <Route index element={<JobsListPage tenant={tenant.slug} canWrite={tenant.canWrite} />} />
       <Route
         path="new"
-        element={<SubmitJobPage tenant={tenant.slug} isTenantAdmin={tenant.isTenantAdmin} />}
+        element={
+          tenant.canWrite ? (
+            <SubmitJobPage tenant={tenant.slug} isTenantAdmin={tenant.isTenantAdmin} />
+          ) : (
+            <ReadOnlyResult />
+          )
+        }
       />
       <Route
         path=":id"

@@ -19,7 +19,7 @@ import { PageHeader } from '../../components/PageHeader';
 import type { JobSubmit, Pool } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import { formatDuration } from '../../lib/format';
-import { PRIORITIES, modelsOf } from './helpers';
+import { PRIORITIES, modelsOf, nameRules } from './helpers';
 import { usePools, useSubmitJob } from './api';
 import { useProjects } from '../projects/api';
 
@@ -125,6 +125,7 @@ export function SubmitJobPage({
   const pool = pools.data?.find((p) => p.id === poolId);
   const models = modelsOf(pool);
   const capacity = models.find((m) => m.model === model)?.devices;
+  const perNode = models.find((m) => m.model === model)?.perNode;
   const totalDevices = (groups ?? []).reduce(
     (sum, g) => sum + (g.replicas || 0) * (g.accelerators || 0),
     0,
@@ -196,14 +197,7 @@ export function SubmitJobPage({
           style={{ maxWidth: 760 }}
         >
           <div style={stepStyle(0)}>
-            <Form.Item
-              name="name"
-              label={t('submit.name')}
-              rules={[
-                { required: true, whitespace: true, message: t('submit.nameRequired') },
-                { max: 100, message: t('submit.nameTooLong') },
-              ]}
-            >
+            <Form.Item name="name" label={t('submit.name')} rules={nameRules(t)}>
               <Input placeholder="resnet50-ddp" />
             </Form.Item>
             <Form.Item name="project" label={t('projects.field')} extra={t('projects.fieldHint')}>
@@ -284,13 +278,7 @@ export function SubmitJobPage({
                       <Form.Item
                         name={[field.name, 'name']}
                         label={t('submit.groupName')}
-                        rules={[
-                          {
-                            required: true,
-                            whitespace: true,
-                            message: t('submit.groupNameRequired'),
-                          },
-                        ]}
+                        rules={nameRules(t, t('submit.groupNameRequired'))}
                       >
                         <Input style={{ width: 140 }} />
                       </Form.Item>
@@ -307,7 +295,7 @@ export function SubmitJobPage({
                           },
                         ]}
                       >
-                        <InputNumber min={1} max={512} />
+                        <InputNumber precision={0} />
                       </Form.Item>
                       <Form.Item
                         name={[field.name, 'accelerators']}
@@ -320,9 +308,25 @@ export function SubmitJobPage({
                             max: 16,
                             message: t('submit.acceleratorsRange'),
                           },
+                          {
+                            validator: async (_, asked: number | undefined) => {
+                              if (perNode !== undefined && asked !== undefined && asked > perNode) {
+                                const group = groups?.[field.name]?.name ?? '';
+                                throw new Error(
+                                  t('submit.overNode', {
+                                    group,
+                                    asked,
+                                    model: model ?? '',
+                                    perNode,
+                                  }),
+                                );
+                              }
+                              return Promise.resolve();
+                            },
+                          },
                         ]}
                       >
-                        <InputNumber min={0} max={16} />
+                        <InputNumber precision={0} />
                       </Form.Item>
                       <Form.Item
                         name={[field.name, 'cpu']}

@@ -1,3 +1,5 @@
+import type { FormRule } from 'antd';
+import type { TFunction } from 'i18next';
 import type { Job, JobKind, JobState, Pool } from '../../lib/apiTypes';
 
 export const JOB_STATES: JobState[] = [
@@ -26,9 +28,29 @@ export function devicesLabel(job: Pick<Job, 'requested_devices' | 'requested_mil
 }
 
 /** Accelerator models in a pool's capacity, for the model pickers. */
-export function modelsOf(pool: Pool | undefined): { model: string; devices: number }[] {
-  return (pool?.capacity ?? []).map((c) => ({ model: c.model, devices: c.devices }));
+export function modelsOf(
+  pool: Pool | undefined,
+): { model: string; devices: number; perNode: number }[] {
+  return (pool?.capacity ?? []).map((c) => ({
+    model: c.model,
+    devices: c.devices,
+    perNode: c.per_node,
+  }));
 }
 
 /** Pending codes that mean "not enough (well-placed) free GPUs", where the pool's state helps. */
 export const WAITING_ON_GPUS = new Set(['capacity', 'topology', 'reserved', 'held']);
+
+/** The API's rule for job, service and replica group names (they name Kubernetes objects). */
+export const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+
+/** A name field's rules, checked as it is typed rather than by the API at the end. */
+export function nameRules(
+  t: TFunction,
+  requiredMessage: string = t('submit.nameRequired'),
+): FormRule[] {
+  return [
+    { required: true, whitespace: true, message: requiredMessage },
+    { pattern: NAME_PATTERN, message: t('submit.namePattern') },
+  ];
+}

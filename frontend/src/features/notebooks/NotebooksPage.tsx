@@ -30,7 +30,7 @@ import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
-import { devicesLabel, modelsOf } from '../jobs/helpers';
+import { devicesLabel, modelsOf, nameRules } from '../jobs/helpers';
 import { useJobAction, useJobs, usePools, useSubmitJob } from '../jobs/api';
 import { useTenant } from '../tenancy/useTenant';
 
@@ -242,11 +242,7 @@ function CreateNotebook({ tenant, onClose }: { tenant: string; onClose: () => vo
         initialValues={{ flavor: 'jupyter', image: IMAGES.jupyter, share: 500, storage_gib: 20 }}
         onFinish={onFinish}
       >
-        <Form.Item
-          name="name"
-          label={t('submit.name')}
-          rules={[{ required: true, whitespace: true, message: t('submit.nameRequired') }]}
-        >
+        <Form.Item name="name" label={t('submit.name')} rules={nameRules(t)}>
           <Input placeholder="explore-data" />
         </Form.Item>
         <Form.Item name="flavor" label={t('notebooks.flavor')}>

@@ -97,6 +97,9 @@ export const en = {
     actions: 'Actions',
     noTenantTitle: 'No tenant selected',
     noTenantDescription: "This page shows a tenant's work. Join a tenant to use it.",
+    readOnlyTitle: 'Viewers cannot submit work',
+    readOnlyDescription:
+      'Your role in this tenant is viewer. Ask a tenant admin for the member role.',
     loading: 'Loading…',
     pageNumber: 'Page {{n}}',
     newer: 'Newer',
@@ -175,7 +178,8 @@ export const en = {
     stepReview: 'Review',
     name: 'Job name',
     nameRequired: 'Enter a job name.',
-    nameTooLong: 'At most 100 characters.',
+    namePattern:
+      "Lower-case letters, digits and '-', starting and ending with a letter or digit; at most 40 characters.",
     image: 'Container image',
     imageRequired: 'Enter a container image.',
     command: 'Command',
@@ -194,6 +198,8 @@ export const en = {
     replicasRange: '1 to 512 replicas.',
     acceleratorsPerReplica: 'Accelerators / replica',
     acceleratorsRange: '0 to 16 per replica.',
+    overNode:
+      'A replica of {{group}} asks for {{asked}} accelerators; the largest {{model}} node in this pool has {{perNode}}.',
     cpu: 'CPU cores',
     memory: 'Memory (GiB)',
     removeGroup: 'Remove group',
@@ -226,6 +232,7 @@ export const en = {
     back: 'Back',
     clone: 'Clone',
     cloned: 'Submitted copy #{{id}}',
+    cloneConfirm: 'Submit a copy of this job now, with the same settings?',
     cancel: 'Cancel job',
     cancelConfirm: 'Cancel this job? Running replicas are stopped.',
     pending: 'Waiting to be scheduled',
@@ -891,7 +898,8 @@ export const en = {
     topo_largest: 'Largest whole-node job that could start now:',
     topo_largestOf:
       '{{model}}: {{leaf}} GPUs in one leaf, {{unit}} in one Scalable Unit, {{pool}} in the pool',
-    topo_queue: 'Queue: {{jobs}} jobs, {{gpus}} GPUs',
+    topo_queue: 'Queued jobs: {{jobs}} ({{gpus}} GPUs)',
+    topo_waitingOn: 'waiting on:',
     topo_spine: 'Spine {{name}}',
     topo_unit: 'Scalable Unit {{name}}',
     topo_leaf: 'Leaf {{name}}',
