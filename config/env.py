@@ -44,6 +44,8 @@ DOCUMENTED: dict[str, str] = {
     "ZS_PROMETHEUS_URL": "Prometheus base URL when ZS_TELEMETRY_SOURCE=prometheus "
     "(default http://127.0.0.1:9090)",
     "ZS_TELEMETRY_SEED": "seed of the simulated GPU metrics (default 0)",
+    "ZS_CURRENCY": "ISO 4217 code of pool prices and costs, shown beside every amount "
+    "(default CNY)",
     "ZS_PUBLIC_URL": "base URL jobs use to reach the API (the SDK's ZS_API_URL; default "
     "http://127.0.0.1:8000)",
 }
@@ -108,6 +110,15 @@ def get_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError as exc:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def get_currency(name: str, default: str) -> str:
+    """A three-letter ISO 4217 currency code, upper-cased."""
+    _check(name)
+    raw = os.environ.get(name, "").strip() or default
+    if len(raw) != 3 or not raw.isascii() or not raw.isalpha():
+        raise ConfigError(f"{name} must be a three-letter ISO 4217 code such as CNY, got {raw!r}")
+    return raw.upper()
 
 
 def get_list(name: str, default: list[str]) -> list[str]:

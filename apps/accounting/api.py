@@ -7,6 +7,7 @@ import io
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -55,9 +56,9 @@ def _render(rows: list[Row], query: dict[str, Any], filename: str) -> Response |
     if query["export"] == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow([query["group_by"], "device_hours", "cost"])
+        writer.writerow([query["group_by"], "device_hours", "cost", "currency"])
         for row in rows:
-            writer.writerow([row.key, f"{row.device_hours:.6f}", f"{row.cost}"])
+            writer.writerow([row.key, f"{row.device_hours:.6f}", f"{row.cost}", settings.CURRENCY])
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
         return response

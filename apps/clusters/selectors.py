@@ -18,6 +18,12 @@ def clusters_with_counts() -> QuerySet[Cluster]:
     )
 
 
+def spare_accelerators() -> int:
+    """Accelerators held back on hot-spare nodes (not schedulable until substituted)."""
+    total = Node.objects.filter(is_spare=True).aggregate(n=Sum("accelerator_count"))["n"]
+    return int(total or 0)
+
+
 def accelerators_by_model() -> list[dict[str, object]]:
     """Schedulable accelerators (spares excluded) per model and vendor."""
     rows = (

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.clusters.models import Cluster, Node, ResourcePool
-from apps.clusters.selectors import accelerators_by_model
+from apps.clusters.selectors import accelerators_by_model, spare_accelerators
 from apps.core.viewsets import request_user
 from apps.jobs.selectors import job_counts
 from apps.tenancy.selectors import visible_tenants
@@ -28,7 +28,8 @@ class OverviewSerializer(serializers.Serializer[Any]):
     clusters = serializers.IntegerField()
     pools = serializers.IntegerField()
     nodes = serializers.IntegerField()
-    gpus = serializers.IntegerField()
+    gpus = serializers.IntegerField(help_text="Schedulable accelerators (hot spares apart).")
+    spare_gpus = serializers.IntegerField(help_text="Accelerators on hot-spare nodes.")
     gpus_by_model = ModelCountSerializer(many=True)
     jobs_running = serializers.IntegerField()
     jobs_pending = serializers.IntegerField()
@@ -48,6 +49,7 @@ class OverviewView(APIView):
             "pools": ResourcePool.objects.count(),
             "nodes": Node.objects.count(),
             "gpus": sum(int(str(row["count"])) for row in by_model),
+            "spare_gpus": spare_accelerators(),
             "gpus_by_model": by_model,
             "jobs_running": jobs["running"],
             "jobs_pending": jobs["pending"],

@@ -84,6 +84,7 @@ def test_overview_counts_real_capacity(world: World, client_for) -> None:
                 accelerator_vendor="huawei")  # fmt: skip
     body = client_for(world.user("a", Role.VIEWER)).get("/api/v1/overview/").json()
     assert body["gpus"] == 28  # spares are held back, not schedulable capacity
+    assert body["spare_gpus"] == 8  # ...and counted apart, so the cluster page's total adds up
     assert body["nodes"] == 5 and body["clusters"] == 1 and body["pools"] == 1
     assert body["tenants"] == 1
     assert body["gpus_by_model"] == [

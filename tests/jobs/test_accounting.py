@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 
 
-def test_gpu_hours_add_up_across_every_grouping(world, client_for, cluster, monkeypatch):
+def test_gpu_hours_add_up_across_every_grouping(world, client_for, cluster, monkeypatch, settings):
     clock = {"now": DAY}
     monkeypatch.setattr(timezone, "now", lambda: clock["now"])
 
@@ -98,6 +98,13 @@ def test_gpu_hours_add_up_across_every_grouping(world, client_for, cluster, monk
     assert cost(a_viewer, "tenant-a", a1) == {"device_hours": 80.0, "cost": "200.00", **price}
     assert cost(b_member, "tenant-b", b1) == {"device_hours": 48.0, "cost": "120.00", **price}
     assert cost(b_member, "tenant-b", b2) == {"device_hours": 24.0, "cost": "60.00", **price}
+
+    # The export names the configured currency on every row (amounts are plain decimals).
+    settings.CURRENCY = "EUR"
+    export = client_for(b_admin).get("/api/v1/tenants/tenant-b/usage/?group_by=job&export=csv")
+    lines = export.content.decode().splitlines()
+    assert lines[0] == "job,device_hours,cost,currency"
+    assert sorted(lines[1:]) == sorted([f"{b1},48.000000,120.00,EUR", f"{b2},24.000000,60.00,EUR"])
     foreign = client_for(b_member).get(f"/api/v1/tenants/tenant-b/jobs/{a1}/cost/")
     assert foreign.status_code == 404
     assert client_for(b_member).get(f"/api/v1/tenants/tenant-a/jobs/{a1}/cost/").status_code == 404
@@ -108,7 +115,7 @@ def test_usage_api_tenant_admin_csv_and_isolation(world: World, client_for, clus
     ok = admin.get("/api/v1/tenants/tenant-a/usage/?group_by=pool&export=csv")
     assert ok.status_code == 200
     assert ok["Content-Type"].startswith("text/csv")
-    assert ok.content.decode().splitlines() == ["pool,device_hours,cost"]
+    assert ok.content.decode().splitlines() == ["pool,device_hours,cost,currency"]
     assert (
         client_for(world.user("a", Role.MEMBER)).get("/api/v1/tenants/tenant-a/usage/").status_code
         == 403

@@ -33,6 +33,7 @@ class MembershipRefSerializer(serializers.ModelSerializer[Membership]):
 class SessionSerializer(serializers.Serializer[Any]):
     user = UserSerializer()
     memberships = MembershipRefSerializer(many=True)
+    currency = serializers.CharField(help_text="ISO 4217 code of prices and costs (ZS_CURRENCY).")
 
 
 class LoginSerializer(serializers.Serializer[Any]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.contrib.auth import authenticate, login, logout
 from django.db import transaction
 from django.db.models import QuerySet
@@ -35,7 +36,8 @@ log = logging.getLogger("zhisuan.auth")
 
 def session_payload(user: User) -> dict[str, object]:
     memberships = user.memberships.select_related("tenant").order_by("tenant__slug")
-    return dict(SessionSerializer({"user": user, "memberships": memberships}).data)
+    payload = {"user": user, "memberships": memberships, "currency": settings.CURRENCY}
+    return dict(SessionSerializer(payload).data)
 
 
 @method_decorator(ensure_csrf_cookie, name="dispatch")

@@ -2710,12 +2710,15 @@ export interface components {
         };
         Overview: {
             clusters: number;
+            /** @description Schedulable accelerators (hot spares apart). */
             gpus: number;
             gpus_by_model: components["schemas"]["ModelCount"][];
             jobs_pending: number;
             jobs_running: number;
             nodes: number;
             pools: number;
+            /** @description Accelerators on hot-spare nodes. */
+            spare_gpus: number;
             tenants: number;
         };
         PaginatedAlertList: {
@@ -3634,6 +3637,8 @@ export interface components {
             };
         };
         Session: {
+            /** @description ISO 4217 code of prices and costs (ZS_CURRENCY). */
+            currency: string;
             memberships: components["schemas"]["MembershipRef"][];
             user: components["schemas"]["User"];
         };

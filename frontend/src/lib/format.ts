@@ -47,6 +47,21 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
+/** An amount in `currency` (ISO 4217), e.g. "¥1,234.50" or "CN¥1,234.50" by locale. */
+export function formatMoney(
+  value: number,
+  language: Language,
+  currency: string,
+  digits = 2,
+): string {
+  return new Intl.NumberFormat(LOCALES[language], {
+    style: 'currency',
+    currency,
+    minimumFractionDigits: Math.min(2, digits),
+    maximumFractionDigits: digits,
+  }).format(value);
+}
+
 export function formatNumber(value: number, language: Language, digits = 1): string {
   return new Intl.NumberFormat(LOCALES[language], { maximumFractionDigits: digits }).format(value);
 }

@@ -3,11 +3,15 @@ import type { Job, Pool, PoolTopology, Session, TopologyNode } from '../lib/apiT
 export const BOB: Session = {
   user: { id: 3, username: 'bob', display_name: 'Bob', is_platform_admin: false },
   memberships: [{ tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'member' }],
+
+  currency: 'CNY',
 };
 
 export const ADMIN: Session = {
   user: { id: 1, username: 'admin', display_name: 'Platform Admin', is_platform_admin: true },
   memberships: [],
+
+  currency: 'CNY',
 };
 
 export function sessionOf(body: Session) {

@@ -36,6 +36,8 @@ export const ALICE: Session = {
     { tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'tenant_admin' },
     { tenant: { id: 2, slug: 'nlp', name: 'NLP Group' }, role: 'member' },
   ],
+
+  currency: 'CNY',
 };
 
 export const NOT_LOGGED_IN = {

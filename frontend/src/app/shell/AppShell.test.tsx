@@ -14,6 +14,7 @@ const OVERVIEW = {
   pools: 1,
   nodes: 2,
   gpus: 16,
+  spare_gpus: 0,
   gpus_by_model: [{ model: 'A100-SXM4-80GB', vendor: 'nvidia', count: 16 }],
   jobs_running: 0,
   jobs_pending: 0,

@@ -10,6 +10,7 @@ const OVERVIEW = {
   pools: 2,
   nodes: 16,
   gpus: 128,
+  spare_gpus: 0,
   gpus_by_model: [{ model: 'A800-SXM4-80GB', vendor: 'nvidia', count: 128 }],
   jobs_running: 5,
   jobs_pending: 2,

@@ -23,6 +23,11 @@ export function useSession() {
   });
 }
 
+/** The ISO 4217 code prices and costs are in (the server's ZS_CURRENCY). */
+export function useCurrency(): string {
+  return useSession().data?.currency ?? 'CNY';
+}
+
 export function useLogin() {
   const queryClient = useQueryClient();
   return useMutation<Session, ApiError, LoginBody>({

@@ -11,6 +11,7 @@ import {
   Row,
   Skeleton,
   Table,
+  Tag,
   Timeline,
   Typography,
 } from 'antd';
@@ -147,8 +148,15 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
             }
             description={
               <>
+                {data.pending_code !== '' && (
+                  // The category is translated; the scheduler's detail sentence (numbers,
+                  // names) comes from the server as written.
+                  <Tag data-testid="pending-code" data-code={data.pending_code}>
+                    {t(`cluster.pending_${data.pending_code}`, { defaultValue: data.pending_code })}
+                  </Tag>
+                )}
                 {data.pending_message !== ''
-                  ? `${data.pending_message}${data.pending_code ? ` (${data.pending_code})` : ''}`
+                  ? data.pending_message
                   : t('jobDetail.pendingNoReason')}
                 {WAITING_ON_GPUS.has(data.pending_code) && (
                   <PoolNow pool={data.pool} model={data.accelerator_model ?? null} />

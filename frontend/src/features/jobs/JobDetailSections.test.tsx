@@ -182,8 +182,8 @@ describe('job detail: curves, checkpoints and logs', () => {
     const usage = screen.getByTestId('job-usage');
     // What it cost: the GPU-hours it reserved at its pool's price.
     expect((await within(usage).findByTestId('usage-reserved')).textContent).toContain('16.5');
-    expect(within(usage).getByTestId('usage-cost').textContent).toContain('41.25');
-    expect(within(usage).getByTestId('usage-price').textContent).toContain('2.5');
+    expect(within(usage).getByTestId('usage-cost').textContent).toBe('CostCN¥41.25');
+    expect(within(usage).getByTestId('usage-price').textContent).toBe('Price per GPU-hourCN¥2.50');
     expect((await within(usage).findByTestId('usage-gpu-hours')).textContent).toContain('12.35');
     expect(within(usage).getByTestId('usage-util').textContent).toContain('81.3 %');
     expect(within(usage).getByTestId('usage-power').textContent).toContain('312 W');

@@ -396,7 +396,7 @@ describe('job detail', () => {
     const user = userEvent.setup();
     const queued = makeJob({
       queue_position: 3,
-      pending_code: 'insufficient_capacity',
+      pending_code: 'capacity',
       pending_message: 'Waiting for 16 A800 in a800-train',
     });
     const { requests } = stubFetch({
@@ -438,9 +438,8 @@ describe('job detail', () => {
     expect(within(pending).getByText('Position 3 in the queue')).toBeTruthy();
     // Never started: no GPU use to show (and no request for it: the stub would fail it).
     expect(screen.queryByTestId('job-usage')).toBeNull();
-    expect(
-      within(pending).getByText('Waiting for 16 A800 in a800-train (insufficient_capacity)'),
-    ).toBeTruthy();
+    expect(within(pending).getByText('Waiting for 16 A800 in a800-train')).toBeTruthy();
+    expect(within(pending).getByTestId('pending-code').textContent).toBe('Capacity');
     const timeline = await screen.findByTestId('job-timeline');
     expect(Array.from(timeline.querySelectorAll('strong'), (e) => e.textContent)).toEqual([
       'Submitted',

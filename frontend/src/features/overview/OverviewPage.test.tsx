@@ -11,6 +11,7 @@ const OVERVIEW = {
   pools: 5,
   nodes: 160,
   gpus: 1280,
+  spare_gpus: 16,
   gpus_by_model: [
     { model: 'A800-SXM4-80GB', vendor: 'nvidia', count: 1024 },
     { model: 'Ascend910B', vendor: 'huawei', count: 256 },
@@ -40,6 +41,7 @@ describe('overview', () => {
     expect(stat('stat-jobs-running')).toEqual({ text: '37', value: '37' });
     expect(stat('stat-jobs-pending')).toEqual({ text: '12', value: '12' });
     expect(screen.getByText('Resource pools: 5')).toBeTruthy();
+    expect(screen.getByText('Plus 16 on hot spares')).toBeTruthy();
 
     const rows = within(screen.getByTestId('gpu-model-table')).getAllByRole('row');
     expect(rows.map((row) => Array.from(row.children, (cell) => cell.textContent))).toEqual([
@@ -54,7 +56,15 @@ describe('overview', () => {
       'GET /api/v1/auth/session/': SESSION,
       'GET /api/v1/overview/': {
         status: 200,
-        body: { ...OVERVIEW, clusters: 0, pools: 0, nodes: 0, gpus: 0, gpus_by_model: [] },
+        body: {
+          ...OVERVIEW,
+          clusters: 0,
+          pools: 0,
+          nodes: 0,
+          gpus: 0,
+          spare_gpus: 0,
+          gpus_by_model: [],
+        },
       },
     });
     renderApp('/overview');

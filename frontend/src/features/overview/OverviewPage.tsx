@@ -62,6 +62,24 @@ function useStatLabel() {
   };
 }
 
+// The GPU card counts schedulable capacity only; the footnote names the spares so its total
+// reconciles with the cluster page, which lists every node.
+function useFootnote() {
+  const { t } = useTranslation();
+  const language = currentLanguage();
+  return (key: StatKey, data: Overview): string | undefined => {
+    if (key === 'clusters') {
+      return t('overview.poolsCount', { value: formatInteger(data.pools, language) });
+    }
+    if (key === 'gpus') {
+      return data.spare_gpus > 0
+        ? t('overview.sparesCount', { value: formatInteger(data.spare_gpus, language) })
+        : t('overview.schedulable');
+    }
+    return undefined;
+  };
+}
+
 function GpuBreakdown({ data }: { data: Overview }) {
   const { t } = useTranslation();
   if (data.clusters === 0) {
@@ -104,6 +122,7 @@ export function OverviewPage() {
   const language = currentLanguage();
   const overview = useOverview();
   const statLabel = useStatLabel();
+  const footnoteOf = useFootnote();
   const data = overview.data;
 
   return (
@@ -145,11 +164,7 @@ export function OverviewPage() {
                   icon={stat.icon}
                   accent={stat.accent}
                   loading={overview.isPending}
-                  footnote={
-                    stat.key === 'clusters' && data
-                      ? t('overview.poolsCount', { value: formatInteger(data.pools, language) })
-                      : undefined
-                  }
+                  footnote={data ? footnoteOf(stat.key, data) : undefined}
                 />
               </Col>
             ))}

@@ -3,7 +3,8 @@ import { Card, Col, Row, Skeleton, Statistic, Typography } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { api, unwrap } from '../../lib/api';
-import { formatNumber } from '../../lib/format';
+import { useCurrency } from '../auth/api';
+import { formatMoney, formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { TelemetryHistoryCard } from './TelemetryHistoryCard';
 
@@ -24,6 +25,7 @@ export function JobUsageSection({
 }) {
   const { t } = useTranslation();
   const language = currentLanguage();
+  const currency = useCurrency();
   const cost = useQuery({
     queryKey: ['jobs', tenant, jobId, 'cost'],
     queryFn: ({ signal }) =>
@@ -61,8 +63,12 @@ export function JobUsageSection({
     billing = (
       <Row gutter={[16, 16]} style={{ marginBottom: 16 }}>
         {stat('reserved', t('telemetry.reservedHours'), n(c.device_hours, 2))}
-        {stat('cost', t('telemetry.cost'), n(Number(c.cost), 2))}
-        {stat('price', t('telemetry.price'), n(Number(c.price_per_device_hour), 4))}
+        {stat('cost', t('telemetry.cost'), formatMoney(Number(c.cost), language, currency))}
+        {stat(
+          'price',
+          t('telemetry.price'),
+          formatMoney(Number(c.price_per_device_hour), language, currency, 4),
+        )}
       </Row>
     );
   }

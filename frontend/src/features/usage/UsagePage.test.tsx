@@ -26,11 +26,12 @@ describe('usage and cost', () => {
     await within(await screen.findByTestId('usage-table')).findByText('llm');
     expect(rowTexts('usage-table')).toEqual([
       ['Project', 'GPU-hours', 'Share', 'Cost'],
-      ['llm', '30', '75%', '60'],
-      ['vision', '10', '25%', '20'],
+      // Amounts carry the server's currency (the session says CNY).
+      ['llm', '30', '75%', 'CN¥60.00'],
+      ['vision', '10', '25%', 'CN¥20.00'],
     ]);
     expect(screen.getByTestId('usage-total-hours').textContent).toContain('40');
-    expect(screen.getByTestId('usage-total-cost').textContent).toContain('80');
+    expect(screen.getByTestId('usage-total-cost').textContent).toBe('CostCN¥80.00');
 
     // One report for the table plus one per day for the chart (the API does not bin by time).
     const usage = requests.filter((r) => r.path === '/api/v1/tenants/vision/usage/');

@@ -20,8 +20,9 @@ import { useSearchParams } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
-import { formatNumber, formatShare } from '../../lib/format';
+import { formatMoney, formatNumber, formatShare } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
+import { useCurrency } from '../auth/api';
 import { useTenant } from '../tenancy/useTenant';
 import { useUsage, useUsageOverTime } from './api';
 import {
@@ -87,6 +88,7 @@ function UsageReport({
 }) {
   const { t } = useTranslation();
   const language = currentLanguage();
+  const currency = useCurrency();
   const [params, setParams] = useSearchParams();
 
   const scope: Scope =
@@ -221,7 +223,7 @@ function UsageReport({
           <Card size="small">
             <Statistic
               title={t('usage.totalCost')}
-              value={totals.isPending ? '—' : formatNumber(totalCost, language, 2)}
+              value={totals.isPending ? '—' : formatMoney(totalCost, language, currency)}
               data-testid="usage-total-cost"
             />
           </Card>
@@ -248,7 +250,7 @@ function UsageReport({
               )}
               cost={perBucket.map(bucketCost)}
               hoursName={t('usage.hours')}
-              costName={t('usage.cost')}
+              costName={`${t('usage.cost')} (${currency})`}
               label={t('usage.chartLabel', { group: t(`usage.group.${groupBy}`) })}
             />
           </Suspense>
@@ -285,7 +287,7 @@ function UsageReport({
               title: t('usage.cost'),
               dataIndex: 'cost',
               align: 'right',
-              render: (c: string) => formatNumber(Number(c), language, 2),
+              render: (c: string) => formatMoney(Number(c), language, currency),
             },
           ]}
         />
