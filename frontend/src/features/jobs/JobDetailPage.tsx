@@ -27,6 +27,8 @@ import { currentLanguage } from '../../lib/i18n';
 import { devicesLabel, WAITING_ON_GPUS } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
+import { EventDetail, StateReason } from './JobReasons';
+import { reasonLabel } from './reasons';
 import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
@@ -206,7 +208,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 {formatDateTime(data.finished_at, language)}
               </Descriptions.Item>
               <Descriptions.Item label={t('jobDetail.reason')}>
-                {data.state_reason || '—'}
+                <StateReason job={data} events={events.data} />
               </Descriptions.Item>
             </Descriptions>
           </Card>
@@ -254,18 +256,12 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                           ? t(`jobState.${e.to_state as Job['state']}`, {
                               defaultValue: e.to_state,
                             })
-                          : e.reason}
+                          : reasonLabel(t, e.reason)}
                       </Typography.Text>{' '}
                       <Typography.Text type="secondary">
                         {formatDateTime(e.created_at, language)}
                       </Typography.Text>
-                      {(e.message || e.reason) && (
-                        <div>
-                          <Typography.Text type="secondary">
-                            {e.message || e.reason}
-                          </Typography.Text>
-                        </div>
-                      )}
+                      <EventDetail event={e} />
                     </div>
                   ),
                 }))}

@@ -1,0 +1,62 @@
+import { render, screen } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import type { JobEvent } from '../../lib/apiTypes';
+import { setLanguage } from '../../lib/i18n';
+import { makeJob } from '../../test/fixtures';
+import { EventDetail, StateReason } from './JobReasons';
+
+function event(overrides: Partial<JobEvent>): JobEvent {
+  return {
+    id: 1,
+    created_at: '2026-11-30T00:00:00Z',
+    from_state: '',
+    to_state: '',
+    reason: '',
+    message: '',
+    ...overrides,
+  };
+}
+
+const REQUEUED = event({
+  id: 3,
+  from_state: 'preempted',
+  to_state: 'queued',
+  reason: 'Requeued',
+  message: 'after preemption',
+});
+
+describe('job reasons', () => {
+  it('translates the reason and keeps the server message as written', async () => {
+    await setLanguage('zh');
+    render(<EventDetail event={REQUEUED} />);
+    expect(screen.getByText('重新排队 · after preemption')).toBeTruthy();
+  });
+
+  it('leaves out a reason that only repeats the state heading it', () => {
+    const running = event({ to_state: 'running', reason: 'Running', message: 'pods ready' });
+    render(<EventDetail event={running} />);
+    expect(screen.getByText('pods ready')).toBeTruthy();
+    expect(screen.queryByText(/Running/)).toBeNull();
+  });
+
+  it('shows a reason this build does not know as sent', () => {
+    const odd = event({ to_state: 'failed', reason: 'OperatorKilled', message: 'by hand' });
+    render(<EventDetail event={odd} />);
+    expect(screen.getByText('OperatorKilled · by hand')).toBeTruthy();
+  });
+
+  it('explains the current state from the event that brought the job there', () => {
+    const job = makeJob({ state: 'queued', state_reason: 'after preemption' });
+    const earlier = event({ id: 1, to_state: 'queued', reason: 'Submitted', message: 'x' });
+    render(<StateReason job={job} events={[earlier, REQUEUED]} />);
+    expect(screen.getByTestId('state-reason').textContent).toBe(
+      'Back in the queue · after preemption',
+    );
+  });
+
+  it('falls back to the server text while the events load', () => {
+    const job = makeJob({ state: 'failed', state_reason: 'XID 79; no retries left' });
+    render(<StateReason job={job} events={undefined} />);
+    expect(screen.getByText('XID 79; no retries left')).toBeTruthy();
+  });
+});

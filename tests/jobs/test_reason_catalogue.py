@@ -1,0 +1,54 @@
+"""Every reason the server records on a job event has a label in the dashboard's catalogue
+(frontend/src/features/jobs/reasons.ts and both languages), so a new one cannot ship
+untranslated."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The calls that write JobEvent.reason (apps/jobs/services.py) and the model itself.
+WRITERS = {"transition", "record_event", "JobEvent"}
+
+
+def _called(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        if func.attr == "create" and isinstance(func.value, ast.Attribute):
+            # JobEvent.objects.create(...)
+            owner = func.value.value
+            return owner.id if isinstance(owner, ast.Name) else ""
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def recorded_reasons() -> set[str]:
+    found: set[str] = set()
+    for path in (ROOT / "apps").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and _called(node) in WRITERS:
+                for kw in node.keywords:
+                    if kw.arg == "reason" and isinstance(kw.value, ast.Constant):
+                        found.add(str(kw.value.value))
+    return found
+
+
+def catalogue(path: str, block: str) -> set[str]:
+    text = (ROOT / path).read_text()
+    body = re.search(rf"{block}[^\[{{]*[\[{{](.*?)[\]}}]", text, re.S)
+    assert body, f"{block} not found in {path}"
+    # One entry per line: `  'Code',` in the list, `    Code: 'label',` in the translations.
+    return set(re.findall(r"^\s+'?([A-Z]\w+)'?[,:]", body.group(1), re.M))
+
+
+def test_every_recorded_reason_is_in_the_dashboard_catalogue() -> None:
+    reasons = recorded_reasons()
+    # The scan finds the writers (a broken scan would pass vacuously).
+    assert {"Submitted", "Requeued", "NodeFault", "IdleStopped", "RuntimeLimitSoon"} <= reasons
+    listed = catalogue("frontend/src/features/jobs/reasons.ts", "JOB_REASONS =")
+    assert reasons - listed == set(), "add these to JOB_REASONS and the jobReason labels"
+    for language in ("en", "zh"):
+        labels = catalogue(f"frontend/src/lib/i18n/{language}.ts", "jobReason:")
+        assert labels == listed, f"{language}.ts jobReason differs from JOB_REASONS"
