@@ -1,18 +1,35 @@
-import { Card, Result } from 'antd';
+import { Card, Result, type ResultProps } from 'antd';
 import { useTranslation } from 'react-i18next';
+
+/** A page's whole body when the user may not use it here: why, and what to do instead. */
+export function NoticeResult({
+  status,
+  title,
+  subTitle,
+  testId,
+}: {
+  status: ResultProps['status'];
+  title: string;
+  subTitle: string;
+  testId: string;
+}) {
+  return (
+    <Card>
+      <Result status={status} title={title} subTitle={subTitle} data-testid={testId} />
+    </Card>
+  );
+}
 
 /** Shown on tenant pages to a user who works in no tenant (a platform admin, typically). */
 export function NoTenantResult() {
   const { t } = useTranslation();
   return (
-    <Card>
-      <Result
-        status="info"
-        title={t('common.noTenantTitle')}
-        subTitle={t('common.noTenantDescription')}
-        data-testid="no-tenant"
-      />
-    </Card>
+    <NoticeResult
+      status="info"
+      title={t('common.noTenantTitle')}
+      subTitle={t('common.noTenantDescription')}
+      testId="no-tenant"
+    />
   );
 }
 
@@ -20,13 +37,11 @@ export function NoTenantResult() {
 export function ReadOnlyResult() {
   const { t } = useTranslation();
   return (
-    <Card>
-      <Result
-        status="403"
-        title={t('common.readOnlyTitle')}
-        subTitle={t('common.readOnlyDescription')}
-        data-testid="read-only"
-      />
-    </Card>
+    <NoticeResult
+      status="403"
+      title={t('common.readOnlyTitle')}
+      subTitle={t('common.readOnlyDescription')}
+      testId="read-only"
+    />
   );
 }

@@ -54,14 +54,17 @@ function telemetrySocket(): FakeWebSocket {
   return socket;
 }
 
+// A platform admin's cluster page: session, topology, telemetry snapshot, no history yet.
+const ADMIN_ROUTES = {
+  'GET /api/v1/auth/session/': sessionOf(ADMIN),
+  ...TOPOLOGY_ROUTES,
+  'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
+  'GET /api/v1/telemetry/history/': NO_HISTORY,
+};
+
 describe('cluster', () => {
   it('shows the summary and the heatmap of every GPU for a platform admin', async () => {
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      ...TOPOLOGY_ROUTES,
-      'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
-      'GET /api/v1/telemetry/history/': NO_HISTORY,
-    });
+    const { requests } = stubFetch(ADMIN_ROUTES);
     renderApp('/cluster');
     expect((await screen.findByTestId('heatmap-caption')).textContent).toBe('2 nodes, 3 GPUs');
     expect(
@@ -234,12 +237,7 @@ describe('cluster', () => {
     expect(requests.some((r) => r.path === '/api/v1/pools/2/topology/')).toBe(true);
   });
   it('refetches the topology when the events socket says its pool changed', async () => {
-    const { requests } = stubFetch({
-      'GET /api/v1/auth/session/': sessionOf(ADMIN),
-      ...TOPOLOGY_ROUTES,
-      'GET /api/v1/telemetry/snapshot/': { status: 200, body: FRAME },
-      'GET /api/v1/telemetry/history/': NO_HISTORY,
-    });
+    const { requests } = stubFetch(ADMIN_ROUTES);
     renderApp('/cluster');
     const card = await screen.findByTestId('cluster-topology');
     expect(await within(card).findByTestId('topology-free')).toBeTruthy();

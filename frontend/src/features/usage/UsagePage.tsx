@@ -5,7 +5,6 @@ import {
   Col,
   DatePicker,
   Empty,
-  Result,
   Row,
   Segmented,
   Select,
@@ -17,6 +16,7 @@ import dayjs, { type Dayjs } from 'dayjs';
 import { lazy, Suspense } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
+import { NoticeResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
@@ -57,14 +57,12 @@ export function UsagePage() {
     return (
       <>
         <PageHeader title={t('usage.title')} subtitle={t('usage.subtitle')} />
-        <Card>
-          <Result
-            status="info"
-            title={t('usage.adminsOnly')}
-            subTitle={t('usage.adminsOnlyHint')}
-            data-testid="usage-forbidden"
-          />
-        </Card>
+        <NoticeResult
+          status="info"
+          title={t('usage.adminsOnly')}
+          subTitle={t('usage.adminsOnlyHint')}
+          testId="usage-forbidden"
+        />
       </>
     );
   }
