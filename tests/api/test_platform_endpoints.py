@@ -172,7 +172,8 @@ def test_a_bad_job_name_is_told_the_rule(world: World, client_for) -> None:
     pool = make_pool()
     make_node(pool=pool)
     body = {"name": "My Job #1", "kind": "training", "pool": pool.pk, "image": "pytorch:2.5",
-            "replica_groups": [{"name": "Worker", "replicas": 1, "accelerators": 8}]}  # fmt: skip
+            "replica_groups": [{"name": "Worker", "replicas": 1, "accelerators": 8}],
+            "volumes": [{"name": "data", "claim": "Team_X", "mount_path": "data:ro"}]}  # fmt: skip
     response = client_for(world.user("a", Role.MEMBER)).post(
         "/api/v1/tenants/tenant-a/jobs/", body, format="json"
     )
@@ -181,3 +182,7 @@ def test_a_bad_job_name_is_told_the_rule(world: World, client_for) -> None:
     rule = "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
     assert errors["name"] == [rule]
     assert errors["replica_groups"] == {"0": {"name": [rule]}}
+    assert errors["volumes"] == {"0": {
+        "claim": [f"A claim name: {rule}"],
+        "mount_path": ["An absolute path inside the container, without ':'."],
+    }}  # fmt: skip

@@ -99,6 +99,21 @@ def test_validation_is_a_400_with_field_errors(world: World, client_for: Client)
     response = client.post(URL.format("tenant-a"), payload(pool.pk, min_replicas=0), format="json")
     assert response.status_code == 400
     assert set(response.json()["errors"]) == {"scale_to_zero"}
+    # A misspelt setting is refused, not deployed with the default; a bad name says the rule.
+    typo = payload(pool.pk, max_replica=8, gpus=2, name="Bad_Name")
+    response = client.post(URL.format("tenant-a"), typo, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "max_replica": ["Unknown field; it cannot be set on an inference service."],
+        "gpus": ["Unknown field; it cannot be set on an inference service."],
+    }
+    typo.pop("max_replica"), typo.pop("gpus")
+    response = client.post(URL.format("tenant-a"), typo, format="json")
+    assert response.json()["errors"] == {
+        "name": [
+            "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
+        ]
+    }
     assert InferenceService.objects.count() == 0
     assert Job.objects.count() == 0
 
@@ -228,3 +243,34 @@ def test_the_autoscaler_command_runs_the_tick_for_running_services(world: World)
     call_command("inference_autoscaler", ticks=2, interval=0.01)
     assert service.pk in services._RUNTIME  # the loop stepped the service's scaler
     services._RUNTIME.pop(service.pk, None)
+
+
+def test_a_cancelled_service_reports_no_replicas(world: World, client_for: Client) -> None:
+    service = _service(world)
+    InferenceService.objects.filter(pk=service.pk).update(
+        desired_replicas=4, ready_replicas=2, loading_replicas=2, panic=True
+    )
+    client = client_for(world.user("a", Role.MEMBER))
+    url = f"{URL.format('tenant-a')}{service.pk}/"
+    running = client.get(url).json()
+    assert (running["desired_replicas"], running["ready_replicas"]) == (4, 2)
+    cancel = client.post(f"/api/v1/tenants/tenant-a/jobs/{service.job.pk}/cancel/")
+    assert cancel.status_code == 200, cancel.json()
+    after = client.get(url).json()
+    assert after["state"] == "cancelled"
+    counts = ("desired_replicas", "ready_replicas", "loading_replicas", "panic")
+    assert {key: after[key] for key in counts} == dict.fromkeys(counts, 0)
+
+
+def test_path_and_uri_errors_say_what_is_expected(world: World, client_for: Client) -> None:
+    pool = make_pool()
+    make_node(pool=pool)
+    client = client_for(world.user("a", Role.MEMBER))
+    bad = payload(pool.pk, model_uri="ftp:/x", readiness_path="health")
+    errors = client.post(URL.format("tenant-a"), bad, format="json").json()["errors"]
+    assert errors == {
+        "model_uri": [
+            "A URI with scheme s3, gs, pvc, hf, oss, http or https, or an absolute path."
+        ],
+        "readiness_path": ["An HTTP path starting with '/' (letters, digits and . _ ~ / -)."],
+    }

@@ -14,15 +14,28 @@ from apps.inference.models import (
     TargetMetric,
     TrafficSample,
 )
-from apps.jobs.api.serializers import IMAGE_REF, NAME
-from apps.tenancy.models import ADMIN_ROLES
+from apps.jobs.api.serializers import (
+    IMAGE_REF,
+    NAME,
+    NAME_RULE,
+    RejectUnknownFields,
+    priority_error,
+)
+from apps.jobs.models import TERMINAL
 
 PATH = r"^/[A-Za-z0-9._~/-]*$"
+PATH_RULE: dict[str, Any] = {
+    "invalid": "An HTTP path starting with '/' (letters, digits and . _ ~ / -)."
+}
 HARD_MAX_REPLICAS = 512
 
 
-class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
-    name = serializers.RegexField(NAME, max_length=40, source="job.name")
+class InferenceServiceSerializer(
+    RejectUnknownFields, serializers.ModelSerializer[InferenceService]
+):
+    # A misspelt setting (max_replica, gpus) must not deploy with the defaults instead.
+    unknown_field = "Unknown field; it cannot be set on an inference service."
+    name = serializers.RegexField(NAME, max_length=40, source="job.name", error_messages=NAME_RULE)
     pool = serializers.PrimaryKeyRelatedField(
         queryset=ResourcePool.objects.all(), source="job.pool"
     )
@@ -30,7 +43,13 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
     state = serializers.CharField(source="job.state", read_only=True)
     job = serializers.IntegerField(source="job.pk", read_only=True)
     runtime_image = serializers.CharField(max_length=300, default=DEFAULT_RUNTIME_IMAGE)
-    model_uri = serializers.RegexField(r"^(s3|gs|pvc|hf|oss|https?)://\S+$|^/\S*$", max_length=500)
+    model_uri = serializers.RegexField(
+        r"^(s3|gs|pvc|hf|oss|https?)://\S+$|^/\S*$",
+        max_length=500,
+        error_messages={
+            "invalid": "A URI with scheme s3, gs, pvc, hf, oss, http or https, or an absolute path."
+        },
+    )
     port = serializers.IntegerField(min_value=1, max_value=65535, default=8000)
     accelerators = serializers.IntegerField(min_value=0, max_value=16, default=1)
     accelerator_milli = serializers.IntegerField(min_value=0, max_value=999, default=0)
@@ -51,8 +70,12 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
     )  # fmt: skip
     max_surge = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=1)
     max_unavailable = serializers.IntegerField(min_value=0, max_value=HARD_MAX_REPLICAS, default=0)
-    readiness_path = serializers.RegexField(PATH, max_length=200, default="/health")
-    liveness_path = serializers.RegexField(PATH, max_length=200, default="/health")
+    readiness_path = serializers.RegexField(
+        PATH, max_length=200, default="/health", error_messages=PATH_RULE
+    )
+    liveness_path = serializers.RegexField(
+        PATH, max_length=200, default="/health", error_messages=PATH_RULE
+    )
     probe_initial_delay_s = serializers.IntegerField(min_value=0, max_value=3600, default=30)
     probe_period_s = serializers.IntegerField(min_value=1, max_value=300, default=10)
 
@@ -72,6 +95,14 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
             "updated_at",
         ]  # fmt: skip
 
+    def to_representation(self, instance: InferenceService) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        if instance.job.state in TERMINAL:
+            # The stored counts are the last the autoscaler saw; a service whose job ended
+            # (cancelled, failed) runs no replicas whatever they said.
+            data.update(desired_replicas=0, ready_replicas=0, loading_replicas=0, panic=False)
+        return data
+
     def validate_runtime_image(self, value: str) -> str:
         if not IMAGE_REF.match(value):
             raise serializers.ValidationError(f"{value!r} is not a valid image reference.")
@@ -79,8 +110,9 @@ class InferenceServiceSerializer(serializers.ModelSerializer[InferenceService]):
 
     def validate_priority(self, value: int) -> int:
         view = self.context.get("view")
-        if value <= 2 and view is not None and view.role not in ADMIN_ROLES:
-            raise serializers.ValidationError("Only tenant admins can submit P0-P2.")
+        error = priority_error(value, view.role) if view is not None else None
+        if error:
+            raise serializers.ValidationError(error)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

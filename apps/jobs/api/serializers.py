@@ -29,6 +29,13 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit them
 
 
+def priority_error(priority: int, role: str | None) -> str | None:
+    """Why this role may not submit at this priority, or None when it may."""
+    if priority <= HIGH_PRIORITY and role not in ADMIN_ROLES:
+        return f"P{priority} may preempt other work; only tenant admins can submit P0-P2."
+    return None
+
+
 class RejectUnknownFields:
     """A 400 for keys the serializer does not declare. Silently dropping them would let a spec
     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
@@ -36,14 +43,13 @@ class RejectUnknownFields:
     (``state``, ``owner``...) stay ignored, so a job read back can be posted again."""
 
     fields: Any
+    unknown_field = "Unknown field; it cannot be set on a job."
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(str(key) for key in data if key not in self.fields)
             if unknown:
-                raise serializers.ValidationError(
-                    {key: ["Unknown field; it cannot be set on a job."] for key in unknown}
-                )
+                raise serializers.ValidationError({key: [self.unknown_field] for key in unknown})
         return super().to_internal_value(data)  # type: ignore[misc]
 
 
@@ -75,8 +81,14 @@ class TopologySerializer(RejectUnknownFields, serializers.Serializer[dict[str, A
 
 class VolumeSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     name = serializers.RegexField(NAME, max_length=40, error_messages=NAME_RULE)
-    claim = serializers.RegexField(NAME, max_length=63)
-    mount_path = serializers.RegexField(r"^/[^:]*$", max_length=200)
+    claim = serializers.RegexField(
+        NAME, max_length=63, error_messages={"invalid": f"A claim name: {NAME_RULE['invalid']}"}
+    )
+    mount_path = serializers.RegexField(
+        r"^/[^:]*$",
+        max_length=200,
+        error_messages={"invalid": "An absolute path inside the container, without ':'."},
+    )
     read_only = serializers.BooleanField(default=False)  # type: ignore[assignment]  # API name
 
 
@@ -192,11 +204,23 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
 
     def validate_priority(self, value: int) -> int:
         view = self.context.get("view")
-        if value <= HIGH_PRIORITY and view is not None and view.role not in ADMIN_ROLES:
-            raise serializers.ValidationError(
-                f"P{value} may preempt other work; only tenant admins can submit P0-P2."
-            )
+        error = priority_error(value, view.role) if view is not None else None
+        if error:
+            raise serializers.ValidationError(error)
         return value
+
+    @classmethod
+    def clone_errors(cls, job: Job, role: str | None) -> dict[str, list[str]]:
+        """What submitting this job again, as it stands, would be refused for: a copy goes
+        through the rules a new submission meets (its priority for the caller's role, the
+        pool as it is now), not around them."""
+        errors: dict[str, list[str]] = {}
+        error = priority_error(job.priority, role)
+        if error:
+            errors["priority"] = [f"{error} Submit a copy at P3 or lower instead."]
+        models = job.spec.get("accelerator_models") or [""]
+        errors.update(cls._check_capacity(job.pool, models[0], job.spec.get("replica_groups", [])))
+        return errors
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         kind = attrs.get("kind")

@@ -89,7 +89,11 @@ class JobViewSet(TenantScopedViewSet[Job]):
     @action(detail=True, methods=["post"])
     @transaction.atomic
     def clone(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        job = services.clone_job(job=self.get_object(), actor=request_user(request))
+        source = self.get_object()
+        errors = JobSerializer.clone_errors(source, self.role)
+        if errors:
+            raise ValidationError(errors)
+        job = services.clone_job(job=source, actor=request_user(request))
         audit.record(
             actor=request_user(request),
             action=AuditAction.CREATE,

@@ -2131,6 +2131,12 @@ export interface components {
             /** @default 8000 */
             port: number;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         InferenceService: {
             /** @default 0 */
             accelerator_milli: number;
@@ -2201,6 +2207,12 @@ export interface components {
             /** Format: date-time */
             readonly updated_at: string;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         InferenceServiceRequest: {
             /** @default 0 */
             accelerator_milli: number;
@@ -3044,6 +3056,12 @@ export interface components {
             /** @description Bring a hot spare of the pool into service when cordoning. */
             substitute_spare?: boolean;
         };
+        /**
+         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
+         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
+         *     ran something else; the caller must learn the field is refused. Declared read-only fields
+         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         */
         PatchedInferenceServiceRequest: {
             /** @default 0 */
             accelerator_milli: number;
