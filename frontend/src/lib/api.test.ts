@@ -52,6 +52,9 @@ describe('api client', () => {
       detail: 'Invalid input.',
       errors: { password: ['Wrong.'] },
     });
+    // One line for a toast: the field messages, not the bare "Invalid input.".
+    expect((error as ApiError).summary).toBe('Wrong.');
+    expect(new ApiError(409, { detail: 'Not running.' }, 'fallback').summary).toBe('Not running.');
   });
 
   it('puts nested field errors under dotted keys', () => {

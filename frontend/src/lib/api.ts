@@ -47,6 +47,13 @@ export class ApiError extends Error {
     this.errors = flattenErrors(body?.errors ?? {});
   }
 
+  /** What to tell the user in one line: the field messages when there are any (a 400's
+   * detail is only "Invalid input."), else the detail. */
+  get summary(): string {
+    const messages = Object.values(this.errors).flat();
+    return messages.length > 0 ? messages.join(' ') : this.detail;
+  }
+
   /** Not logged in (DRF answers 401 or 403 depending on the authentication class). */
   get isAuthError(): boolean {
     return this.status === 401 || this.status === 403;

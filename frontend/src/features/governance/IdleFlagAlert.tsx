@@ -149,7 +149,7 @@ function KeepRunningButton({
                   stop: formatDateTime(updated.stop_at, currentLanguage()),
                 }),
               ),
-            onError: (error) => void message.error(error.detail),
+            onError: (error) => void message.error(error.summary),
           },
         );
       }}

@@ -89,7 +89,7 @@ export function CatalogueTab<V extends { id?: number }, T extends V & Row>({
                 onChange={(on) => {
                   save.mutate(
                     { ...row, enabled: on },
-                    { onError: (error) => void message.error(error.detail) },
+                    { onError: (error) => void message.error(error.summary) },
                   );
                 }}
               />
@@ -110,7 +110,7 @@ export function CatalogueTab<V extends { id?: number }, T extends V & Row>({
                 onDelete={() => {
                   remove.mutate(row.id, {
                     onSuccess: () => void message.success(rowTexts(row).deleted),
-                    onError: (error) => void message.error(error.detail),
+                    onError: (error) => void message.error(error.summary),
                   });
                 }}
               />

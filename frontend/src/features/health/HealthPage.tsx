@@ -290,7 +290,7 @@ function AlertInbox() {
       void message.success(t('health.acknowledged'));
       void client.invalidateQueries({ queryKey: ['health', 'alerts'] });
     },
-    onError: (e) => void message.error(e.detail),
+    onError: (e) => void message.error(e.summary),
   });
   return (
     <Card

@@ -134,7 +134,7 @@ export function NodeTokensTab() {
                     revoke.mutate(token.id, {
                       onSuccess: () =>
                         void message.success(t('nodeAgents.revoked', { node: token.node_name })),
-                      onError: (error) => void message.error(error.detail),
+                      onError: (error) => void message.error(error.summary),
                     });
                   }}
                 >

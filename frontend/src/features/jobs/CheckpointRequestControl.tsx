@@ -70,7 +70,7 @@ export function CheckpointRequestControl({
           onConfirm={() => {
             ask.mutate(undefined, {
               onSuccess: () => void message.success(t('checkpointRequest.asked')),
-              onError: (error) => void message.error(error.detail),
+              onError: (error) => void message.error(error.summary),
             });
           }}
         >

@@ -108,7 +108,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                       void message.success(t('jobDetail.cloned', { id: copy.id }));
                       void navigate(`/jobs/${copy.id}`);
                     },
-                    onError: (error) => void message.error(error.detail),
+                    onError: (error) => void message.error(error.summary),
                   });
                 }}
               >
@@ -124,7 +124,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 cancelText={t('common.no')}
                 onConfirm={() => {
                   cancel.mutate(data.id, {
-                    onError: (error) => void message.error(error.detail),
+                    onError: (error) => void message.error(error.summary),
                   });
                 }}
               >

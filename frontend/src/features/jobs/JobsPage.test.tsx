@@ -249,6 +249,7 @@ describe('submit wizard', () => {
   });
 
   it('shows a viewer no submit form, and asks before cloning a job', async () => {
+    const REFUSED = 'P1 may preempt other work; only tenant admins can submit P0-P2.';
     const user = userEvent.setup();
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf({
@@ -265,13 +266,21 @@ describe('submit wizard', () => {
       'GET /api/v1/pools/': { status: 200, body: POOLS },
       'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: makeJob() },
       'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+      'POST /api/v1/tenants/vision/jobs/11/clone/': {
+        status: 400,
+        body: { detail: 'Invalid input.', errors: { priority: [REFUSED] } },
+      },
     });
     renderApp('/jobs/11');
     await user.click(await screen.findByRole('button', { name: /Clone/ }));
+    const confirm = await screen.findByRole('tooltip');
     expect(
-      await screen.findByText('Submit a copy of this job now, with the same settings?'),
+      within(confirm).getByText('Submit a copy of this job now, with the same settings?'),
     ).toBeTruthy();
     expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+    // Refused (a member cloning a P1 job): the toast says why, not "Invalid input.".
+    await user.click(within(confirm).getByRole('button', { name: /Clone/ }));
+    expect(await screen.findByText(REFUSED)).toBeTruthy();
   });
 
   it('submits the job and shows server field errors on the fields', async () => {

@@ -156,7 +156,7 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
                       onConfirm={() => {
                         stop.mutate(job.id, {
                           onSuccess: () => void message.success(t('notebooks.stopped')),
-                          onError: (e) => void message.error(e.detail),
+                          onError: (e) => void message.error(e.summary),
                         });
                       }}
                     >

@@ -81,7 +81,7 @@ export function ProjectsTab({ tenant, canWrite }: { tenant: string; canWrite: bo
                         remove.mutate(p.id, {
                           onSuccess: () =>
                             void message.success(t('projects.deleted', { name: p.name })),
-                          onError: (error) => void message.error(error.detail),
+                          onError: (error) => void message.error(error.summary),
                         });
                       }}
                     />

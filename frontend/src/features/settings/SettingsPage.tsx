@@ -137,7 +137,7 @@ function Tokens() {
       void message.success(t('settings.revoked'));
       void client.invalidateQueries({ queryKey: ['tokens'] });
     },
-    onError: (e) => void message.error(e.detail),
+    onError: (e) => void message.error(e.summary),
   });
 
   return (
@@ -296,7 +296,7 @@ function Members({ tenant }: { tenant: string }) {
         }),
       ),
     onSuccess: done,
-    onError: (e) => void message.error(e.detail),
+    onError: (e) => void message.error(e.summary),
   });
   const remove = useMutation<undefined, ApiError, number>({
     mutationFn: async (id) => {
@@ -306,7 +306,7 @@ function Members({ tenant }: { tenant: string }) {
       return undefined;
     },
     onSuccess: done,
-    onError: (e) => void message.error(e.detail),
+    onError: (e) => void message.error(e.summary),
   });
   const roleOptions = ROLES.map((r) => ({ value: r, label: t(`roles.${r}`) }));
 
