@@ -13,6 +13,7 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { usePools } from '../jobs/api';
 import { useProbeRuns, useStartProbe } from './consoleApi';
+import { poolOptions } from '../../lib/poolOptions';
 
 type Round = ProbeRun['rounds'][number];
 
@@ -215,10 +216,7 @@ function StartModal({ onClose }: { onClose: () => void }) {
           extra={t('probes.poolHelp')}
           rules={[{ required: true }]}
         >
-          <Select
-            loading={pools.isPending}
-            options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
-          />
+          <Select loading={pools.isPending} options={poolOptions(pools.data)} />
         </Form.Item>
       </Form>
     </FormModal>

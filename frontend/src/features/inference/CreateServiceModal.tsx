@@ -8,6 +8,7 @@ import type { InferenceService, InferenceServiceSubmit } from '../../lib/apiType
 import { applyServerErrors } from '../../lib/formErrors';
 import { usePools } from '../jobs/api';
 import { nameRules } from '../jobs/helpers';
+import { poolOptions } from '../../lib/poolOptions';
 
 interface ServiceValues {
   name: string;
@@ -124,10 +125,7 @@ export function CreateServiceModal({ tenant, onClose }: { tenant: string; onClos
           label={t('submit.pool')}
           rules={[{ required: true, message: t('submit.poolRequired') }]}
         >
-          <Select<number>
-            loading={pools.isPending}
-            options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
-          />
+          <Select<number> loading={pools.isPending} options={poolOptions(pools.data)} />
         </Form.Item>
         <Form.Item name="accelerators" label={t('inference.acceleratorsPerReplica')}>
           <InputNumber min={1} max={16} />

@@ -16,6 +16,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { useSession } from '../auth/api';
 import { usePools, useJobs, type JobFilters } from './api';
 import { JOB_STATES, KINDS, PRIORITIES, devicesLabel } from './helpers';
+import { poolOptions } from '../../lib/poolOptions';
 
 export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
   const { t } = useTranslation();
@@ -137,7 +138,7 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             onChange={(v) => {
               setFilter('pool', v);
             }}
-            options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+            options={poolOptions(pools.data)}
           />
           <Select<number>
             allowClear

@@ -22,6 +22,7 @@ import { formatDuration } from '../../lib/format';
 import { PRIORITIES, modelsOf, nameRules } from './helpers';
 import { usePools, useSubmitJob } from './api';
 import { useProjects } from '../projects/api';
+import { poolOptions } from '../../lib/poolOptions';
 
 interface GroupValues {
   name: string;
@@ -234,7 +235,7 @@ export function SubmitJobPage({
                   onChange={() => {
                     form.setFieldValue('accelerator_model', undefined);
                   }}
-                  options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+                  options={poolOptions(pools.data)}
                 />
               </Form.Item>
               <Form.Item

@@ -33,6 +33,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { devicesLabel, modelsOf, nameRules } from '../jobs/helpers';
 import { useJobAction, useJobs, usePools, useSubmitJob } from '../jobs/api';
 import { useTenant } from '../tenancy/useTenant';
+import { poolOptions } from '../../lib/poolOptions';
 
 type Flavor = 'jupyter' | 'vscode';
 
@@ -273,7 +274,7 @@ function CreateNotebook({ tenant, onClose }: { tenant: string; onClose: () => vo
             onChange={() => {
               form.setFieldValue('accelerator_model', undefined);
             }}
-            options={(pools.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+            options={poolOptions(pools.data)}
           />
         </Form.Item>
         <Form.Item
