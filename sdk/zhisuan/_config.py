@@ -40,7 +40,7 @@ def _int(value: str | None) -> int | None:
 
 def load_file() -> dict[str, str]:
     try:
-        data = json.loads(config_path().read_text())
+        data = json.loads(config_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return (
@@ -49,12 +49,21 @@ def load_file() -> dict[str, str]:
 
 
 def save_file(*, url: str, token: str, tenant: str) -> Path:
+    return _write({"url": url, "token": token, "tenant": tenant})
+
+
+def forget_token() -> Path:
+    """Remove the stored token (``zs logout``), keeping the server and the tenant."""
+    return _write({k: v for k, v in load_file().items() if k != "token"})
+
+
+def _write(data: dict[str, str]) -> Path:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"url": url, "token": token, "tenant": tenant}, f, indent=2)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
     os.replace(tmp, path)
     return path
 

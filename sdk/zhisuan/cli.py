@@ -1,27 +1,36 @@
 """``zs``: the Zhisuan command line (log in, submit and follow jobs, see where a job could
 start, deploy inference services, open notebooks).
 
-Exit codes: 0 success, 1 cannot reach the server or another failure, 2 bad usage or input
-rejected by the server (400, field errors printed per field), 3 not logged in or not allowed
-(401, 403), 4 not found (404).
+Exit codes: 0 success, 1 cannot reach the server, an answer that is not the Zhisuan API's, or
+another failure (also when the reader of the output goes away: ``zs list | head``), 2 bad
+usage or input rejected by the server (400, field errors printed per field), 3 not logged in
+or not allowed (401, 403), 4 not found (404). No traceback reaches the user.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
+import math
+import os
+import re
+import shlex
 import sys
 import time
+import warnings
 import webbrowser
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 import requests
 
 from zhisuan import __version__, _config
-from zhisuan._yaml import YamlError, load_job_file
-from zhisuan.client import ApiClient, ApiError
+from zhisuan._yaml import YamlError, load_job_file, parse_override
+from zhisuan.client import ApiClient, ApiError, NotApiError
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NOT_FOUND = 1, 2, 3, 4
 
@@ -32,6 +41,28 @@ class CliError(Exception):
         self.code = code
 
 
+# The server's job states (apps.jobs.models.JobState), for `zs list --state`.
+JOB_STATES = ("submitted", "queued", "admitted", "dispatching", "running", "preempted",
+              "restarting", "succeeded", "failed", "cancelled")  # fmt: skip
+FINISHED = ("succeeded", "failed", "cancelled")
+# datetime.UTC is Python 3.11+; the SDK supports 3.10.
+_UTC = timezone.utc  # noqa: UP017
+
+
+def _no_token() -> CliError:
+    return CliError("no token given (create one under your profile: API tokens)", EXIT_USAGE)
+
+
+def _base_url(url: str) -> str:
+    """The server's base address without a trailing slash; a CliError unless it is http(s)."""
+    url = url.strip().rstrip("/")
+    if url and not re.match(r"^https?://[^/\s]", url, re.IGNORECASE):
+        example = f" (e.g. http://{url})" if "://" not in url else ""
+        raise CliError(f"the server address {url!r} must start with http:// or https://"
+                       f"{example}", EXIT_USAGE)  # fmt: skip
+    return url
+
+
 def _client(args: argparse.Namespace) -> ApiClient:
     s = _config.load(url=args.url, tenant=args.tenant)
     if not s.url or not s.token:
@@ -39,7 +70,7 @@ def _client(args: argparse.Namespace) -> ApiClient:
                        EXIT_AUTH)  # fmt: skip
     if not s.tenant:
         raise CliError("no tenant: pass --tenant or run `zs login --tenant SLUG`", EXIT_USAGE)
-    return ApiClient(s.url, s.token, s.tenant, timeout=args.timeout)
+    return ApiClient(_base_url(s.url), s.token, s.tenant, timeout=args.timeout)
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], out: TextIO) -> None:
@@ -61,24 +92,102 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
 def _when(ts: Any) -> str:
-    return str(ts or "")[:19].replace("T", " ")
+    """A time of the API as ``2026-12-05 07:35:12 UTC`` (every time the CLI prints is UTC)."""
+    text = str(ts or "")
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_UTC)  # the API's times are UTC
+    return moment.astimezone(_UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _more(shown: int, what: str) -> None:
+    print(f"zs: showing the newest {shown} {what}; there are more: raise --limit to see them",
+          file=sys.stderr)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------- commands
+def _prompt_token() -> str:
+    """The token typed at a hidden prompt; never read with echo on (a CliError where the
+    terminal cannot hide it)."""
+    for _ in range(3):
+        try:
+            with warnings.catch_warnings():
+                # getpass falls back to reading with echo on where it cannot control the
+                # terminal, after warning: stop there instead.
+                warnings.simplefilter("error", getpass.GetPassWarning)
+                token = getpass.getpass("API token (zs_...): ").strip()
+        except getpass.GetPassWarning:
+            raise CliError("this terminal cannot hide the token: pass it with --token, or on "
+                           "stdin (zs login < token.txt)", EXIT_USAGE) from None  # fmt: skip
+        except EOFError:
+            print(file=sys.stderr)
+            raise _no_token() from None
+        if token:
+            return token
+        print("zs: the token was empty: paste it (it is not shown), or press Ctrl-D to stop",
+              file=sys.stderr)  # fmt: skip
+    return ""
+
+
+def _read_token(args: argparse.Namespace) -> str:
+    """--token, else ZS_TOKEN, else a hidden prompt on a terminal, else stdin's first line."""
+    token: str
+    if args.token is not None:
+        token = str(args.token).strip()
+    elif os.environ.get("ZS_TOKEN"):
+        token = os.environ["ZS_TOKEN"].strip()
+    elif sys.stdin.isatty():
+        token = _prompt_token()
+    else:
+        token = sys.stdin.readline().strip()
+    if not token:
+        raise _no_token()
+    return token
+
+
+def _not_api(url: str, status: int, content_type: str) -> CliError:
+    if status >= 500:
+        return CliError(f"the server at {url} answered HTTP {status} ({content_type}) instead of "
+                        "the Zhisuan API: the platform or a proxy in front of it may be down; "
+                        "try again later")  # fmt: skip
+    return CliError(f"the server at {url} did not answer as a Zhisuan API (HTTP {status}, "
+                    f"{content_type}): is the URL the platform's base address, e.g. "
+                    "http://host:8000?")  # fmt: skip
+
+
 def cmd_login(args: argparse.Namespace, out: TextIO) -> int:
     stored = _config.load_file()
-    url = (args.url or stored.get("url") or "").rstrip("/")
+    url = _base_url(args.url or os.environ.get("ZS_API_URL") or stored.get("url") or "")
     if not url:
         raise CliError("give the server: zs login --url https://zhisuan.example.com", EXIT_USAGE)
-    token = args.token or (getpass.getpass("API token (zs_...): ") if sys.stdin.isatty() else "")
-    token = token.strip() or sys.stdin.readline().strip()
-    if not token:
-        raise CliError("no token given (create one under your profile: API tokens)", EXIT_USAGE)
-    client = ApiClient(url, token, args.tenant or "-", timeout=args.timeout)
-    page = client.get("/api/v1/tenants/")
-    slugs = [t["slug"] for t in (page.get("results", page) if isinstance(page, dict) else page)]
-    tenant = args.tenant
+    token = _read_token(args)
+    tenant = args.tenant or os.environ.get("ZS_TENANT") or None
+    client = ApiClient(url, token, tenant or "-", timeout=args.timeout)
+    try:
+        page = client.get("/api/v1/tenants/")
+    except ApiError as exc:
+        if exc.status == 404 and not isinstance(exc, NotApiError):  # the list always exists
+            raise _not_api(url, 404, "application/json") from None
+        raise
+    rows = page.get("results", page) if isinstance(page, dict) else page
+    if not isinstance(rows, list) or not all(isinstance(t, dict) and "slug" in t for t in rows):
+        raise _not_api(url, 200, "application/json")
+    slugs = [str(t["slug"]) for t in rows]
     if tenant is None:
         if len(slugs) != 1:
             raise CliError(f"you belong to {len(slugs)} tenants ({', '.join(slugs) or 'none'}); "
@@ -92,35 +201,98 @@ def cmd_login(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_logout(args: argparse.Namespace, out: TextIO) -> int:
+    """Forget the stored token (the server and tenant stay, for the next `zs login`)."""
+    stored = _config.load_file()
+    path = _config.config_path()
+    url = stored.get("url", "")
+    if not stored.get("token"):
+        print(f"Not logged in: no token is stored in {path}.", file=out)
+    elif args.url and args.url.rstrip("/") != url:
+        print(f"No token is stored for {args.url}; the one in {path} is for {url}. Nothing "
+              "changed.", file=out)  # fmt: skip
+    else:
+        _config.forget_token()
+        print(f"Logged out of {url}: the token is removed from {path}. It still works until "
+              "you revoke it under your profile: API tokens.", file=out)  # fmt: skip
+    if os.environ.get("ZS_TOKEN"):
+        print("zs: ZS_TOKEN is set in your environment and still logs you in; unset it too",
+              file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _pool_ref(pool: dict[str, Any], pools: list[dict[str, Any]]) -> str:
+    """The pool's name, as ``cluster/name`` where another cluster has a pool of that name."""
+    same = [p for p in pools if p.get("name") == pool.get("name")]
+    return f"{pool.get('cluster')}/{pool.get('name')}" if len(same) > 1 else str(pool.get("name"))
+
+
+def _and(words: Sequence[str]) -> str:
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
 def _resolve_pool(client: ApiClient, body: dict[str, Any]) -> None:
+    """``pool`` by id, by name or by ``cluster/name``: the id the API wants."""
     pool = body.get("pool")
-    if isinstance(pool, str) and not pool.isdigit():
-        pools = client.get("/api/v1/pools/")
-        found = [p["id"] for p in pools if p.get("name") == pool]
-        if len(found) != 1:
-            names = ", ".join(sorted(str(p.get("name")) for p in pools))
-            raise CliError(f"no pool named {pool!r}; pools: {names}", EXIT_USAGE)
-        body["pool"] = found[0]
+    if not isinstance(pool, str) or pool.strip().isdigit():
+        return
+    pools: list[dict[str, Any]] = client.get("/api/v1/pools/")
+    cluster, sep, name = pool.rpartition("/")
+    found = [
+        p for p in pools if p.get("name") == name and (not sep or str(p.get("cluster")) == cluster)
+    ]
+    if len(found) == 1:
+        body["pool"] = found[0]["id"]
+        return
+    if len(found) > 1:
+        clusters = sorted({str(p.get("cluster")) for p in found})
+        if len(clusters) > 1:
+            raise CliError(f"pool name {pool!r} is in clusters {_and(clusters)}: write "
+                           "cluster/pool (e.g. "f"{clusters[0]}/{name}) or the pool id",
+                           EXIT_USAGE)  # fmt: skip
+        ids = ", ".join(str(p["id"]) for p in found)
+        raise CliError(f"{len(found)} pools are named {pool!r} (ids {ids}): give the pool id",
+                       EXIT_USAGE)  # fmt: skip
+    names = ", ".join(sorted(_pool_ref(p, pools) for p in pools)) or "none"
+    raise CliError(f"no pool named {pool!r}; pools: {names}", EXIT_USAGE)
+
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _read_body(args: argparse.Namespace) -> dict[str, Any]:
-    """The mapping in the YAML or JSON file of ``--file`` ('-': stdin), ``--set`` applied."""
-    path = Path(args.file)
+    """The mapping in the YAML or JSON file of ``--file`` ('-': stdin), ``--set`` applied.
+    The file is read as UTF-8 whatever the machine's locale."""
     try:
-        text = sys.stdin.read() if args.file == "-" else path.read_text()
+        if args.file == "-":
+            stdin: Any = sys.stdin
+            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+        else:
+            data = Path(args.file).read_bytes()
     except OSError as exc:
-        raise CliError(f"cannot read {args.file}: {exc.strerror}", EXIT_USAGE) from exc
+        raise CliError(f"cannot read {args.file}: {exc.strerror or exc}", EXIT_USAGE) from exc
+    try:
+        text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is dropped
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{args.file} is not UTF-8 text (byte {exc.start}): save it as UTF-8",
+                       EXIT_USAGE) from None  # fmt: skip
     try:
         body = load_job_file(text, args.file)
     except YamlError as exc:
-        raise CliError(f"{args.file}: {exc}", EXIT_USAGE) from exc
+        raise CliError(str(exc), EXIT_USAGE) from None
     if not isinstance(body, dict):
         raise CliError(f"{args.file}: expected a mapping of fields", EXIT_USAGE)
     for override in args.set or []:
         key, sep, value = override.partition("=")
-        if not sep:
-            raise CliError(f"--set wants KEY=VALUE, got {override!r}", EXIT_USAGE)
-        body[key] = load_job_file(f"v: {value}")["v"]
+        key = key.strip()
+        if not sep or not _FIELD.fullmatch(key):
+            raise CliError(f"--set wants KEY=VALUE (a top-level field), got {override!r}",
+                           EXIT_USAGE)  # fmt: skip
+        try:
+            body[key] = parse_override(key, value)
+        except YamlError as exc:
+            raise CliError(f"--set {override!r}: the value is not valid YAML ({exc}); quote "
+                           f"text, e.g. --set '{key}=\"...\"'", EXIT_USAGE) from None  # fmt: skip
     return body
 
 
@@ -138,13 +310,15 @@ def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
     filters = {"state": args.state, "kind": args.kind, "name": args.name, "owner": args.owner}
     params = {key: value for key, value in filters.items() if value}
-    jobs = client.list(client.tenant_path("jobs/"), args.limit, **params)
+    jobs, more = client.list_more(client.tenant_path("jobs/"), args.limit, **params)
     rows = [
         (j["id"], j["name"], j["kind"], j["state"], f"P{j['priority']}",
          j.get("requested_devices", ""), j.get("owner") or "", _when(j.get("submitted_at")))
         for j in jobs
     ]  # fmt: skip
     _table(rows, ["ID", "NAME", "KIND", "STATE", "PRIO", "DEVICES", "OWNER", "SUBMITTED"], out)
+    if more:
+        _more(len(jobs), "jobs")
     return 0
 
 
@@ -160,33 +334,74 @@ def cmd_pools(args: argparse.Namespace, out: TextIO) -> int:
         largest = [f"{g['model']} {g['leaf']}/{g['scalable_unit']}/{g['pool']}"
                    for g in topo["largest_gang"]]  # fmt: skip
         rows.append(
-            (pool["id"], pool["name"], s["devices"], s["free"], s["whole_free_nodes"],
-             s["stranded"], ", ".join(largest) or "-", f"{queue['jobs']} ({queue['devices']})")
+            (pool["id"], pool.get("cluster"), pool["name"], s["devices"], s["free"],
+             s["whole_free_nodes"], s["stranded"], ", ".join(largest) or "-",
+             f"{queue['jobs']} ({queue['devices']})")
         )  # fmt: skip
-    _table(rows, ["ID", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
+    _table(rows, ["ID", "CLUSTER", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
                   "LARGEST-NOW(LEAF/SU/POOL)", "QUEUED(GPUS)"], out)  # fmt: skip
     return 0
+
+
+def _pending(code: str | None, message: str | None) -> str:
+    """The pending message, with its code in brackets unless the message starts with it."""
+    code, message = code or "", message or ""
+    if not message or not code or message.lower().startswith(code.lower()):
+        return message or code
+    return f"{message} [{code}]"
+
+
+def _pool_name(client: ApiClient, pool_id: Any) -> str:
+    """``cluster/name (id N)`` of a pool; its id alone where the pools list lacks it."""
+    try:
+        pools: list[dict[str, Any]] = client.get("/api/v1/pools/")
+    except ApiError:
+        return str(pool_id)
+    for p in pools:
+        if p.get("id") == pool_id:
+            where = f"{p['cluster']}/" if p.get("cluster") else ""
+            return f"{where}{p.get('name')} (id {pool_id})"
+    return str(pool_id)
+
+
+def _groups(spec: dict[str, Any]) -> list[str]:
+    lines = []
+    for g in spec.get("replica_groups") or []:
+        if g.get("accelerator_milli"):
+            each = f"{g['accelerator_milli'] / 1000:g} accelerator"
+        else:
+            each = f"{g.get('accelerators', 0)} accelerators"
+        lines.append(f"{g.get('name')}: {g.get('replicas', 1)} x {each}")
+    return lines
 
 
 def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
     job = client.get(client.tenant_path(f"jobs/{args.id}/"))
+    spec = job.get("spec") or {}
+    groups = _groups(spec)
     fields = [
         ("ID", job["id"]), ("Name", job["name"]), ("Kind", job["kind"]),
         ("State", job["state"]), ("Reason", job.get("state_reason")),
-        ("Priority", f"P{job['priority']}"), ("Pool", job.get("pool")),
+        ("Priority", f"P{job['priority']}"),
+        ("Pool", _pool_name(client, job.get("pool")) if job.get("pool") is not None else None),
         ("Accelerator", job.get("accelerator_model") or "any"),
         ("Devices", job.get("requested_devices")), ("Owner", job.get("owner")),
         ("Attempt", job.get("attempt")), ("Failures", job.get("failures")),
         ("Queue position", job.get("queue_position")),
-        ("Pending", " ".join(filter(None, (job.get("pending_code"), job.get("pending_message"))))),
+        ("Pending", _pending(job.get("pending_code"), job.get("pending_message"))),
         ("Submitted", _when(job.get("submitted_at"))), ("Started", _when(job.get("started_at"))),
         ("Finished", _when(job.get("finished_at"))),
-        ("Image", (job.get("spec") or {}).get("image")),
+        ("Image", spec.get("image")),
+        ("Command", shlex.join(str(c) for c in spec.get("command") or [])),
+        ("Args", shlex.join(str(a) for a in spec.get("args") or [])),
+        ("Replica groups", groups[0] if groups else None),
     ]  # fmt: skip
     for label, value in fields:
         if value not in (None, ""):
             print(f"{label + ':':<16}{value}", file=out)
+    for more in groups[1:]:
+        print(f"{'':<16}{more}", file=out)
     allocs = job.get("allocations") or []
     if allocs:
         print("Placement:", file=out)
@@ -214,9 +429,6 @@ def cmd_events(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-FINISHED = ("succeeded", "failed", "cancelled")
-
-
 def _print_log_lines(lines: list[dict[str, Any]], out: TextIO) -> str | None:
     """Print ``<time> <replica>  <text>`` per line; the last line's time (to follow from)."""
     for line in lines:
@@ -231,6 +443,9 @@ def cmd_logs(args: argparse.Namespace, out: TextIO) -> int:
     if body["truncated"]:
         print(f"zs: showing the last {args.tail} lines (--tail for more)", file=sys.stderr)
     last = _print_log_lines(body["lines"], out)
+    if last is None:
+        print("zs: no log lines are collected yet; the job's events so far:", file=sys.stderr)
+        _print_events(client.get(client.tenant_path(f"jobs/{args.id}/events/")), out)
     while args.follow:
         state = client.get(client.tenant_path(f"jobs/{args.id}/"))["state"]
         time.sleep(args.interval)
@@ -238,15 +453,20 @@ def cmd_logs(args: argparse.Namespace, out: TextIO) -> int:
         last = _print_log_lines(client.get(path, **params)["lines"], out) or last
         if state in FINISHED:  # one more read after the end picks up the last lines
             break
-    if last is None and not args.follow:
-        print("zs: no output yet", file=sys.stderr)
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
-    job = client.post(client.tenant_path(f"jobs/{args.id}/cancel/"))
-    print(f"Job {job['id']} ({job['name']}): {job['state']}", file=out)
+    # The API answers a cancel of a finished job with the job as it is (200): look first.
+    job = client.get(client.tenant_path(f"jobs/{args.id}/"))
+    if job["state"] not in FINISHED:
+        job = client.post(client.tenant_path(f"jobs/{args.id}/cancel/"))
+        if job["state"] == "cancelled":
+            print(f"Job {job['id']} ({job['name']}): cancelled", file=out)
+            return 0
+    print(f"Job {job['id']} ({job['name']}) had already finished ({job['state']}); nothing to "
+          "cancel.", file=out)  # fmt: skip
     return 0
 
 
@@ -274,13 +494,15 @@ def cmd_inference_deploy(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_inference_list(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
-    services = client.list(client.tenant_path("inference/services/"), args.limit)
+    services, more = client.list_more(client.tenant_path("inference/services/"), args.limit)
     rows = [
         (s["id"], s["name"], s["state"], s["model_uri"], s["ready_replicas"],
          s["desired_replicas"], f"{s['min_replicas']}..{s['max_replicas']}")
         for s in services
     ]  # fmt: skip
     _table(rows, ["ID", "NAME", "STATE", "MODEL", "READY", "DESIRED", "RANGE"], out)
+    if more:
+        _more(len(services), "services")
     return 0
 
 
@@ -308,59 +530,74 @@ def cmd_notebook_open(args: argparse.Namespace, out: TextIO) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="zs", description="Zhisuan (智算) command line")
     p.add_argument("--version", action="version", version=f"zs {__version__}")
-    p.add_argument("--url", help="server URL (default: ZS_API_URL or `zs login`)")
-    p.add_argument("--tenant", help="tenant slug (default: ZS_TENANT or `zs login`)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    url_help = "server URL (default: ZS_API_URL or `zs login`)"
+    tenant_help = "tenant slug (default: ZS_TENANT or `zs login`)"
+    timeout_help = "seconds per request (default 30)"
+    p.add_argument("--url", help=url_help)
+    p.add_argument("--tenant", help=tenant_help)
+    p.add_argument("--timeout", type=_seconds, default=30.0, help=timeout_help)
+    # The same options after the command (`zs login --url URL`); given there, they win.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=argparse.SUPPRESS, help=url_help)
+    common.add_argument("--tenant", default=argparse.SUPPRESS, help=tenant_help)
+    common.add_argument("--timeout", type=_seconds, default=argparse.SUPPRESS, help=timeout_help)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, fn: Callable[[argparse.Namespace, TextIO], int], help_: str
             ) -> argparse.ArgumentParser:  # fmt: skip
-        sp = sub.add_parser(name, help=help_, description=help_)
+        sp = sub.add_parser(name, help=help_, description=help_, parents=[common])
         sp.set_defaults(func=fn)
         return sp
 
     login = add("login", cmd_login, "store the server URL, token and tenant")
-    login.add_argument("--token", help="API token (prompted when omitted; or on stdin)")
+    login.add_argument("--token", help="API token (default: ZS_TOKEN, else prompted, or stdin)")
+    add("logout", cmd_logout, "forget the stored token")
     submit = add("submit", cmd_submit, "submit a job from a YAML or JSON file")
     submit.add_argument("-f", "--file", required=True, help="job file ('-' for stdin)")
     submit.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override a top-level field, e.g. --set priority=3")  # fmt: skip
     lst = add("list", cmd_list, "list jobs, newest first")
-    lst.add_argument("--state", help="only jobs in this state")
+    lst.add_argument("--state", choices=JOB_STATES, help="only jobs in this state")
     lst.add_argument("--kind", choices=["training", "notebook", "inference"])
     lst.add_argument("--name", help="only jobs whose name contains this (any case)")
     lst.add_argument("--owner", help="only jobs submitted by this user (username)")
     lst.add_argument("--limit", type=_positive, default=50, help="at most this many (newest)")
     add("pools", cmd_pools, "pools: free GPUs, wholly free nodes, largest job that fits now, queue")
     for name, fn, text in (
-        ("describe", cmd_describe, "show a job: spec, placement, recent events"),
+        ("describe", cmd_describe,
+         "show a job: state, spec (image, command, replica groups), placement, recent events"),
         ("events", cmd_events, "show a job's events"),
         ("cancel", cmd_cancel, "cancel a job"),
         ("clone", cmd_clone, "submit a copy of a job"),
-    ):
+    ):  # fmt: skip
         add(name, fn, text).add_argument("id", type=int, help="job id")
-    logs = add("logs", cmd_logs, "show a job's output (all replicas, oldest first)")
+    logs = add("logs", cmd_logs, "show a job's output (all replicas, oldest first); its events "
+               "while no output is collected yet")  # fmt: skip
     logs.add_argument("id", type=int, help="job id")
-    logs.add_argument("--tail", type=int, default=500, help="the newest N lines (max 5000)")
+    logs.add_argument("--tail", type=_positive, default=500, help="the newest N lines (max 5000)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until it ends")
     logs.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
     inference = sub.add_parser("inference", help="deploy and list inference services",
-                               description="deploy and list inference services")  # fmt: skip
+                               description="deploy and list inference services",
+                               parents=[common])  # fmt: skip
     inference_sub = inference.add_subparsers(dest="inference_command", required=True,
                                              metavar="ACTION")  # fmt: skip
-    deploy = inference_sub.add_parser("deploy", help="deploy a service from a YAML or JSON file")
+    deploy = inference_sub.add_parser("deploy", help="deploy a service from a YAML or JSON file",
+                                      parents=[common])  # fmt: skip
     deploy.set_defaults(func=cmd_inference_deploy)
     deploy.add_argument("-f", "--file", required=True, help="service file ('-' for stdin)")
     deploy.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override a top-level field, e.g. --set max_replicas=8")  # fmt: skip
-    inf_list = inference_sub.add_parser("list", help="list inference services")
+    inf_list = inference_sub.add_parser("list", help="list inference services", parents=[common])
     inf_list.set_defaults(func=cmd_inference_list)
     inf_list.add_argument("--limit", type=_positive, default=50, help="at most this many")
     notebook = sub.add_parser("notebook", help="work with notebooks",
-                              description="work with notebooks")  # fmt: skip
+                              description="work with notebooks", parents=[common])  # fmt: skip
     notebook_sub = notebook.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")
     nb_open = notebook_sub.add_parser(
-        "open", help="open a running notebook in the browser (through the platform)"
+        "open",
+        help="open a running notebook in the browser (through the platform)",
+        parents=[common],
     )
     nb_open.set_defaults(func=cmd_notebook_open)
     nb_open.add_argument("id", type=int, help="notebook (job) id")
@@ -372,17 +609,55 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args, out))
+        code = int(args.func(args, out))
+        out.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away (`zs list | head -1`): stop quietly, as Python's docs advise,
+        # pointing stdout at devnull so that the flush at exit does not fail again.
+        if out is sys.stdout:
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
     except CliError as exc:
         print(f"zs: error: {exc}", file=sys.stderr)
         return exc.code
+    except NotApiError as exc:
+        print(f"zs: error: {_not_api(exc.url, exc.status, exc.content_type)}", file=sys.stderr)
+        return EXIT_FAILURE
     except ApiError as exc:
         return _report(exc)
+    except requests.Timeout as exc:
+        print(f"zs: error: no answer from {_server(exc)} within {args.timeout:g} s: try again, "
+              "or allow longer with --timeout", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILURE
     except requests.RequestException as exc:
-        print(f"zs: error: cannot reach the server: {exc}", file=sys.stderr)
+        print(f"zs: error: cannot reach the server at {_server(exc)} ({_reason(exc)}): check "
+              "the URL and your network", file=sys.stderr)  # fmt: skip
         return EXIT_FAILURE
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - a last resort: no traceback reaches users
+        print(f"zs: error: unexpected {type(exc).__name__}: {exc} (please report this with "
+              "the command you ran)", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILURE
+
+
+def _server(exc: requests.RequestException) -> str:
+    url = getattr(exc.request, "url", None) or ""
+    parts = urlsplit(str(url))
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "the server"
+
+
+def _reason(exc: requests.RequestException) -> str:
+    """The short cause (``Connection refused``) inside requests' long message."""
+    text = str(exc)
+    found = re.search(r"\[Errno -?\d+\] ([^'\"()]+)", text)
+    if found:
+        return found.group(1).strip()
+    if "Failed to resolve" in text or "NameResolution" in text:
+        return "unknown host name"
+    return text if len(text) <= 120 else type(exc).__name__
 
 
 def _report(exc: ApiError) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -22,6 +23,16 @@ class ApiError(Exception):
     @property
     def retryable(self) -> bool:
         return self.status >= 500 or self.status in (408, 425, 429)
+
+
+class NotApiError(ApiError):
+    """The server answered, but not as the Zhisuan API: a page that is not JSON (a wrong base
+    URL, a proxy's error page). Only the status and content type are kept, never the body."""
+
+    def __init__(self, status: int, content_type: str, url: str) -> None:
+        self.content_type = content_type or "no content type"
+        self.url = url
+        super().__init__(status, f"not a Zhisuan API answer ({self.content_type})")
 
 
 class ApiClient:
@@ -58,10 +69,13 @@ class ApiClient:
             timeout=timeout or self.timeout,
         )
         if resp.status_code >= 400:
-            raise _error(resp)
+            raise _error(resp, self.url)
         if resp.status_code == 204 or not resp.content:
             return None
-        return resp.json()
+        try:
+            return resp.json()
+        except ValueError:
+            raise _not_api(resp, self.url) from None
 
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
@@ -73,7 +87,11 @@ class ApiClient:
         """Up to ``limit`` rows of a paginated list, in its order, page after page. The next
         page is asked for by its cursor on ``path`` (not by the absolute ``next`` link, whose
         host a proxy in front of the server may have rewritten)."""
-        rows: list[Any] = []
+        return self.list_more(path, limit, **params)[0]
+
+    def list_more(self, path: str, limit: int, **params: Any) -> tuple[builtins.list[Any], bool]:
+        """``list``, and whether the list has more rows than ``limit``."""
+        rows: builtins.list[Any] = []
         cursor: str | None = None
         while len(rows) < limit:
             size = min(limit - len(rows), self.MAX_PAGE)
@@ -83,7 +101,7 @@ class ApiClient:
             cursor = _cursor(page.get("next"))
             if cursor is None:
                 break
-        return rows[:limit]
+        return rows[:limit], len(rows) > limit or cursor is not None
 
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, json=body)
@@ -92,23 +110,47 @@ class ApiClient:
         return self.request("PATCH", path, json=body)
 
 
-def _error(resp: requests.Response) -> ApiError:
+def _error(resp: requests.Response, base: str) -> ApiError:
     try:
         body = resp.json()
     except ValueError:
         body = None
-    if isinstance(body, dict):
-        detail = str(body.get("detail") or resp.reason or "error")
-        raw = body.get("errors")
-        errors: dict[str, list[str]] = {}
-        if isinstance(raw, dict):
-            for field, msgs in raw.items():
-                errors[str(field)] = (
-                    [str(m) for m in msgs] if isinstance(msgs, list) else [str(msgs)]
-                )
-        return ApiError(resp.status_code, detail, errors)
-    text = (resp.text or resp.reason or "error").strip()
-    return ApiError(resp.status_code, text[:300])
+    if not isinstance(body, dict):
+        return _not_api(resp, base)
+    detail = str(body.get("detail") or resp.reason or "error")
+    errors: dict[str, list[str]] = {}
+    raw = body.get("errors")
+    if isinstance(raw, dict):
+        _flatten(raw, "", errors)
+    return ApiError(resp.status_code, detail, errors)
+
+
+def _not_api(resp: requests.Response, base: str) -> NotApiError:
+    content_type = resp.headers.get("Content-Type", "").split(";")[0].strip()
+    return NotApiError(resp.status_code, content_type, base)
+
+
+def _flatten(raw: Any, path: str, out: dict[str, list[str]]) -> None:
+    """Nested field errors, one path per leaf: ``{"replica_groups": {"0": {"gpus": [m]}}}``
+    (or ``[{}, {"gpus": [m]}]``) gives ``replica_groups[0].gpus`` (``[1]``): ``[m]``."""
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            key = str(key)
+            if not path:
+                sub = key
+            elif key.isdigit():
+                sub = f"{path}[{key}]"
+            else:
+                sub = f"{path}.{key}"
+            _flatten(value, sub, out)
+    elif isinstance(raw, list):
+        for index, value in enumerate(raw):
+            if isinstance(value, (dict, list)):
+                _flatten(value, f"{path}[{index}]", out)
+            else:
+                out.setdefault(path, []).append(str(value))
+    else:
+        out.setdefault(path, []).append(str(raw))
 
 
 def _cursor(link: str | None) -> str | None:

@@ -63,11 +63,12 @@ def test_pools_say_where_a_job_could_start(server, capsys):
     code, out = zs("pools")
     assert code == 0, capsys.readouterr().err
     header, row = out.splitlines()
-    assert header.split() == ["ID", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
+    assert header.split() == ["ID", "CLUSTER", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
                               "LARGEST-NOW(LEAF/SU/POOL)", "QUEUED(GPUS)"]  # fmt: skip
     pool = ResourcePool.objects.get(name="train")
     # one idle 8-GPU server: all of it free, and an 8-GPU job fits in every tier
-    assert row.split() == [str(pool.pk), "train", "8", "8", "1", "0", "A800", "8/8/8", "0", "(0)"]
+    assert row.split() == [str(pool.pk), pool.cluster.name, "train", "8", "8", "1", "0", "A800",
+                           "8/8/8", "0", "(0)"]  # fmt: skip
 
 
 def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys):
@@ -99,9 +100,10 @@ def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys)
     code, out = zs("events", str(job.pk))
     assert code == 0 and "Submitted" in out and "submitted -> queued" in out
 
+    # no lines collected yet: the job's events instead, as the README says
     code, out = zs("logs", str(job.pk))
-    assert code == 0 and out == ""
-    assert "no output yet" in capsys.readouterr().err
+    assert code == 0 and "submitted -> queued" in out
+    assert "no log lines are collected yet; the job's events so far" in capsys.readouterr().err
     for i, text in enumerate(["starting", "step 50 loss 2.1", "step 100 loss 1.9"]):
         JobLogLine.objects.create(job=job, ts=datetime(2026, 11, 30, 3, 0, i, tzinfo=UTC),
                                   replica="zs-train-1-worker-0", text=text)  # fmt: skip
@@ -116,6 +118,10 @@ def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys)
     code, out = zs("cancel", str(job.pk))
     assert code == 0 and out.strip() == f"Job {job.pk} (llama-sft): cancelled"
     assert Job.objects.get().state == JobState.CANCELLED
+    code, out = zs("cancel", str(job.pk))
+    assert code == 0
+    assert out.strip() == (f"Job {job.pk} (llama-sft) had already finished (cancelled); "
+                           "nothing to cancel.")  # fmt: skip
 
     # --follow on a finished job: prints what there is once, reads once more, and ends
     code, out = zs("logs", str(job.pk), "--follow", "--interval", "0")
