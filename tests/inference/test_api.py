@@ -107,6 +107,10 @@ def test_validation_is_a_400_with_field_errors(world: World, client_for: Client)
         "max_replica": ["Unknown field; it cannot be set on an inference service."],
         "gpus": ["Unknown field; it cannot be set on an inference service."],
     }
+    urgent = client.post(URL.format("tenant-a"), payload(pool.pk, priority=1), format="json")
+    assert urgent.json()["errors"] == {
+        "priority": ["P1 may preempt other work; only tenant admins can submit P0-P2."]
+    }
     typo.pop("max_replica"), typo.pop("gpus")
     response = client.post(URL.format("tenant-a"), typo, format="json")
     assert response.json()["errors"] == {

@@ -18,8 +18,8 @@ from apps.jobs.api.serializers import (
     IMAGE_REF,
     NAME,
     NAME_RULE,
+    PriorityRule,
     RejectUnknownFields,
-    priority_error,
 )
 from apps.jobs.models import TERMINAL
 
@@ -31,9 +31,12 @@ HARD_MAX_REPLICAS = 512
 
 
 class InferenceServiceSerializer(
-    RejectUnknownFields, serializers.ModelSerializer[InferenceService]
+    PriorityRule, RejectUnknownFields, serializers.ModelSerializer[InferenceService]
 ):
-    # A misspelt setting (max_replica, gpus) must not deploy with the defaults instead.
+    """An inference service: its model, replicas and autoscaling and rollout settings, and the
+    replicas it runs now. Unknown keys are refused (a misspelt max_replica must not deploy with
+    the default instead)."""
+
     unknown_field = "Unknown field; it cannot be set on an inference service."
     name = serializers.RegexField(NAME, max_length=40, source="job.name", error_messages=NAME_RULE)
     pool = serializers.PrimaryKeyRelatedField(
@@ -106,13 +109,6 @@ class InferenceServiceSerializer(
     def validate_runtime_image(self, value: str) -> str:
         if not IMAGE_REF.match(value):
             raise serializers.ValidationError(f"{value!r} is not a valid image reference.")
-        return value
-
-    def validate_priority(self, value: int) -> int:
-        view = self.context.get("view")
-        error = priority_error(value, view.role) if view is not None else None
-        if error:
-            raise serializers.ValidationError(error)
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,20 @@ def priority_error(priority: int, role: str | None) -> str | None:
     return None
 
 
+class PriorityRule:
+    """``validate_priority`` for serializers whose submissions may preempt others: P0-P2 only
+    from tenant admins (the view says the caller's role)."""
+
+    context: Any
+
+    def validate_priority(self, value: int) -> int:
+        view = self.context.get("view")
+        error = priority_error(value, view.role) if view is not None else None
+        if error:
+            raise serializers.ValidationError(error)
+        return value
+
+
 class RejectUnknownFields:
     """A 400 for keys the serializer does not declare. Silently dropping them would let a spec
     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
@@ -110,7 +124,7 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         read_only_fields = fields
 
 
-class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
+class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializer[Job]):
     """Submit (POST) and read jobs. Spec fields are flattened for a friendly API."""
 
     pool = serializers.PrimaryKeyRelatedField(queryset=ResourcePool.objects.all())
@@ -200,13 +214,6 @@ class JobSerializer(RejectUnknownFields, serializers.ModelSerializer[Job]):
     def validate_project(self, value: Project | None) -> Project | None:
         if value is not None and value.tenant_id != self.context["view"].tenant.pk:
             raise serializers.ValidationError("No such project in this tenant.")
-        return value
-
-    def validate_priority(self, value: int) -> int:
-        view = self.context.get("view")
-        error = priority_error(value, view.role) if view is not None else None
-        if error:
-            raise serializers.ValidationError(error)
         return value
 
     @classmethod

@@ -2132,10 +2132,9 @@ export interface components {
             port: number;
         };
         /**
-         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
-         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
-         *     ran something else; the caller must learn the field is refused. Declared read-only fields
-         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         * @description An inference service: its model, replicas and autoscaling and rollout settings, and the
+         *     replicas it runs now. Unknown keys are refused (a misspelt max_replica must not deploy with
+         *     the default instead).
          */
         InferenceService: {
             /** @default 0 */
@@ -2208,10 +2207,9 @@ export interface components {
             readonly updated_at: string;
         };
         /**
-         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
-         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
-         *     ran something else; the caller must learn the field is refused. Declared read-only fields
-         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         * @description An inference service: its model, replicas and autoscaling and rollout settings, and the
+         *     replicas it runs now. Unknown keys are refused (a misspelt max_replica must not deploy with
+         *     the default instead).
          */
         InferenceServiceRequest: {
             /** @default 0 */
@@ -3057,10 +3055,9 @@ export interface components {
             substitute_spare?: boolean;
         };
         /**
-         * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
-         *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
-         *     ran something else; the caller must learn the field is refused. Declared read-only fields
-         *     (``state``, ``owner``...) stay ignored, so a job read back can be posted again.
+         * @description An inference service: its model, replicas and autoscaling and rollout settings, and the
+         *     replicas it runs now. Unknown keys are refused (a misspelt max_replica must not deploy with
+         *     the default instead).
          */
         PatchedInferenceServiceRequest: {
             /** @default 0 */

@@ -125,8 +125,9 @@ export function SubmitJobPage({
   const priority = Form.useWatch('priority', form) as number | undefined;
   const pool = pools.data?.find((p) => p.id === poolId);
   const models = modelsOf(pool);
-  const capacity = models.find((m) => m.model === model)?.devices;
-  const perNode = models.find((m) => m.model === model)?.perNode;
+  const chosen = models.find((m) => m.model === model);
+  const capacity = chosen?.devices;
+  const perNode = chosen?.perNode;
   const totalDevices = (groups ?? []).reduce(
     (sum, g) => sum + (g.replicas || 0) * (g.accelerators || 0),
     0,
