@@ -48,6 +48,8 @@ DOCUMENTED: dict[str, str] = {
     "(default CNY)",
     "ZS_PUBLIC_URL": "base URL jobs use to reach the API (the SDK's ZS_API_URL; default "
     "http://127.0.0.1:8000)",
+    "ZS_WEBHOOK_ALLOW_PRIVATE": "let governance webhooks call private, loopback and link-local "
+    "addresses (default false: public addresses only, against SSRF)",
 }
 
 

@@ -15,6 +15,7 @@ from rest_framework import exceptions, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounting.csvsafe import safe_cell
 from apps.accounting.models import UsageSegment
 from apps.accounting.selectors import GROUPS, Row, usage_report
 from apps.core.fields import WindowTimeField
@@ -22,9 +23,14 @@ from apps.core.viewsets import ADMIN_ROLES, TenantScopedViewSet, request_user
 
 
 class UsageRowSerializer(serializers.Serializer[Any]):
-    key = serializers.CharField()
+    key = serializers.CharField(help_text='The group; "" for none (no project, owner gone).')
     device_hours = serializers.FloatField()
-    cost = serializers.DecimalField(max_digits=16, decimal_places=2)
+    cost = serializers.DecimalField(
+        max_digits=16,
+        decimal_places=2,
+        help_text="Rounded so that the rows of any grouping add up to the same total: the "
+        "exact total rounded to the cent (largest-remainder rounding).",
+    )
 
 
 class UsageQuerySerializer(serializers.Serializer[Any]):
@@ -52,13 +58,19 @@ PARAMS = [
 ]
 
 
+# What the dashboard shows for an empty key (a job without a project, a deleted owner): the
+# CSV writes the same, so the export and the page agree. JSON keeps "" (the page translates it).
+NO_KEY = "(none)"
+
+
 def _render(rows: list[Row], query: dict[str, Any], filename: str) -> Response | HttpResponse:
     if query["export"] == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow([query["group_by"], "device_hours", "cost", "currency"])
         for row in rows:
-            writer.writerow([row.key, f"{row.device_hours:.6f}", f"{row.cost}", settings.CURRENCY])
+            key = safe_cell(row.key) if row.key else NO_KEY
+            writer.writerow([key, f"{row.device_hours:.6f}", f"{row.cost}", settings.CURRENCY])
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
         return response

@@ -16,8 +16,10 @@ class UsageSegment(models.Model):
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="usage")
     tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.CASCADE, related_name="+")
+    # RESTRICT, not SET_NULL: deleting a project must not move its cost history to "(none)".
+    # (A tenant's deletion still takes both: the segments go by the tenant's cascade.)
     project = models.ForeignKey(
-        "tenancy.Project", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "tenancy.Project", on_delete=models.RESTRICT, null=True, blank=True, related_name="+"
     )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
 from apps.accounting.models import UsageSegment
 from apps.accounting.services import held_milli_by_job
@@ -15,6 +15,7 @@ from apps.jobs.models import HOLDING, Job
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 GROUPS = ("tenant", "project", "owner", "pool", "accelerator_model", "job")
+CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,27 @@ def usage_report(
         }[group_by]
         hours[key] += h
         cost[key] += Decimal(str(h)) * prices.get(span.pool_id, Decimal(0))
+    cents = to_cents(cost)
     return sorted(
-        (Row(k, round(v, 6), cost[k].quantize(Decimal("0.01"))) for k, v in hours.items()),
+        (Row(k, round(v, 6), cents[k]) for k, v in hours.items()),
         key=lambda r: (-r.device_hours, r.key),
     )
+
+
+def to_cents(exact: dict[str, Decimal]) -> dict[str, Decimal]:
+    """Each amount rounded to the cent so that together they add up to the exact total
+    rounded to the cent (largest-remainder rounding): every amount is rounded down, and the
+    cents still missing go to the amounts that lost the most, ties by key. Rounding each
+    amount on its own would make the total depend on the grouping (one project's 13,249.98
+    was 13,250.00 by job); this way every grouping of a report adds up to the same total,
+    and no amount is off by a cent or more."""
+    total = sum(exact.values(), Decimal(0)).quantize(CENT, ROUND_HALF_UP)
+    floors = {k: v.quantize(CENT, ROUND_FLOOR) for k, v in exact.items()}
+    missing = int((total - sum(floors.values(), Decimal(0))) / CENT)
+    by_loss = sorted(exact, key=lambda k: (floors[k] - exact[k], k))
+    for key in by_loss[:missing]:
+        floors[key] += CENT
+    return floors
 
 
 def job_cost(job: Job, now: datetime) -> Row:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from apps.clusters.models import Cluster, Node
@@ -10,11 +10,19 @@ from apps.clusters.models import Cluster, Node
 
 def clusters_with_counts() -> QuerySet[Cluster]:
     """Clusters annotated with pool, node and accelerator counts in one query."""
+    # The GPU sum is a subquery: summed over the pools x nodes join, each node counted once
+    # per pool of its cluster (320 for a 160-GPU cluster of two pools).
+    gpus = (
+        Node.objects.filter(cluster=OuterRef("pk"), is_spare=False)
+        .order_by()
+        .values("cluster")
+        .annotate(n=Sum("accelerator_count"))
+        .values("n")
+    )
     return Cluster.objects.annotate(
         pool_count=Count("pools", distinct=True),
         node_count=Count("nodes", distinct=True),
-    ).annotate(
-        gpu_count=Coalesce(Sum("nodes__accelerator_count", filter=Q(nodes__is_spare=False)), 0)
+        gpu_count=Coalesce(Subquery(gpus), 0),
     )
 
 

@@ -14,8 +14,12 @@ class QueueAction(models.TextChoices):
 
 
 class IdlePolicy(models.Model):
-    """Idle and queue-time rules. ``tenant`` null is the platform default (one row at most);
-    a tenant row may only be as strict as the default or stricter (checked by the services)."""
+    """Idle and queue-time rules. ``tenant`` null is the platform default (one row at most,
+    every rule set); a tenant row holds only the rules the tenant set, each as strict as the
+    default or stricter (checked by the services): a rule left null ('' for ``queue_action``)
+    follows the default, so a
+    default loosened later reaches it. ``max_runtime_s`` null means "no cap" on the default
+    row and "follow the default" on a tenant row (a tenant cannot lift a cap)."""
 
     tenant = models.OneToOneField(
         "tenancy.Tenant",
@@ -24,21 +28,33 @@ class IdlePolicy(models.Model):
         blank=True,
         related_name="idle_policy",
     )
-    util_threshold_pct = models.FloatField(help_text="GPUs below this mean utilization are idle.")
-    training_idle_s = models.PositiveIntegerField(help_text="Idle this long flags a training job.")
-    notebook_idle_s = models.PositiveIntegerField(help_text="Idle this long flags a notebook.")
-    grace_s = models.PositiveIntegerField(help_text="Time between the warning and the stop.")
-    max_extensions = models.PositiveSmallIntegerField(help_text="'Keep running' clicks allowed.")
-    extension_s = models.PositiveIntegerField(help_text="Time one 'keep running' adds.")
+    util_threshold_pct = models.FloatField(
+        null=True, blank=True, help_text="GPUs below this mean utilization are idle."
+    )
+    training_idle_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Idle this long flags a training job."
+    )
+    notebook_idle_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Idle this long flags a notebook."
+    )
+    grace_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time between the warning and the stop."
+    )
+    max_extensions = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="'Keep running' clicks allowed."
+    )
+    extension_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time one 'keep running' adds."
+    )
     queue_action = models.CharField(
-        max_length=16, choices=QueueAction.choices, default=QueueAction.EXPIRE
+        max_length=16, choices=QueueAction.choices, blank=True, help_text="'': the default's."
     )
     webhook_url = models.URLField(blank=True, help_text="Tenant webhook for governance notices.")
     max_runtime_s = models.PositiveIntegerField(
         null=True,
         blank=True,
         help_text="Longest runtime limit a training job or notebook may declare, and the "
-        "limit of those that declare none (null: no cap).",
+        "limit of those that declare none (null: no cap, or on a tenant row the default's).",
     )
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -6,15 +6,15 @@ The notice row is written in the caller's transaction; delivery runs after commi
 
 from __future__ import annotations
 
-import json
+import http.client
 import logging
-import urllib.request
 
 from django.core.mail import send_mail
 from django.db import transaction
 
 from apps.accounts.models import User
 from apps.governance.models import NoticeKind, Notification
+from apps.governance.webhook import UnsafeTargetError, post_json
 from apps.jobs.models import Job
 from apps.tenancy.models import Tenant
 
@@ -50,17 +50,6 @@ def payload(notice: Notification) -> dict[str, object]:
     }
 
 
-def _post(url: str, body: dict[str, object]) -> str:
-    request = urllib.request.Request(  # noqa: S310 - a tenant-admin-configured http(s) URL
-        url,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
-        return f"http {response.status}"
-
-
 def deliver(notice_id: int) -> dict[str, str]:
     """Email the recipient (when they have an address) and POST to the tenant's webhook."""
     from apps.governance.policy import effective_policy
@@ -84,8 +73,12 @@ def deliver(notice_id: int) -> dict[str, str]:
                 send_mail(subject, notice.body, None, [target])
                 outcome[channel] = "sent"
             else:
-                outcome[channel] = _post(target, payload(notice))
-        except OSError as exc:  # URLError, SMTP errors, timeouts
+                # Checked again now, not only when saved: the name may resolve elsewhere today.
+                outcome[channel] = post_json(target, payload(notice))
+        except UnsafeTargetError as exc:
+            outcome[channel] = f"refused: {exc}"[:200]
+            log.warning("notice %s via %s refused: %s", notice.pk, channel, exc)
+        except (OSError, http.client.HTTPException) as exc:  # SMTP errors, timeouts, bad replies
             outcome[channel] = f"error: {exc}"[:200]
             log.warning("notice %s via %s failed: %s", notice.pk, channel, exc)
     Notification.objects.filter(pk=notice.pk).update(deliveries=outcome)

@@ -1,10 +1,11 @@
 """Effective idle policy of a tenant: the platform default, tightened by the tenant's own row.
 
 "Tighter" per field: a higher utilization threshold, shorter idle periods, a shorter grace,
-fewer and shorter extensions, a lower runtime cap (none is the loosest). Tenant rows are
-validated against the default when written, and merged field by field (strictest wins) when
-read, so a default tightened later still binds tenants whose rows were written under the
-older, looser default.
+fewer and shorter extensions, a lower runtime cap (none is the loosest). A tenant row holds only
+the rules the tenant set (null: follow the default), so a default loosened later reaches every
+rule the tenant left alone. The rules it set are validated against the default when written,
+and merged field by field (strictest wins) when read, so a default tightened later still binds
+tenants whose rows were written under the older, looser default.
 """
 
 from __future__ import annotations
@@ -63,23 +64,33 @@ class Policy:
 BUILTIN = Policy()
 
 
+# The rules a tenant may set, each alone; the webhook is the tenant's own, not a rule.
+RULES: tuple[str, ...] = (*STRICTER, "queue_action", "max_runtime_s")
+
+
+def unset(rule: str) -> Any:
+    """What a tenant row stores for a rule that follows the default."""
+    return "" if rule == "queue_action" else None
+
+
 def _from_row(row: IdlePolicy) -> Policy:
-    return Policy(
-        util_threshold_pct=row.util_threshold_pct,
-        training_idle_s=row.training_idle_s,
-        notebook_idle_s=row.notebook_idle_s,
-        grace_s=row.grace_s,
-        max_extensions=row.max_extensions,
-        extension_s=row.extension_s,
-        queue_action=row.queue_action,
-        webhook_url=row.webhook_url,
-        max_runtime_s=row.max_runtime_s,
+    """The platform default's row (every rule set; ``max_runtime_s`` null: no cap)."""
+    values = {name: getattr(row, name) for name in RULES}
+    return replace(
+        BUILTIN, **{k: v for k, v in values.items() if v != unset(k) or k == "max_runtime_s"}
     )
 
 
 def default_policy() -> Policy:
     row = IdlePolicy.objects.filter(is_default=True).first()
     return _from_row(row) if row else BUILTIN
+
+
+def overrides(row: IdlePolicy | None) -> dict[str, Any]:
+    """The rules a tenant row sets (the others follow the default)."""
+    if row is None:
+        return {}
+    return {name: getattr(row, name) for name in RULES if getattr(row, name) != unset(name)}
 
 
 def strictest(default: Policy, own: Policy) -> Policy:
@@ -98,7 +109,7 @@ def effective_policy(tenant: Tenant, default: Policy | None = None) -> Policy:
     row = IdlePolicy.objects.filter(tenant=tenant).first()
     if row is None:
         return replace(default, webhook_url="")
-    return strictest(default, _from_row(row))
+    return strictest(default, replace(default, **overrides(row), webhook_url=row.webhook_url))
 
 
 def runtime_cap(tenant: Tenant, kind: str) -> int | None:

@@ -32,7 +32,15 @@ from apps.governance.models import (
     QueueFlag,
 )
 from apps.governance.notify import notify
-from apps.governance.policy import Policy, default_policy, effective_policy, looser_fields
+from apps.governance.policy import (
+    RULES,
+    Policy,
+    default_policy,
+    effective_policy,
+    looser_fields,
+    overrides,
+    unset,
+)
 from apps.governance.utilization import UtilizationProvider, get_provider
 from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import services as jobs
@@ -92,16 +100,36 @@ def set_default_policy(*, values: dict[str, Any]) -> IdlePolicy:
 
 @transaction.atomic
 def set_tenant_policy(*, tenant: Tenant, values: dict[str, Any]) -> IdlePolicy:
-    """Create or update the tenant's policy; values looser than the default are refused."""
+    """Set some of the tenant's rules (and its webhook); values looser than the default are
+    refused. Only the rules in ``values`` change. A rule set to the default's value follows
+    the default from now on (the dashboard's form sends every rule, changed or not, and a
+    tenant at the default should not be pinned there when the default is loosened)."""
     default = default_policy()
     row = IdlePolicy.objects.select_for_update().filter(tenant=tenant).first()
-    current = effective_policy(tenant, default).as_dict()
     errors = looser_fields(default, values)
     if errors:
         raise PolicyError(errors)
     row = row or IdlePolicy(tenant=tenant, is_default=False)
-    for name, value in {**current, **values}.items():
-        setattr(row, name, value)
+    for name, value in values.items():
+        if name in RULES:
+            setattr(row, name, unset(name) if value == getattr(default, name) else value)
+        else:
+            setattr(row, name, value)
+    row.updated_at = timezone.now()
+    row.save()
+    return row
+
+
+@transaction.atomic
+def reset_tenant_policy(*, tenant: Tenant, rules: list[str] | None = None) -> IdlePolicy | None:
+    """Make the given rules (None: every rule) follow the platform default again; the
+    webhook is kept (it has no default). The tenant's row, or None when it has none."""
+    row = IdlePolicy.objects.select_for_update().filter(tenant=tenant).first()
+    names = [name for name in (RULES if rules is None else rules) if name in overrides(row)]
+    if row is None or not names:
+        return row
+    for name in names:
+        setattr(row, name, unset(name))
     row.updated_at = timezone.now()
     row.save()
     return row

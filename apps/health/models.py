@@ -203,7 +203,12 @@ class Alert(models.Model):
         related_name="+",
     )
     resolved_at = models.DateTimeField(null=True, blank=True)
-    deliveries = models.JSONField(default=dict, blank=True, help_text="{receiver id: outcome}")
+    deliveries = models.JSONField(
+        default=dict, blank=True, help_text="{receiver id: the last round's outcome}"
+    )
+    delivery_attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Delivery rounds made (the first, then retries)."
+    )
 
     class Meta:
         ordering = ["-id"]

@@ -1,4 +1,6 @@
-"""Alert delivery to receivers: webhooks (JSON POST) and email (Django's email backend)."""
+"""Alert delivery to receivers: webhooks (JSON POST) and email (Django's email backend).
+A round that leaves a receiver unserved is retried by ``tasks.deliver_alert`` with a growing
+delay; each round serves only the receivers still waiting."""
 
 from __future__ import annotations
 
@@ -7,11 +9,30 @@ import logging
 import urllib.request
 
 from django.core.mail import send_mail
+from django.db.models import F
 
 from apps.health.models import Alert, AlertReceiver, ReceiverKind
 
 log = logging.getLogger("zhisuan.health.notify")
 RANK = {"info": 0, "warning": 1, "critical": 2}
+DELIVERY_RETRIES = 4  # after the first round: 5 rounds in all, over about 7.5 minutes
+RETRY_BASE_S = 30  # 30 s, 60 s, 120 s, 240 s
+
+
+def delivered(outcome: str) -> bool:
+    return outcome.startswith(("http 2", "sent"))
+
+
+def delivery_state(outcome: str, attempts: int) -> str:
+    """sent, retrying (another round is due) or failed (no round left)."""
+    if delivered(outcome):
+        return "sent"
+    return "retrying" if attempts <= DELIVERY_RETRIES else "failed"
+
+
+def retry_delay(retries: int) -> int:
+    """Seconds before the next round, after ``retries`` retries so far."""
+    return int(RETRY_BASE_S * 2**retries)
 
 
 def payload(alert: Alert) -> dict[str, object]:
@@ -46,7 +67,7 @@ def deliver(alert_id: int) -> dict[str, str]:
     body = payload(alert)
     for receiver in AlertReceiver.objects.filter(enabled=True):
         key = str(receiver.pk)
-        if outcome.get(key, "").startswith(("http 2", "sent")):
+        if delivered(outcome.get(key, "")):
             continue
         if RANK[alert.severity] < RANK[receiver.min_severity]:
             continue
@@ -57,8 +78,10 @@ def deliver(alert_id: int) -> dict[str, str]:
                 subject = f"[zhisuan {alert.severity}] {alert.node.name}: {alert.fault}"
                 send_mail(subject, json.dumps(body, indent=2), None, [receiver.target])
                 outcome[key] = "sent"
-        except OSError as exc:  # URLError, SMTP errors, timeouts
+        except (OSError, ValueError) as exc:  # URLError, SMTP errors, timeouts, a bad URL
             outcome[key] = f"error: {exc}"[:200]
             log.warning("alert %s to %s failed: %s", alert.pk, receiver, exc)
-    Alert.objects.filter(pk=alert.pk).update(deliveries=outcome)
+    Alert.objects.filter(pk=alert.pk).update(
+        deliveries=outcome, delivery_attempts=F("delivery_attempts") + 1
+    )
     return outcome

@@ -55,8 +55,24 @@ def runner_for(run: ProbeRun, nodes: list[Node], seed: int | None) -> Iterator[P
         api_client.close()
 
 
+class ProbeRunBusyError(Exception):
+    """The pool already has a probe run waiting or running."""
+
+
 @transaction.atomic
 def request_probe_run(*, pool: ResourcePool, actor: User) -> ProbeRun:
+    """Start a run, one per pool at a time: two runs would pin probe pods to the same GPUs
+    and spoil each other's bandwidths (and a double click would start two)."""
+    ResourcePool.objects.select_for_update().filter(pk=pool.pk).first()  # serialise requests
+    busy = (
+        ProbeRun.objects.filter(pool=pool, state__in=(ProbeRunState.PENDING, ProbeRunState.RUNNING))
+        .order_by("id")
+        .first()
+    )
+    if busy is not None:
+        raise ProbeRunBusyError(
+            f"Pool {pool.name} already has probe run {busy.pk} {busy.state}: wait for it to end"
+        )
     run = ProbeRun.objects.create(pool=pool, requested_by=actor)
 
     def start() -> None:

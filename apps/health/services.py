@@ -12,13 +12,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet, Sum
 from django.utils import timezone
 
 from apps.accounts import tokens
 from apps.accounts.models import User
 from apps.clusters.backends.base import BackendError
-from apps.clusters.models import Node, NodeHealth
+from apps.clusters.models import Node, NodeHealth, ResourcePool
 from apps.clusters.registry import get_backend
 from apps.core.events import publish_pools_changed
 from apps.health import catalogue
@@ -34,15 +34,19 @@ from apps.health.models import (
     IncidentState,
     NodeCheck,
     NodeToken,
+    Severity,
 )
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobState, OutboxAction
+from apps.quotas.models import Quota
+from apps.quotas.services import pool_capacity
 from apps.scheduling.models import SchedulerLock
 
 log = logging.getLogger("zhisuan.health")
 CORDONING = (FaultAction.CORDON, FaultAction.CORDON_DRAIN)
 CORDONED_NOTE = "cordoned"  # the note that dates a cordon (the what-if replay reads it)
 NODE_TOKEN_PREFIX = "zsn_"  # noqa: S105 - a public marker, not a secret
+DRAIN_FAULT = "drain"  # the platform's fault code of an operator's maintenance drain
 
 
 # ------------------------------------------------------------------ catalogue
@@ -135,6 +139,11 @@ def open_fault(*, node: Node, fault: str, detail: str, check: str = "") -> list[
             occurrences=F("occurrences") + 1
         )
         again = _still_faulty(node, incident, rule)
+        if incident.action in CORDONING and not node.cordoned:
+            # Defence in depth: a node must not serve while a cordoning fault is still
+            # reported (uncordon is refused while the incident is open, but a cluster-side
+            # or database change could still undo the cordon).
+            _cordon_for(node, incident, rule, incident.action, again=True)
         incident.save()
         return again
     incident = Incident.objects.create(
@@ -145,6 +154,7 @@ def open_fault(*, node: Node, fault: str, detail: str, check: str = "") -> list[
         action=rule.action,
         detail=detail[:500],
     )
+    health_changed(node.pool_id)
     actions: list[str] = []
     if rule.action == FaultAction.REMEDIATE and rule.remediation:
         incident.remediations = 1
@@ -170,30 +180,63 @@ def _still_faulty(node: Node, incident: Incident, rule: Rule) -> list[str]:
     return []
 
 
+def alert_message(node: Node, incident: Incident, rule: Rule) -> str:
+    """``node: fault (detail)``; without a detail, how the fault was looked up, never the
+    fallback rule's code ``*``."""
+    if incident.detail:
+        why = incident.detail
+    elif rule.code == catalogue.FALLBACK.code:
+        why = "not in the fault catalogue"
+    elif rule.code != incident.fault:
+        why = f"rule {rule.code}"
+    else:
+        return f"{node.name}: {incident.fault}"
+    return f"{node.name}: {incident.fault} ({why})"
+
+
 def _act(node: Node, incident: Incident, rule: Rule, action: str) -> None:
-    message = f"{node.name}: {incident.fault} ({incident.detail or rule.code})"
     if action in CORDONING:
-        faulty = action == FaultAction.CORDON_DRAIN
-        cordon_node(
-            node=node,
-            reason=f"{incident.fault}: {incident.detail}"[:200],
-            health=NodeHealth.FAULTY if faulty else NodeHealth.DEGRADED,
-        )
-        _note(incident, CORDONED_NOTE)
-        if faulty:
-            drain_node(node=node, incident=incident)
-        if rule.substitute_spare:
-            substitute_spare(node=node, incident=incident)
+        _cordon_for(node, incident, rule, action)
     raise_alert(
         node=node,
         fault=incident.fault,
         severity=incident.severity,
-        message=message,
+        message=alert_message(node, incident, rule),
         incident=incident,
     )
 
 
+def _cordon_for(
+    node: Node, incident: Incident, rule: Rule, action: str, *, again: bool = False
+) -> None:
+    """The cordoning part of an action: cordon (noted only if this made the cordon), drain
+    for ``cordon_drain``, and bring in a spare unless the node already has one."""
+    faulty = action == FaultAction.CORDON_DRAIN
+    made = cordon_node(
+        node=node,
+        reason=f"{incident.fault}: {incident.detail}"[:200],
+        health=NodeHealth.FAULTY if faulty else NodeHealth.DEGRADED,
+    )
+    if made:
+        _note(incident, CORDONED_NOTE)
+        if again:
+            _note(incident, "the fault is still reported: cordoned again")
+    else:
+        _note(incident, "node already cordoned")
+    if faulty:
+        drain_node(node=node, incident=incident)
+    if rule.substitute_spare:
+        substitute_spare(node=node, incident=incident)
+
+
 # ------------------------------------------------------------------ node actions
+def health_changed(pool_id: int | None) -> None:
+    """Tell dashboards an incident or alert of the pool's nodes opened or closed: the
+    ``pools`` topic's ``pools.changed`` after commit (docs/websockets.md), which the Health
+    page refetches on."""
+    publish_pools_changed(pool_id)
+
+
 def _after_commit_call(what: str, fn: Any, *args: Any) -> None:
     def call() -> None:
         try:
@@ -204,27 +247,55 @@ def _after_commit_call(what: str, fn: Any, *args: Any) -> None:
     transaction.on_commit(call)
 
 
-def cordon_node(*, node: Node, reason: str, health: str = NodeHealth.DEGRADED) -> bool:
-    """Cordon once: True if it was schedulable before."""
-    worse = health == NodeHealth.FAULTY or node.health == NodeHealth.HEALTHY
-    if node.cordoned:
-        if worse and node.health != health:
+def cordon_node(*, node: Node, reason: str, health: str | None = None) -> bool:
+    """Cordon once: True if it was schedulable before. ``health`` is what a fault makes of the
+    node (only ever worse); None, an operator's maintenance cordon, leaves health alone."""
+    if health is not None and (health == NodeHealth.FAULTY or node.health == NodeHealth.HEALTHY):
+        if node.cordoned and node.health != health:
             Node.objects.filter(pk=node.pk).update(health=health)
-            node.health = health
             publish_pools_changed(node.pool_id)
+        node.health = health
+    if node.cordoned:
         return False
-    Node.objects.filter(pk=node.pk).update(cordoned=True, health=health if worse else node.health)
+    Node.objects.filter(pk=node.pk).update(cordoned=True, health=node.health)
     node.cordoned = True
     publish_pools_changed(node.pool_id)
     _after_commit_call(f"cordon {node.name}", get_backend().cordon, node.name, reason)
     return True
 
 
-def uncordon_node(*, node: Node) -> bool:
+class NodeHeldError(Exception):
+    """Open incidents that cordoned the node still hold it."""
+
+    def __init__(self, node: Node, incidents: list[Incident]) -> None:
+        self.incidents = incidents
+        names = ", ".join(f"#{i.pk} ({i.fault})" for i in incidents)
+        super().__init__(
+            f"{node.name} is held by open incident(s) {names}: resolve them after the repair "
+            "(resolving the last one uncordons the node)"
+        )
+
+
+def holding_incidents(node: Node) -> QuerySet[Incident]:
+    """Open incidents whose action cordoned the node."""
+    return Incident.objects.filter(
+        node=node, state=IncidentState.OPEN, action__in=CORDONING
+    ).order_by("id")
+
+
+def uncordon_node(*, node: Node, repaired: bool = False) -> bool:
+    """Put the node back into service: True if it was cordoned. Refused while an open
+    incident holds it. ``repaired`` (the last fault was resolved) makes it healthy again; an
+    operator's uncordon leaves health alone, as their cordon did."""
+    held = list(holding_incidents(node))
+    if held:
+        raise NodeHeldError(node, held)
     if not node.cordoned:
         return False
-    Node.objects.filter(pk=node.pk).update(cordoned=False, health=NodeHealth.HEALTHY)
-    node.cordoned, node.health = False, NodeHealth.HEALTHY
+    if repaired:
+        node.health = NodeHealth.HEALTHY
+    Node.objects.filter(pk=node.pk).update(cordoned=False, health=node.health)
+    node.cordoned = False
     publish_pools_changed(node.pool_id)
     _after_commit_call(f"uncordon {node.name}", get_backend().uncordon, node.name)
     return True
@@ -234,10 +305,34 @@ class NodeBusyError(Exception):
     """The node holds jobs' devices, so it cannot become a spare now."""
 
 
+class GuaranteeError(Exception):
+    """The pool would hold fewer devices than its quotas guarantee."""
+
+
+def guarantee_shortfall(node: Node) -> tuple[int, int, int]:
+    """(capacity without the node, guaranteed, shortfall) of the node's pool and model: a
+    spare is held back from the scheduler, so it does not count towards guarantees."""
+    if node.pool is None:
+        return 0, 0, 0
+    capacity = pool_capacity(node.pool, node.accelerator_model)
+    if not node.is_spare:
+        capacity -= node.accelerator_count
+    guaranteed = int(
+        Quota.objects.filter(
+            pool_id=node.pool_id, accelerator_model=node.accelerator_model
+        ).aggregate(n=Sum("guarantee"))["n"]
+        or 0
+    )
+    return capacity, guaranteed, max(0, guaranteed - capacity)
+
+
 def set_spare(*, node: Node, spare: bool) -> bool:
     """Move a node into the pool's hot spares (the scheduler stops placing on it; a failed
-    node's replacement comes from here) or back. Under the admission lock, so no cycle places
-    a job on a node that has just become a spare. True if it changed."""
+    node's replacement comes from here) or back. Under the pool's row lock (as quota edits)
+    and the admission lock, so no cycle places a job on a node that has just become a spare
+    and no guarantee grows past what the pool keeps. True if it changed."""
+    if node.pool_id is not None:  # the pool first, then admission: set_quota's order
+        ResourcePool.objects.select_for_update().filter(pk=node.pool_id).first()
     SchedulerLock.objects.select_for_update().get_or_create(name="admission")
     if node.is_spare == spare:
         return False
@@ -245,14 +340,25 @@ def set_spare(*, node: Node, spare: bool) -> bool:
         raise NodeBusyError(
             f"{node.name} runs jobs: drain it (or let them end) before making it a spare"
         )
+    if spare:
+        capacity, guaranteed, short = guarantee_shortfall(node)
+        if short:
+            assert node.pool is not None
+            raise GuaranteeError(
+                f"Making {node.name} a spare would leave pool {node.pool.name} "
+                f"{capacity} {node.accelerator_model} devices for {guaranteed} guaranteed "
+                f"({short} short): lower the guarantees first"
+            )
     Node.objects.filter(pk=node.pk).update(is_spare=spare)
     node.is_spare = spare
     publish_pools_changed(node.pool_id)
     return True
 
 
-def drain_node(*, node: Node, incident: Incident) -> list[IncidentJob]:
-    """Gang semantics: every job holding devices on the node is restarted as a whole."""
+def drain_node(*, node: Node, incident: Incident, is_failure: bool = True) -> list[IncidentJob]:
+    """Gang semantics: every job holding devices on the node is restarted as a whole.
+    ``is_failure``: the restart counts against the jobs' retry budgets (a fault does; an
+    operator's maintenance drain does not)."""
     job_ids = set(
         Allocation.objects.filter(node=node, job__state__in=HOLDING).values_list(
             "job_id", flat=True
@@ -263,7 +369,7 @@ def drain_node(*, node: Node, incident: Incident) -> list[IncidentJob]:
         Job.objects.select_for_update(of=("self",)).select_related("tenant").filter(pk__in=job_ids)
     ):
         if job.state in HOLDING:
-            hit.append(heal_job(job=job, incident=incident))
+            hit.append(heal_job(job=job, incident=incident, is_failure=is_failure))
     _note(incident, f"drained: {len(hit)} job(s) restarted as whole gangs")
     _after_commit_call(f"drain {node.name}", get_backend().drain, node.name)
     return hit
@@ -273,6 +379,16 @@ def substitute_spare(*, node: Node, incident: Incident) -> Node | None:
     """Bring a hot spare of the same pool and model into service, so a job that needs the
     whole pool restarts at full size."""
     if node.pool_id is None or node.is_spare:
+        return None
+    if incident.spare_id is not None:  # this incident already brought one in
+        return None
+    replaced = (
+        Incident.objects.filter(node=node, state=IncidentState.OPEN, spare__isnull=False)
+        .select_related("spare")
+        .first()
+    )
+    if replaced is not None and replaced.spare is not None:  # one replacement per failed node
+        _note(incident, f"hot spare {replaced.spare.name} already replaces the node")
         return None
     spare = (
         Node.objects.select_for_update()
@@ -296,6 +412,27 @@ def substitute_spare(*, node: Node, incident: Incident) -> Node | None:
     return spare
 
 
+def drain_for_maintenance(*, node: Node, actor: User) -> Incident | None:
+    """An operator's drain: cordon the node (health left alone) and restart every job on it
+    elsewhere from its newest complete checkpoint, as a fault's drain does but without
+    spending the jobs' retries. Recorded as a closed ``drain`` incident with the jobs it hit
+    (resume points, lost GPU time); None when no job ran there, so a repeat changes nothing.
+    Call inside a transaction holding the node's row lock."""
+    cordon_node(node=node, reason=f"drained by {actor}")
+    if not Allocation.objects.filter(node=node, job__state__in=HOLDING).exists():
+        return None
+    incident = Incident.objects.create(
+        node=node,
+        fault=DRAIN_FAULT,
+        severity=Severity.INFO,
+        action=FaultAction.CORDON_DRAIN,
+        detail=f"maintenance drain by {actor}"[:500],
+    )
+    drain_node(node=node, incident=incident, is_failure=False)
+    _close(incident, by=actor, why="drained")
+    return incident
+
+
 # ------------------------------------------------------------------ self-healing jobs
 def restart_backoff(failures: int) -> timedelta:
     base = float(getattr(settings, "HEALTH_RESTART_BACKOFF_S", 10.0))
@@ -308,10 +445,11 @@ def attempt_started(job: Job) -> datetime | None:
     return event.created_at if event else job.started_at
 
 
-def heal_job(*, job: Job, incident: Incident) -> IncidentJob:
+def heal_job(*, job: Job, incident: Incident, is_failure: bool = True) -> IncidentJob:
     """Restart ``job`` after a node fault, with its retry budget and a backoff; it resumes from
     its newest complete checkpoint. Lost GPU time = devices x time since that checkpoint (or
-    since the attempt started). Mirrors ``relay._restart_or_fail`` without changing it."""
+    since the attempt started). Mirrors ``relay._restart_or_fail`` without changing it.
+    A maintenance drain (``is_failure=False``) restarts the same way but spends no retry."""
     now = timezone.now()
     devices = job.requested_devices or sum(
         len(a.devices) for a in Allocation.objects.filter(job=job)
@@ -327,12 +465,21 @@ def heal_job(*, job: Job, incident: Incident) -> IncidentJob:
         if checkpoint
         else "start (no checkpoint registered)"
     )
-    why = f"node {incident.node.name} fault {incident.fault}"
+    why = (
+        f"node {incident.node.name} fault {incident.fault}"
+        if is_failure
+        else f"node {incident.node.name} drained for maintenance"
+    )
     attempt = job.attempt
     if job.state == JobState.ADMITTED:  # never reached the cluster: back to the queue
-        jobs.transition(job, JobState.QUEUED, reason="NodeFault", message=f"{why}; requeued")
+        jobs.transition(
+            job,
+            JobState.QUEUED,
+            reason="NodeFault" if is_failure else "NodeDrained",
+            message=f"{why}; requeued",
+        )
         outcome = "requeued"
-    elif job.failures >= job.max_retries:
+    elif is_failure and job.failures >= job.max_retries:
         jobs.transition(
             job, JobState.FAILED, reason="RetriesExhausted", message=f"{why}; no retries left"
         )
@@ -342,9 +489,9 @@ def heal_job(*, job: Job, incident: Incident) -> IncidentJob:
         jobs.transition(
             job,
             JobState.RESTARTING,
-            reason="NodeFault",
+            reason="NodeFault" if is_failure else "NodeDrained",
             message=f"{why}; will resume from {resume}",
-            extra={"attempt": job.attempt + 1, "failures": job.failures + 1},
+            extra={"attempt": job.attempt + 1, "failures": job.failures + int(is_failure)},
         )
         jobs.enqueue_outbox(job, OutboxAction.DELETE, at=now + restart_backoff(job.failures))
         outcome = "restarted"
@@ -379,6 +526,7 @@ def raise_alert(
     alert = Alert.objects.create(
         node=node, fault=fault, severity=severity, message=message[:500], incident=incident
     )
+    health_changed(node.pool_id)
 
     def notify() -> None:
         from apps.health.tasks import deliver_alert
@@ -395,6 +543,7 @@ def acknowledge_alert(*, alert: Alert, actor: User) -> Alert:
     if alert.acknowledged_at is None:
         alert.acknowledged_at, alert.acknowledged_by = timezone.now(), actor
         alert.save(update_fields=["acknowledged_at", "acknowledged_by"])
+        health_changed(alert.node.pool_id)
     return alert
 
 
@@ -407,19 +556,25 @@ def _close(incident: Incident, *, by: User | None, why: str) -> None:
     Alert.objects.filter(incident=incident, state=AlertState.OPEN).update(
         state=AlertState.RESOLVED, resolved_at=now
     )
+    health_changed(incident.node.pool_id)
 
 
 @transaction.atomic
 def resolve_incident(*, incident: Incident, actor: User) -> Incident:
-    """After repair: close the incident and uncordon the node unless another open incident
-    still holds it."""
+    """After repair: close the incident and, if it cordoned the node, uncordon the node
+    unless another open incident still holds it (an alert-only incident leaves an operator's
+    cordon alone)."""
     node = Node.objects.select_for_update().get(pk=incident.node_id)
     incident = Incident.objects.select_for_update().get(pk=incident.pk)
     if incident.state == IncidentState.CLOSED:
         return incident
     _close(incident, by=actor, why=f"resolved by {actor}")
-    holding = Incident.objects.filter(node=node, state=IncidentState.OPEN, action__in=CORDONING)
-    if not holding.exists() and uncordon_node(node=node):
+    cordoned_it = incident.action in CORDONING
+    if (
+        cordoned_it
+        and not holding_incidents(node).exists()
+        and uncordon_node(node=node, repaired=True)
+    ):
         _note(incident, "uncordoned")
         incident.save(update_fields=["actions_taken"])
     return incident
@@ -452,6 +607,11 @@ def mint_node_token(*, node: Node, actor: User | None) -> tuple[NodeToken, str]:
     """A token for ``node``'s agent; the plaintext is returned once and never stored."""
     new = tokens.generate()
     plaintext = NODE_TOKEN_PREFIX + new.plaintext[len(tokens.TOKEN_PREFIX) :]
+    # One token per node: the earlier ones stop working. A rotation's predecessor has an
+    # ``expires_at`` (set before this is called) and lives on until its overlap ends.
+    NodeToken.objects.filter(node=node, revoked_at__isnull=True, expires_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
     token = NodeToken.objects.create(
         node=node, prefix=new.prefix, digest=new.digest, created_by=actor
     )

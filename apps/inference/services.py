@@ -7,7 +7,7 @@ import logging
 import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -139,8 +139,18 @@ def update_settings(*, service: InferenceService, changes: dict[str, Any]) -> In
         spec["inference"] = {**(spec.get("inference") or {}), **_rollout(vars(service))}
         job.spec = spec
         job.save(update_fields=["spec"])
-    _RUNTIME.pop(service.pk, None)  # rebuilt with the new settings, from the current replicas
+    transaction.on_commit(lambda: _reconfigure_runtime(service))
     return service
+
+
+def _reconfigure_runtime(service: InferenceService) -> None:
+    """The running autoscaler takes the new settings and keeps its windows and held
+    recommendations: a settings change must not read as a sudden quiet and drop replicas."""
+    rt = _RUNTIME.get(service.pk)
+    if rt is None:
+        return
+    rt.scaler.reconfigure(scaler_config(service))
+    rt.sim.model = replace(rt.sim.model, cold_start_s=float(service.cold_start_s))
 
 
 def scaler_config(service: InferenceService) -> ScalerConfig:

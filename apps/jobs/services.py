@@ -31,6 +31,7 @@ from apps.jobs.models import (
     OutboxState,
     spec_devices,
 )
+from apps.runs.models import RUN_STATE_OF_JOB_END, Run, RunState
 from apps.tenancy.models import Project, Tenant
 
 
@@ -79,6 +80,11 @@ def transition(
     JobEvent.objects.create(
         job=job, from_state=source, to_state=to, reason=reason, message=message[:500]
     )
+    if to in RUN_STATE_OF_JOB_END:
+        # The job's curves end with it, whatever its process last said of itself.
+        Run.objects.filter(job_id=job.pk, state=RunState.RUNNING).update(
+            state=RUN_STATE_OF_JOB_END[to], updated_at=now
+        )
     if source in HOLDING and to not in HOLDING:
         close_segment(job=job, ended_at=now, reason=to)  # reads the allocation: before delete
         Allocation.objects.filter(job=job).delete()

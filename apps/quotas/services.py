@@ -25,7 +25,17 @@ def pool_capacity(pool: ResourcePool, accelerator_model: str) -> int:
 def validate_guarantees(
     *, pool: ResourcePool, accelerator_model: str, tenant: Tenant, guarantee: int
 ) -> None:
-    """Raise a field error if this guarantee would push the pool's total past its capacity."""
+    """Raise a field error if this guarantee grows and would push the pool's total past its
+    capacity. An unchanged or smaller guarantee passes: capacity can drop under the
+    guarantees (a node removed, a fault's cordon), and that must not block edits of other
+    fields (borrow limit, weight) or a cut that moves back towards the invariant."""
+    current = (
+        Quota.objects.filter(tenant=tenant, pool=pool, accelerator_model=accelerator_model)
+        .values_list("guarantee", flat=True)
+        .first()
+    )
+    if current is not None and guarantee <= current:
+        return
     capacity = pool_capacity(pool, accelerator_model)
     if capacity == 0:
         raise ValidationError(

@@ -28,6 +28,16 @@ class RunState(models.TextChoices):
     RUNNING = "running", "Running"
     FINISHED = "finished", "Finished"
     FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+# The state a job's run takes when its job ends (a run is "running" for as long as its job
+# may still run, restarts included).
+RUN_STATE_OF_JOB_END: dict[str, RunState] = {
+    "succeeded": RunState.FINISHED,
+    "failed": RunState.FAILED,
+    "cancelled": RunState.CANCELLED,
+}
 
 
 class Run(models.Model):
@@ -48,6 +58,11 @@ class Run(models.Model):
     state = models.CharField(max_length=16, choices=RunState.choices, default=RunState.RUNNING)
     config = models.JSONField(default=dict, blank=True, help_text="Hyperparameters.")
     tags = models.JSONField(default=list, blank=True)
+    simulated = models.BooleanField(
+        default=False,
+        help_text="Its curves are the simulated cluster's made-up ones (its jobs run no code); "
+        "they are dropped when the job's own process first reports.",
+    )
     checkpoint_requested_at = models.DateTimeField(
         null=True,
         blank=True,

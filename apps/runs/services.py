@@ -98,6 +98,20 @@ def ensure_run_for_job(job: Job) -> Run:
 
 
 @transaction.atomic
+def take_over_from_simulator(run: Run) -> None:
+    """The job's own process reports: the simulated cluster's made-up curves make way, so its
+    steps are not taken for duplicates of the simulator's (the first value of a step wins)."""
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    if locked.simulated:
+        keys = list(MetricKey.objects.filter(run=locked).values_list("pk", flat=True))
+        MetricPoint.objects.filter(key_id__in=keys).delete()
+        MetricRollup.objects.filter(key_id__in=keys).delete()
+        MetricKey.objects.filter(pk__in=keys).delete()
+        Run.objects.filter(pk=run.pk).update(simulated=False, updated_at=timezone.now())
+    run.simulated = False
+
+
+@transaction.atomic
 def update_run(
     *,
     run: Run,

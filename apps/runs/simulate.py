@@ -1,13 +1,13 @@
 """Training curves for the simulated cluster: running simulated training jobs report a
 decaying loss, a learning-rate schedule, throughput and MFU, and a checkpoint every
 ``CHECKPOINT_EVERY`` steps (and at once when asked for one), through the same services the
-SDK's API calls reach. Clearly generated data (the simulated cluster's jobs run no code); a
-real cluster is left alone."""
+SDK's API calls reach. Clearly generated data (the simulated cluster's jobs run no code): such
+runs are marked ``simulated``, and the simulator steps aside for good when the job's own
+process reports (the SDK run from outside, say), its made-up curves dropped. A real cluster is
+left alone."""
 
 from __future__ import annotations
 
-import math
-import random
 import time
 from datetime import datetime
 
@@ -15,38 +15,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.clusters.backends.simcurves import STEPS_PER_S, training_point
 from apps.jobs.models import Job, JobKind, JobState
 from apps.runs import services
-from apps.runs.models import MetricKey
+from apps.runs.models import MetricKey, Run
 from apps.runs.selectors import checkpoint_request
 
-STEPS_PER_S = 2.0
 MAX_STEPS_PER_RUN = 50  # per call: a job that ran unobserved catches up gradually
 CHECKPOINT_EVERY = 500
 MIN_INTERVAL_S = 5.0
-# A 7B dense model, 4,096-token sequences, on A800-class devices (see the SDK's efficiency).
-_FLOPS_PER_TOKEN = 6 * 7e9 + 12 * 32 * 4096 * 4096
-_PEAK = 312e12
 
 _last_run = 0.0
-
-
-def _point_values(job: Job, step: int) -> dict[str, float]:
-    rng = random.Random(job.pk * 1_000_003 + step)
-    seed = random.Random(job.pk)
-    floor, start, tau = 1.6 + seed.random(), 9.0 + seed.random() * 2, 300 + seed.random() * 500
-    loss = floor + (start - floor) * math.exp(-step / tau) + rng.gauss(0, 0.03)
-    warmup, peak_lr = 200, 3e-4
-    lr = peak_lr * min(1.0, (step + 1) / warmup) * (0.55 + 0.45 * math.cos(step / 20_000))
-    devices = max(1, job.requested_devices)
-    tokens = devices * 3000 * (1 + rng.gauss(0, 0.02))
-    return {
-        "loss": max(0.01, loss),
-        "lr": lr,
-        "grad_norm": 0.5 + 2.0 * math.exp(-step / tau) + abs(rng.gauss(0, 0.1)),
-        "perf/tokens_per_s": tokens,
-        "perf/mfu": _FLOPS_PER_TOKEN * tokens / (devices * _PEAK),
-    }
 
 
 def simulate_training_metrics(now: datetime | None = None, *, force: bool = False) -> int:
@@ -67,7 +46,11 @@ def simulate_training_metrics(now: datetime | None = None, *, force: bool = Fals
         assert job.started_at is not None
         target = int((now - job.started_at).total_seconds() * STEPS_PER_S)
         with transaction.atomic():
-            run = services.ensure_run_for_job(job)
+            run = Run.objects.select_for_update().get(pk=services.ensure_run_for_job(job).pk)
+            if not run.simulated:
+                if MetricKey.objects.filter(run=run).exists():
+                    continue  # the job's own process reports (the SDK, run from outside)
+                Run.objects.filter(pk=run.pk).update(simulated=True)
             last = (
                 MetricKey.objects.filter(run=run, name="loss")
                 .values_list("last_step", flat=True)
@@ -77,7 +60,11 @@ def simulate_training_metrics(now: datetime | None = None, *, force: bool = Fals
             steps = range(first, min(target, first + MAX_STEPS_PER_RUN - 1) + 1)
             if not steps:
                 continue
-            points = [(k, s, v) for s in steps for k, v in _point_values(job, s).items()]
+            points = [
+                (k, s, v)
+                for s in steps
+                for k, v in training_point(job.pk, job.requested_devices, s).items()
+            ]
             stored += services.ingest_metrics(run=run, points=points).stored
             asked = checkpoint_request(run)
             for s in steps:

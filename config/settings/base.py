@@ -211,6 +211,8 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
 TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)
 # Prices are plain decimals; this names their unit for every screen and export.
 CURRENCY = env.get_currency("ZS_CURRENCY", "CNY")
+# Governance webhooks may call private, loopback and link-local addresses (apps/governance/webhook).
+WEBHOOK_ALLOW_PRIVATE = env.get_bool("ZS_WEBHOOK_ALLOW_PRIVATE", False)
 CLUSTER_BACKEND = env.get_str("ZS_CLUSTER_BACKEND", "simulated")
 # The admission loop's policy: one of the core's presets (pure Python, no Django import).
 SCHEDULER_POLICY = env.get_choice("ZS_SCHEDULER_POLICY", "standard", PRESETS)

@@ -19,7 +19,8 @@ from zhisuan._sender import MetricSender, SenderStats
 from zhisuan.client import ApiClient, ApiError
 
 log = logging.getLogger("zhisuan")
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@:-]{0,99}$")
+# \Z, not $ (which also matches before a trailing newline): keys are dict keys, never trimmed.
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@:-]{0,99}\Z")
 MAX_STEP = 2**53 - 1
 
 

@@ -75,6 +75,18 @@ def test_probes_and_metrics_are_not_redirected_to_https() -> None:
     assert site.get("/api/v1/overview/").status_code == 301
 
 
+def test_a_cluster_of_two_pools_counts_each_gpu_once(world: World, client_for) -> None:
+    train = make_pool()
+    infer = make_pool(cluster=train.cluster)
+    make_node(pool=train, accelerator_count=8)
+    make_node(pool=train, accelerator_count=8, is_spare=True)
+    make_node(pool=infer, accelerator_count=4)
+    rows = client_for(world.platform_admin).get("/api/v1/clusters/").json()
+    rows = rows.get("results", rows) if isinstance(rows, dict) else rows
+    (row,) = [r for r in rows if r["id"] == train.cluster_id]
+    assert (row["pools"], row["nodes"], row["gpus"]) == (2, 3, 12)  # was 24: once per pool
+
+
 def test_overview_counts_real_capacity(world: World, client_for) -> None:
     pool = make_pool()
     for _ in range(3):

@@ -52,10 +52,14 @@ def sim(world: World, settings) -> Iterator[Pool]:
     pool = make_pool(name="train")
     nodes = [make_node(pool=pool, name=f"n{i}", leaf_switch="leaf0") for i in range(4)]
     spare = make_node(pool=pool, name="spare0", leaf_switch="leaf0", is_spare=True)
-    for tenant in (world.tenant_a, world.tenant_b):
-        Quota.objects.create(
-            tenant=tenant, pool=pool, accelerator_model="A800", guarantee=32, borrow_limit=0
-        )
+    # Guarantees within the 32 schedulable GPUs, with one node's worth to spare (a node can
+    # become a spare); tenant-a may borrow up to the whole pool.
+    Quota.objects.create(
+        tenant=world.tenant_a, pool=pool, accelerator_model="A800", guarantee=16, borrow_limit=16
+    )
+    Quota.objects.create(
+        tenant=world.tenant_b, pool=pool, accelerator_model="A800", guarantee=8, borrow_limit=0
+    )
     clock = VirtualClock()
     backend = CountingBackend(clock=clock, startup_s=5, default_duration_s=100_000)
     for n in [*nodes, spare]:

@@ -238,6 +238,30 @@ def test_forecast_quantile_is_on_by_default_validated_and_reaches_the_scaler(
     assert services.scaler_config(service).forecast_quantile is None
 
 
+def test_a_settings_change_keeps_the_running_autoscaler(
+    world: World, client_for: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    service = _service(world)
+    make_running(service.job)
+    start = timezone.now()
+    for second in range(60):
+        services.autoscale_tick(now=start + timedelta(seconds=second))
+    runtime = services._RUNTIME[service.pk]
+    seen = len(runtime.scaler._window.samples)
+    client = client_for(world.user("a", Role.MEMBER))
+    url = f"{URL.format('tenant-a')}{service.pk}/"
+    with django_capture_on_commit_callbacks(execute=True):
+        body = {"max_replicas": 3, "cold_start_s": 30}
+        assert client.patch(url, body, format="json").status_code == 200
+    # The same scaler and replicas, with the new settings: what it saw and holds is kept
+    # (rebuilt, it read a sudden quiet and dropped replicas at once).
+    assert services._RUNTIME[service.pk] is runtime
+    assert runtime.scaler.config.max_replicas == 3
+    assert runtime.sim.model.cold_start_s == 30
+    assert len(runtime.scaler._window.samples) == seen
+    services._RUNTIME.pop(service.pk, None)
+
+
 def test_the_autoscaler_command_runs_the_tick_for_running_services(world: World) -> None:
     from django.core.management import call_command
 

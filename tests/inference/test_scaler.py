@@ -3,6 +3,7 @@ to decide every two seconds, like the product's loop."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 
 import pytest
@@ -139,6 +140,29 @@ def test_scale_down_waits_for_the_delay_then_steps_down() -> None:
     downs = [d for d in clock.decisions if d.desired < d.current]
     assert downs[0].t > 500  # 300 s after the stable window began to fall (t=200)
     assert all(d.desired >= d.current // 2 for d in downs)  # at most halving per decision
+
+
+def test_new_settings_keep_the_windows_and_the_scale_down_delay() -> None:
+    clock = Clock(config(scale_down_delay_s=300.0, max_replicas=20), replicas=1)
+    clock.run(200, lambda t: 80.0)
+    assert clock.replicas == 8
+    # An operator edits the service (a wider range, a longer window) as the load falls.
+    clock.scaler.reconfigure(config(scale_down_delay_s=300.0, max_replicas=30, stable_window_s=90))
+    assert len(clock.scaler._window.samples) == 60  # the samples were kept
+    clock.run(200, lambda t: 10.0)
+    assert clock.replicas == 8  # the held recommendation still holds for the whole delay
+    fresh = Clock(config(scale_down_delay_s=300.0, max_replicas=30, stable_window_s=90), 8)
+    fresh.run(200, lambda t: 10.0)
+    assert fresh.replicas < 8  # what rebuilding the scaler did: the delay was skipped
+
+
+def test_a_new_metric_starts_its_window_afresh() -> None:
+    clock = Clock(config(), replicas=1)
+    clock.run(120, lambda t: 80.0)
+    clock.scaler.reconfigure(config(metric="qps", target=40.0))
+    assert clock.scaler._window.samples == deque()  # concurrency samples mean nothing now
+    clock.run(120, lambda t: 80.0)
+    assert clock.replicas == 8  # held at the concurrency-era size for the scale-down delay
 
 
 def test_cold_start_loading_replicas_count_as_capacity() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from apps.clusters.backends.simcurves import training_point
 from apps.jobs import logs
 from apps.jobs.models import Job, JobLogFollow, JobLogLine
 from apps.tenancy.models import Role
@@ -45,13 +46,15 @@ def test_running_job_output_is_collected_once_and_served(
         f"zs-train-{job['id']}-worker-0",
         f"zs-train-{job['id']}-worker-1",
     }
-    assert "step 100 loss" in texts[-1]
+    # The log tells the curve's story: the step the chart has at that time, the same loss.
+    loss = training_point(job["id"], 16, 40)["loss"]
+    assert f"step 40 loss {loss:.4f}" in texts[-1]
 
     cluster.clock.advance(10)
     assert logs.collect() == 2  # only the new progress line of each replica (still followed)
     tail = _logs(client, job["id"], tail=3).json()
     assert tail["truncated"] is True and len(tail["lines"]) == 3
-    assert "step 150" in tail["lines"][-1]["text"]
+    assert "step 60 " in tail["lines"][-1]["text"]
     since = _logs(client, job["id"], since=body["lines"][-1]["ts"]).json()
     assert len(since["lines"]) == 2
 

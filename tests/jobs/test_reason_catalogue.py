@@ -30,8 +30,14 @@ def recorded_reasons() -> set[str]:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Call) and _called(node) in WRITERS:
                 for kw in node.keywords:
-                    if kw.arg == "reason" and isinstance(kw.value, ast.Constant):
-                        found.add(str(kw.value.value))
+                    if kw.arg != "reason":
+                        continue
+                    # a constant, or either constant of `"A" if cond else "B"`
+                    value = kw.value
+                    options = (
+                        [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+                    )
+                    found.update(str(v.value) for v in options if isinstance(v, ast.Constant))
     return found
 
 
@@ -46,5 +52,12 @@ def labelled_reasons() -> set[str]:
 def test_every_recorded_reason_is_in_the_dashboard_catalogue() -> None:
     reasons = recorded_reasons()
     # The scan finds the writers (a broken scan would pass vacuously).
-    assert {"Submitted", "Requeued", "NodeFault", "IdleStopped", "RuntimeLimitSoon"} <= reasons
+    assert {
+        "Submitted",
+        "Requeued",
+        "NodeFault",
+        "NodeDrained",
+        "IdleStopped",
+        "RuntimeLimitSoon",
+    } <= reasons
     assert reasons - labelled_reasons() == set(), "add these to jobReason in en.ts and zh.ts"

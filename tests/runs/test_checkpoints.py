@@ -179,3 +179,52 @@ def test_simulated_training_jobs_report_curves_and_checkpoints(job, settings):
     assert newest_complete_checkpoint(job).step == 602  # type: ignore[union-attr]
     settings.CLUSTER_BACKEND = "kubernetes"
     assert simulate_training_metrics(t + timedelta(seconds=60), force=True) == 0
+
+
+def test_the_simulator_steps_aside_when_the_jobs_own_process_reports(job, settings):
+    from apps.runs.models import MetricKey
+    from apps.runs.simulate import simulate_training_metrics
+
+    settings.CLUSTER_BACKEND = "simulated"
+    Job.objects.filter(pk=job.pk).update(started_at=timezone.now() - timedelta(seconds=60))
+    t = timezone.now()
+    assert simulate_training_metrics(t, force=True) > 0
+    run = Run.objects.get(job=job)
+    assert run.simulated  # labelled: these curves are made up
+    assert MetricKey.objects.get(run=run, name="loss").last_step == 49
+
+    # The SDK, run from outside for this job, reports steps the simulator already wrote.
+    sent = _bearer(job_token(job)).post(
+        metrics_url(run), batch(range(3), loss=100.0), format="json"
+    )
+    assert sent.status_code == 200 and sent.json()["stored"] == 3, sent.json()
+    run.refresh_from_db()
+    assert not run.simulated
+    assert list(MetricKey.objects.filter(run=run).values_list("name", flat=True)) == ["loss"]
+    values = MetricPoint.objects.filter(key__run=run).order_by("step").values_list("value", "step")
+    assert list(values) == [(100.0, 0), (101.0, 1), (102.0, 2)]  # its own numbers, not ours
+    assert simulate_training_metrics(t + timedelta(seconds=30), force=True) == 0
+
+
+def test_a_jobs_run_ends_with_its_job(job):
+    from apps.jobs.services import transition
+    from apps.runs.models import RunState
+
+    run = ensure_run_for_job(job)
+    assert run.state == RunState.RUNNING
+    transition(job, JobState.RESTARTING, reason="NodeFailed")
+    run.refresh_from_db()
+    assert run.state == RunState.RUNNING  # it will resume: the same run goes on
+    transition(job, JobState.CANCELLED, reason="Cancelled")
+    run.refresh_from_db()
+    assert run.state == RunState.CANCELLED
+
+
+@pytest.mark.parametrize(("job_end", "run_end"), [("succeeded", "finished"), ("failed", "failed")])
+def test_a_finished_or_failed_job_finishes_or_fails_its_run(job, job_end, run_end):
+    from apps.jobs.services import transition
+
+    run = ensure_run_for_job(job)
+    transition(job, JobState(job_end), reason="Exited")
+    run.refresh_from_db()
+    assert run.state == run_end

@@ -73,6 +73,8 @@ def test_overlapping_batch_keeps_first_values_and_adds_new_steps(world, runs, cl
         ({"points": [{"step": 1, "values": {"loss": 10**400}}]}, "points.0.values.loss"),
         ({"points": [{"step": 1, "values": {"bad key!": 1.0}}]}, "points.0.values.bad key!"),
         ({"points": [{"step": 1, "values": {"/loss": 1.0}}]}, "points.0.values./loss"),
+        # a trailing newline made a second "loss" series that no chart could read
+        ({"points": [{"step": 1, "values": {"loss\n": 1.0}}]}, "points.0.values.loss\n"),
         ({"points": [{"step": 1, "values": {}}]}, "points.0.values"),
         ({"points": [{"step": 1}]}, "points.0.values"),
         ({"points": ["x"]}, "points.0"),

@@ -147,7 +147,7 @@ def build_foreign(world: World) -> Foreign:
     alert = Alert.objects.create(
         node=node, fault="xid-79", incident=incident, severity="critical", message="xid 79"
     )
-    rule = FaultRule.objects.create(code="zz-rule", severity="warning", action="alert")
+    rule = FaultRule.objects.create(code="zz_rule", severity="warning", action="alert")
     receiver = AlertReceiver.objects.create(
         name="zz-receiver", kind="webhook", target="https://hooks.example.com/x"
     )

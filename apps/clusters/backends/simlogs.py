@@ -9,9 +9,9 @@ comes from the simulator. Pure: the same workload and times give the same lines.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterator
 
+from .simcurves import STEPS_PER_S, training_point
 from .spec import LogLine, WorkloadSpec
 
 PROGRESS_EVERY_S = 10.0  # one progress line per replica every ten (cluster) seconds
@@ -32,9 +32,12 @@ def _progress(spec: WorkloadSpec, rank: int, n: int, elapsed: float) -> str:
     if spec.kind == "inference":
         rate = 20 + 5 * math.sin(n / 6 + rank)
         return f"INFO serving: {rate:.1f} req/s, p95 {80 + 10 * (n % 4)} ms"
-    rng = random.Random(spec.job_id * 1_000_003 + rank * 7919 + n)
-    loss = 2.5 * math.exp(-n / 40) + 0.3 + rng.uniform(-0.02, 0.02)
-    return f"step {n * 50} loss {loss:.4f} tokens/s {rng.randint(9_000, 11_000)} rank {rank}"
+    # The same curve the platform stores for the job (simcurves): the log and the chart agree.
+    step = int(elapsed * STEPS_PER_S)
+    devices = sum(g.replicas * g.accelerators for g in spec.replica_groups)
+    point = training_point(spec.job_id, devices, step)
+    tokens = point["perf/tokens_per_s"] / max(1, spec.gang_size)
+    return f"step {step} loss {point['loss']:.4f} tokens/s {tokens:.0f} rank {rank}"
 
 
 def _start_line(spec: WorkloadSpec) -> str:

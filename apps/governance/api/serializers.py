@@ -8,7 +8,8 @@ from rest_framework import serializers
 
 from apps.core.fields import WindowTimeField
 from apps.governance.models import IdleFlag, Notification, QueueAction
-from apps.governance.policy import LIMITS
+from apps.governance.policy import LIMITS, RULES
+from apps.governance.webhook import UnsafeTargetError, resolve
 
 
 def _bounded(name: str, integer: bool = True) -> serializers.Field:  # type: ignore[type-arg]
@@ -39,13 +40,53 @@ class DefaultPolicySerializer(serializers.Serializer[Any]):
 
 
 class TenantPolicySerializer(DefaultPolicySerializer):
-    webhook_url = serializers.URLField(required=False, allow_blank=True, max_length=200)
+    webhook_url = serializers.URLField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Where governance notices are POSTed; public addresses only. Shown in full "
+        "to tenant and platform admins; others read its scheme and host only.",
+    )
+
+    def validate_webhook_url(self, value: str) -> str:
+        if value:
+            try:
+                resolve(value)  # checked again at each delivery
+            except UnsafeTargetError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+        return value
 
 
 class PolicyViewSerializer(serializers.Serializer[Any]):
     effective = TenantPolicySerializer(help_text="What the sweep applies to this tenant.")
     default = DefaultPolicySerializer(help_text="The platform default: the loosest allowed.")
-    customized = serializers.BooleanField(help_text="Whether the tenant has its own policy.")
+    customized = serializers.BooleanField(help_text="Whether the tenant set any rule itself.")
+    overrides = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The rules the tenant set (names as in a change's reset); every other "
+        "rule follows the platform default.",
+    )
+
+
+class TenantPolicyChangeSerializer(TenantPolicySerializer):
+    """A change of the tenant's policy: the rules given are set, those in ``reset`` follow
+    the platform default again (a rule equal to the default's value follows it too)."""
+
+    reset = serializers.ListField(
+        child=serializers.ChoiceField(RULES),
+        required=False,
+        write_only=True,
+        help_text="Rules to return to the platform default. The webhook has no default: "
+        "clear it with an empty webhook_url.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        both = [rule for rule in attrs.get("reset", []) if rule in attrs]
+        if both:
+            raise serializers.ValidationError(
+                {"reset": [f"{', '.join(both)}: set and reset in one request."]}
+            )
+        return attrs
 
 
 class IdleFlagSerializer(serializers.ModelSerializer[IdleFlag]):

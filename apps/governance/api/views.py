@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -35,11 +36,12 @@ from apps.governance.api.serializers import (
     IdleFlagSerializer,
     NotificationSerializer,
     PolicyViewSerializer,
+    TenantPolicyChangeSerializer,
     TenantPolicySerializer,
     UnreadCountSerializer,
 )
 from apps.governance.models import FlagState, IdleFlag, IdlePolicy, Notification
-from apps.governance.policy import default_policy, effective_policy
+from apps.governance.policy import RULES, default_policy, effective_policy, overrides
 from apps.tenancy.models import Role
 
 
@@ -54,8 +56,20 @@ def _audit(request: Request, instance: Any, tenant: Any, before: dict[str, Any] 
     )
 
 
+def redacted(url: str) -> str:
+    """A webhook URL as non-admins see it: scheme and host, not the path or query, which
+    often carry the receiver's secret."""
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}/…"
+
+
 class TenantPolicyViewSet(TenantScopedViewSet[IdlePolicy]):
-    """The tenant's idle policy: every member reads it; tenant admins tighten it."""
+    """The tenant's idle policy: every member reads it; tenant admins tighten rules, or
+    return them to the platform default (PATCH ``reset``)."""
 
     queryset = IdlePolicy.objects.all()
     serializer_class = TenantPolicySerializer
@@ -64,28 +78,38 @@ class TenantPolicyViewSet(TenantScopedViewSet[IdlePolicy]):
 
     def _view(self) -> dict[str, Any]:
         default = default_policy()
+        effective = effective_policy(self.tenant, default).as_dict()
+        if self.role != Role.TENANT_ADMIN:  # platform admins act as tenant admins
+            effective["webhook_url"] = redacted(effective["webhook_url"])
+        own = overrides(IdlePolicy.objects.filter(tenant=self.tenant).first())
         return {
-            "effective": effective_policy(self.tenant, default).as_dict(),
+            "effective": effective,
             "default": default.as_dict(),
-            "customized": IdlePolicy.objects.filter(tenant=self.tenant).exists(),
+            "customized": bool(own),
+            "overrides": [name for name in RULES if name in own],
         }
 
     @extend_schema(responses=PolicyViewSerializer)
     def current(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return Response(self._view())
 
-    @extend_schema(request=TenantPolicySerializer, responses=PolicyViewSerializer)
+    @extend_schema(request=TenantPolicyChangeSerializer, responses=PolicyViewSerializer)
     def change(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        data = TenantPolicySerializer(data=request.data)
+        data = TenantPolicyChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        reset = values.pop("reset", [])
         with transaction.atomic():
             old = IdlePolicy.objects.filter(tenant=self.tenant).first()
             before = audit.snapshot(old) if old is not None else None
-            try:
-                row = services.set_tenant_policy(tenant=self.tenant, values=data.validated_data)
-            except services.PolicyError as exc:
-                raise serializers.ValidationError(exc.errors) from exc
-            _audit(request, row, self.tenant, before)
+            row = services.reset_tenant_policy(tenant=self.tenant, rules=reset) if reset else old
+            if values:
+                try:
+                    row = services.set_tenant_policy(tenant=self.tenant, values=values)
+                except services.PolicyError as exc:
+                    raise serializers.ValidationError(exc.errors) from exc
+            if row is not None and audit.snapshot(row) != before:  # a no-op records nothing
+                _audit(request, row, self.tenant, before)
         return Response(self._view())
 
 

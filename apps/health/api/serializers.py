@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.validators import UniqueValidator
 
 from apps.clusters.models import Node
+from apps.health import notify
 from apps.health.models import (
     Alert,
     AlertReceiver,
@@ -115,8 +118,24 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
         read_only_fields = fields
 
 
+FAULT_CODE = r"^[a-z0-9_]+(:[a-z0-9_]+)?$"  # what agents report (``ResultSerializer``)
+
+
+class DeliverySerializer(serializers.Serializer[dict[str, Any]]):
+    receiver = serializers.IntegerField()
+    receiver_name = serializers.CharField(allow_null=True, help_text="Null: receiver deleted.")
+    state = serializers.ChoiceField(
+        choices=["sent", "retrying", "failed"],
+        help_text="failed: every attempt failed; retrying: another attempt is scheduled.",
+    )
+    outcome = serializers.CharField(help_text="The last attempt's answer or error.")
+
+
 class AlertSerializer(serializers.ModelSerializer[Alert]):
     node_name = serializers.CharField(source="node.name", read_only=True)
+    delivery_status = serializers.SerializerMethodField(
+        help_text="Per receiver: how the alert's delivery stands."
+    )
 
     class Meta:
         model = Alert
@@ -135,12 +154,40 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
             "acknowledged_by",
             "resolved_at",
             "deliveries",
+            "delivery_attempts",
+            "delivery_status",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(DeliverySerializer(many=True))
+    def get_delivery_status(self, alert: Alert) -> list[dict[str, Any]]:
+        # One query per response, not per alert: the context is shared by a list's rows.
+        names: dict[int, str] = self.context.setdefault(
+            "receiver_names", dict(AlertReceiver.objects.values_list("id", "name"))
+        )
+        return [
+            {
+                "receiver": int(key),
+                "receiver_name": names.get(int(key)),
+                "state": notify.delivery_state(outcome, alert.delivery_attempts),
+                "outcome": outcome,
+            }
+            for key, outcome in sorted(alert.deliveries.items(), key=lambda kv: int(kv[0]))
+        ]
 
 
 class FaultRuleSerializer(serializers.ModelSerializer[FaultRule]):
     fault_action = serializers.ChoiceField(source="action", choices=FaultAction.choices)
+    code = serializers.RegexField(
+        FAULT_CODE,
+        max_length=64,
+        help_text="A fault code as agents report it (xid:79) or a family (xid).",
+        validators=[UniqueValidator(queryset=FaultRule.objects.all())],
+        error_messages={
+            "invalid": "A fault code is lowercase letters, digits and _, optionally "
+            "family:detail (xid:79, ib:port_down)."
+        },
+    )
 
     class Meta:
         model = FaultRule
@@ -186,10 +233,12 @@ class AlertReceiverSerializer(serializers.ModelSerializer[AlertReceiver]):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         kind = attrs.get("kind", getattr(self.instance, "kind", ""))
         target = attrs.get("target", getattr(self.instance, "target", ""))
-        if kind == "webhook":
-            serializers.URLField().run_validation(target)
-        elif kind == "email":
-            serializers.EmailField().run_validation(target)
+        check = {"webhook": serializers.URLField, "email": serializers.EmailField}.get(kind)
+        if check is not None:
+            try:
+                check().run_validation(target)
+            except serializers.ValidationError as exc:  # the target's error, not the form's
+                raise serializers.ValidationError({"target": exc.detail}) from exc
         return attrs
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django_filters import rest_framework as filters
@@ -50,6 +51,32 @@ from apps.health.models import (
 )
 
 
+class StrictBooleanField(forms.Field):
+    """true/false (or 1/0), anything else a field error: django-filter's own boolean filter
+    reads ``maybe`` as "no filter" and answers every row."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value: Any) -> bool | None:
+        text = str(value).strip().lower() if value is not None else ""
+        if text == "":
+            return None
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise forms.ValidationError("Must be true or false.", code="invalid")
+
+
+class StrictBooleanFilter(filters.BooleanFilter):  # type: ignore[misc]  # django-filter is untyped
+    field_class = StrictBooleanField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The rest_framework flavour's BooleanWidget reads anything unknown as "no filter".
+        kwargs.setdefault("widget", forms.TextInput)
+        super().__init__(*args, **kwargs)
+
+
 class NodeHealthFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
     health = filters.MultipleChoiceFilter(
         choices=NodeHealth.choices, help_text="One or more health states (repeat the parameter)."
@@ -58,6 +85,8 @@ class NodeHealthFilter(filters.FilterSet):  # type: ignore[misc]  # django-filte
     name = filters.CharFilter(
         lookup_expr="icontains", help_text="Nodes whose name contains this (any case)."
     )
+    cordoned = StrictBooleanFilter(help_text="true: only cordoned nodes; false: only the others.")
+    is_spare = StrictBooleanFilter(help_text="true: only hot spares; false: only the others.")
 
     class Meta:
         model = Node
@@ -125,25 +154,42 @@ class NodeHealthViewSet(viewsets.ReadOnlyModelViewSet[Node]):
     @extend_schema(request=None, responses=NodeHealthSerializer)
     @action(detail=True, methods=["post"])
     def cordon(self, request: Request, pk: str) -> Response:
+        """Maintenance cordon: no new work lands on the node; its health is left alone."""
         reason = f"cordoned by {request_user(request)}"
         return self._change(request, lambda node: services.cordon_node(node=node, reason=reason))
 
     @extend_schema(request=None, responses=NodeHealthSerializer)
     @action(detail=True, methods=["post"])
     def uncordon(self, request: Request, pk: str) -> Response:
-        return self._change(request, lambda node: services.uncordon_node(node=node))
+        """Back into service. 409 while an open incident that cordoned the node holds it:
+        resolve the incident instead (which uncordons)."""
+        try:
+            return self._change(request, lambda node: services.uncordon_node(node=node))
+        except services.NodeHeldError as exc:
+            raise Conflict(str(exc)) from exc
+
+    @extend_schema(request=None, responses=NodeHealthSerializer)
+    @action(detail=True, methods=["post"])
+    def drain(self, request: Request, pk: str) -> Response:
+        """Maintenance drain: cordon the node and restart its jobs elsewhere from their newest
+        complete checkpoint (recorded as a closed ``drain`` incident). A repeat does nothing."""
+        actor = request_user(request)
+        return self._change(
+            request, lambda node: services.drain_for_maintenance(node=node, actor=actor)
+        )
 
     @extend_schema(request=SpareSerializer, responses=NodeHealthSerializer)
     @action(detail=True, methods=["post"])
     def spare(self, request: Request, pk: str) -> Response:
         """Move the node into the pool's hot spares (``{"spare": true}``) or back. A node that
-        runs jobs cannot become a spare (409)."""
+        runs jobs, or whose devices the pool's quota guarantees need, cannot become a spare
+        (409)."""
         body = SpareSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         spare = body.validated_data["spare"]
         try:
             return self._change(request, lambda node: services.set_spare(node=node, spare=spare))
-        except services.NodeBusyError as exc:
+        except (services.NodeBusyError, services.GuaranteeError) as exc:
             raise Conflict(str(exc)) from exc
 
 
@@ -202,7 +248,7 @@ class NodeTokenFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter
         lookup_expr="icontains",
         help_text="Tokens of nodes whose name contains this (any case).",
     )
-    active = filters.BooleanFilter(
+    active = StrictBooleanFilter(
         method="filter_active", help_text="true: only tokens not revoked; false: only revoked."
     )
 
@@ -277,9 +323,12 @@ class ProbeRunViewSet(
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = probes.request_probe_run(
-            pool=serializer.validated_data["pool"], actor=request_user(request)
-        )
+        try:
+            run = probes.request_probe_run(
+                pool=serializer.validated_data["pool"], actor=request_user(request)
+            )
+        except probes.ProbeRunBusyError as exc:
+            raise Conflict(str(exc)) from exc
         return Response(ProbeRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 

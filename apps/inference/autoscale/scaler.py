@@ -144,27 +144,56 @@ class _Window:
         return sum((t - mt) * (v - mv) for t, v in self.samples) / den if den else 0.0
 
 
+def _forecast_key(config: ScalerConfig) -> tuple[object, ...]:
+    return (
+        config.metric,
+        config.forecast_quantile,
+        config.target,
+        config.cold_start_s + config.panic_window_s,
+        config.forecast_base_window_s,
+    )
+
+
+def _forecast_for(config: ScalerConfig) -> QuantileForecast | None:
+    """The cold-start forecast, for a throughput or concurrency target with a quantile."""
+    if config.forecast_quantile is None or config.metric == "latency":
+        return None
+    return QuantileForecast(
+        horizon_s=config.cold_start_s + config.panic_window_s,
+        quantile=config.forecast_quantile,
+        unit=config.target,
+        base_window_s=config.forecast_base_window_s,
+    )
+
+
 class Autoscaler:
     """Feed ``observe`` once a second, call ``decide`` every couple of seconds."""
 
     def __init__(self, config: ScalerConfig) -> None:
         self.config = config
         self._window = _Window(config.stable_window_s)
-        self._forecast = (
-            QuantileForecast(
-                horizon_s=config.cold_start_s + config.panic_window_s,
-                quantile=config.forecast_quantile,
-                unit=config.target,
-                base_window_s=config.forecast_base_window_s,
-            )
-            if config.forecast_quantile is not None and config.metric != "latency"
-            else None
-        )
+        self._forecast = _forecast_for(config)
         self._recommendations: deque[tuple[float, int]] = deque()
         self._bursts: deque[tuple[float, int]] = deque()
         self._panic_until: float | None = None
         self._last_traffic: float | None = None
         self._panic_peak = 0
+
+    def reconfigure(self, config: ScalerConfig) -> None:
+        """Take new settings and keep what was seen: the held recommendations (a settings
+        change must not skip the scale-down delay), panic mode and, while the metric is the
+        same, its samples."""
+        old, self.config = self.config, config
+        if config.metric != old.metric:
+            self._window = _Window(config.stable_window_s)  # samples of another metric
+            self._forecast = _forecast_for(config)
+            return
+        self._window.span = config.stable_window_s
+        if _forecast_key(config) != _forecast_key(old):
+            self._forecast = _forecast_for(config)
+            if self._forecast is not None:
+                for t, value in self._window.samples:
+                    self._forecast.add(t, value)
 
     def observe(self, t: float, value: float) -> None:
         """One sample of the service's total metric (all replicas), or p95 for latency."""

@@ -25,7 +25,8 @@ NAME_RULE: dict[str, Any] = {
     "invalid": "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
 }
 MAX_RUNTIME_S = 90 * 86400  # the longest runtime limit a job may declare
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# \Z, not $ (which also matches before a trailing newline): env names are dict keys, never trimmed.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit them
 
 

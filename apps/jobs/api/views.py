@@ -9,7 +9,7 @@ from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,6 +33,7 @@ from apps.runs.api.serializers import (
     CheckpointRequestStateSerializer,
 )
 from apps.runs.selectors import checkpoint_state
+from apps.tenancy.models import Role
 
 
 class JobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
@@ -79,10 +80,16 @@ class JobViewSet(TenantScopedViewSet[Job]):
     @action(detail=True, methods=["post"])
     @transaction.atomic  # the change and its audit entry commit together
     def cancel(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The job's owner, tenant admins and platform admins cancel it (403 for others).
+        Cancelling a job that already ended changes nothing and records nothing."""
         job = self.get_object()
+        user = request_user(request)
+        if job.owner_id != user.pk and self.role != Role.TENANT_ADMIN:
+            raise PermissionDenied("Only the job's owner or a tenant admin can cancel it.")
         before = audit.snapshot(job)
-        job = services.cancel_job(job=job, actor=request_user(request))
-        self._audited(job, before)
+        job = services.cancel_job(job=job, actor=user)
+        if audit.snapshot(job) != before:
+            self._audited(job, before)
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
 
     @extend_schema(request=None, responses={201: JobSerializer})

@@ -13,7 +13,8 @@ from apps.runs.selectors import MAX_POINTS_LIMIT
 from apps.runs.services import Point
 from apps.tenancy.models import Project
 
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@:-]{0,99}$")
+# \Z, not $ (which also matches before a trailing newline): keys are dict keys, never trimmed.
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@:-]{0,99}\Z")
 TAG_PATTERN = re.compile(r"^[\w.:/@+-]{1,64}$")
 MAX_VALUES_PER_BATCH = 10_000
 MAX_STEP = 2**53 - 1  # exact in a float64, so in every JSON client
@@ -46,9 +47,11 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         model = Run
         fields = [
             "id", "name", "project", "job", "job_state", "owner", "state", "config", "tags",
-            "keys", "created_at", "updated_at",
+            "simulated", "keys", "created_at", "updated_at",
         ]  # fmt: skip
-        read_only_fields = ["job", "job_state", "owner", "keys", "created_at", "updated_at"]
+        read_only_fields = [
+            "job", "job_state", "owner", "simulated", "keys", "created_at", "updated_at",
+        ]  # fmt: skip
 
     def validate_project(self, value: Project | None) -> Project | None:
         if value is not None and value.tenant_id != self.context["view"].tenant.pk:

@@ -91,6 +91,8 @@ class RunViewSet(TenantScopedViewSet[Run]):
             points, errors = parse_points(request.data)
             if errors:
                 raise serializers.ValidationError(errors)
+            if run.simulated:
+                services.take_over_from_simulator(run)
             try:
                 result = services.ingest_metrics(run=run, points=points)
             except services.IngestError as exc:

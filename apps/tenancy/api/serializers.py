@@ -15,8 +15,25 @@ class TenantSerializer(serializers.ModelSerializer[Tenant]):
         read_only_fields = ["created_at"]
 
 
+class UsernameField(serializers.SlugRelatedField):  # type: ignore[type-arg]
+    """A user named by username: surrounding spaces are ignored (pasted names carry them) and
+    the errors speak of users, not of "objects with username=..."."""
+
+    default_error_messages = {
+        "required": "A username is required.",
+        "null": "A username is required.",
+        "does_not_exist": "No user named {value}.",
+        "invalid": "Enter a username.",
+    }
+
+    def run_validation(self, data: Any = serializers.empty) -> Any:
+        if isinstance(data, str):
+            data = data.strip()  # "" then becomes None below: "A username is required."
+        return super().run_validation(data)
+
+
 class MembershipSerializer(serializers.ModelSerializer[Membership]):
-    username = serializers.SlugRelatedField(
+    username = UsernameField(
         source="user", slug_field="username", queryset=User.objects.filter(is_active=True)
     )
     display_name = serializers.CharField(source="user.display_name", read_only=True)
@@ -31,12 +48,18 @@ class MembershipSerializer(serializers.ModelSerializer[Membership]):
         user = attrs.get("user")
         if self.instance is not None and user is not None and user != self.instance.user:
             raise serializers.ValidationError({"username": ["A membership's user cannot change."]})
+        # A friendly early answer; the unique constraint decides under a race (see the view).
         exists = Membership.objects.filter(tenant=tenant, user=user).exists()
         if self.instance is None and user is not None and exists:
-            raise serializers.ValidationError(
-                {"username": [f"{user.username} is already a member of {tenant.slug}."]}
-            )
+            raise serializers.ValidationError({"username": [already_member(user, tenant)]})
         return attrs
+
+
+def already_member(user: User, tenant: Tenant) -> str:
+    return f"{user.username} is already a member of {tenant.slug}."
+
+
+PROJECT_NAME_TAKEN = "A project with this name already exists."
 
 
 class ProjectSerializer(serializers.ModelSerializer[Project]):
@@ -50,10 +73,11 @@ class ProjectSerializer(serializers.ModelSerializer[Project]):
         read_only_fields = ["created_at"]
 
     def validate_name(self, value: str) -> str:
+        # A friendly early answer; the unique constraint decides under a race (see the view).
         tenant = self.context["view"].tenant
         clash = Project.objects.filter(tenant=tenant, name=value)
         if self.instance is not None:
             clash = clash.exclude(pk=self.instance.pk)
         if clash.exists():
-            raise serializers.ValidationError("A project with this name already exists.")
+            raise serializers.ValidationError(PROJECT_NAME_TAKEN)
         return value

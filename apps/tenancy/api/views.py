@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
+from rest_framework import exceptions, serializers
+from rest_framework.serializers import BaseSerializer
 
+from apps.accounting.models import UsageSegment
 from apps.core.errors import Conflict
 from apps.core.viewsets import (
     ADMIN_ROLES,
@@ -13,8 +16,15 @@ from apps.core.viewsets import (
     request_user,
 )
 from apps.jobs.models import TERMINAL, Job
-from apps.tenancy.api.serializers import MembershipSerializer, ProjectSerializer, TenantSerializer
-from apps.tenancy.models import Membership, Project, Tenant
+from apps.runs.models import Run
+from apps.tenancy.api.serializers import (
+    PROJECT_NAME_TAKEN,
+    MembershipSerializer,
+    ProjectSerializer,
+    TenantSerializer,
+    already_member,
+)
+from apps.tenancy.models import Membership, Project, Role, Tenant
 from apps.tenancy.selectors import visible_tenants
 
 
@@ -50,8 +60,19 @@ class TenantViewSet(PlatformModelViewSet[Tenant]):
             super().perform_destroy(instance)
 
 
+def _violates(exc: IntegrityError, constraint: str) -> bool:
+    """Whether ``exc`` is the unique constraint ``constraint`` (named in the message on
+    PostgreSQL and SQLite alike)."""
+    return constraint in str(exc)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 class MembershipViewSet(TenantScopedViewSet[Membership]):
-    """Members and their roles; tenant admins manage them."""
+    """Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+    admin: removing or demoting the last one is refused (409)."""
 
     serializer_class = MembershipSerializer
     queryset = Membership.objects.all()
@@ -60,8 +81,53 @@ class MembershipViewSet(TenantScopedViewSet[Membership]):
     def scoped_queryset(self, queryset: QuerySet[Membership]) -> QuerySet[Membership]:
         return queryset.select_related("user")
 
+    def perform_create(self, serializer: BaseSerializer[Membership]) -> None:
+        # The serializer's check and the insert are not atomic: two clicks on Add both pass
+        # the check, and the unique constraint refuses the second insert.
+        try:
+            super().perform_create(serializer)
+        except IntegrityError as exc:
+            if not _violates(exc, "uniq_membership"):
+                raise
+            user = serializer.validated_data["user"]
+            raise serializers.ValidationError(
+                {"username": [already_member(user, self.tenant)]}
+            ) from exc
+
+    def _keep_an_admin(self, membership: Membership, new_role: str | None) -> None:
+        """Refuse (409) to leave the tenant without a tenant admin: ``new_role`` None means
+        the membership goes. In a transaction: the tenant's admin memberships are locked, so
+        two admins demoting each other at once cannot both succeed."""
+        admins = list(
+            Membership.objects.select_for_update()
+            .filter(tenant=self.tenant, role=Role.TENANT_ADMIN)
+            .values_list("pk", flat=True)
+        )
+        if membership.pk not in admins or new_role == Role.TENANT_ADMIN or len(admins) > 1:
+            return
+        change = "removed" if new_role is None else f"made {new_role}"
+        raise Conflict(
+            f"{membership.user.username} is the only tenant admin of {self.tenant.slug} and "
+            f"cannot be {change}: make another member tenant admin first."
+        )
+
+    def perform_update(self, serializer: BaseSerializer[Membership]) -> None:
+        assert isinstance(serializer.instance, Membership)
+        with transaction.atomic():
+            self._keep_an_admin(serializer.instance, serializer.validated_data.get("role"))
+            super().perform_update(serializer)
+
+    def perform_destroy(self, instance: Membership) -> None:
+        with transaction.atomic():
+            self._keep_an_admin(instance, None)
+            super().perform_destroy(instance)
+
 
 class ProjectViewSet(TenantScopedViewSet[Project]):
+    """Projects label jobs for cost reporting. Members create them; tenant admins and the
+    project's creator rename and delete them. A project with jobs, runs or usage cannot be
+    deleted (409): its history stays attributed to it."""
+
     serializer_class = ProjectSerializer
     queryset = Project.objects.all()
 
@@ -70,3 +136,49 @@ class ProjectViewSet(TenantScopedViewSet[Project]):
 
     def save_kwargs(self) -> dict[str, Any]:
         return {**super().save_kwargs(), "created_by": request_user(self.request)}
+
+    def check_object_permissions(self, request: Any, obj: Any) -> None:
+        super().check_object_permissions(request, obj)
+        if request.method in ("GET", "HEAD", "OPTIONS") or self.role == Role.TENANT_ADMIN:
+            return
+        if obj.created_by_id != request_user(request).pk:
+            raise exceptions.PermissionDenied(
+                "Only a tenant admin or the project's creator can change or delete it."
+            )
+
+    def _name_taken(self, exc: IntegrityError) -> serializers.ValidationError:
+        if not _violates(exc, "uniq_project_name"):
+            raise exc
+        return serializers.ValidationError({"name": [PROJECT_NAME_TAKEN]})
+
+    def perform_create(self, serializer: BaseSerializer[Project]) -> None:
+        # validate_name checks, then the insert: a double click passes the check twice.
+        try:
+            super().perform_create(serializer)
+        except IntegrityError as exc:
+            raise self._name_taken(exc) from exc
+
+    def perform_update(self, serializer: BaseSerializer[Project]) -> None:
+        try:
+            super().perform_update(serializer)
+        except IntegrityError as exc:
+            raise self._name_taken(exc) from exc
+
+    def perform_destroy(self, instance: Project) -> None:
+        """Jobs, runs and usage segments would lose their project (set null) and their cost
+        would move to "(none)". The row lock makes a job submitted meanwhile either counted
+        here or refused by its foreign key."""
+        with transaction.atomic():
+            Project.objects.select_for_update().filter(pk=instance.pk).first()
+            uses = [
+                (Job.objects.filter(project=instance).count(), "job"),
+                (Run.objects.filter(project=instance).count(), "run"),
+                (UsageSegment.objects.filter(project=instance).count(), "usage segment"),
+            ]
+            if any(n for n, _ in uses):
+                what = ", ".join(_plural(n, word) for n, word in uses if n)
+                raise Conflict(
+                    f"Project '{instance.name}' has {what}: deleting it would move their cost "
+                    "history to no project. Rename it instead."
+                )
+            super().perform_destroy(instance)

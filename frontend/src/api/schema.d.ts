@@ -305,8 +305,28 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description The node health grid: every node with its latest checks and open incidents. */
+        /** @description Maintenance cordon: no new work lands on the node; its health is left alone. */
         post: operations["health_nodes_cordon_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/health/nodes/{id}/drain/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Maintenance drain: cordon the node and restart its jobs elsewhere from their newest
+         *     complete checkpoint (recorded as a closed ``drain`` incident). A repeat does nothing.
+         */
+        post: operations["health_nodes_drain_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -341,7 +361,8 @@ export interface paths {
         put?: never;
         /**
          * @description Move the node into the pool's hot spares (``{"spare": true}``) or back. A node that
-         *     runs jobs cannot become a spare (409).
+         *     runs jobs, or whose devices the pool's quota guarantees need, cannot become a spare
+         *     (409).
          */
         post: operations["health_nodes_spare_create"];
         delete?: never;
@@ -359,7 +380,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description The node health grid: every node with its latest checks and open incidents. */
+        /**
+         * @description Back into service. 409 while an open incident that cordoned the node holds it:
+         *     resolve the incident instead (which uncordons).
+         */
         post: operations["health_nodes_uncordon_create"];
         delete?: never;
         options?: never;
@@ -1033,15 +1057,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The tenant's idle policy: every member reads it; tenant admins tighten it. */
+        /**
+         * @description The tenant's idle policy: every member reads it; tenant admins tighten rules, or
+         *     return them to the platform default (PATCH ``reset``).
+         */
         get: operations["tenants_governance_policy_retrieve"];
-        /** @description The tenant's idle policy: every member reads it; tenant admins tighten it. */
+        /**
+         * @description The tenant's idle policy: every member reads it; tenant admins tighten rules, or
+         *     return them to the platform default (PATCH ``reset``).
+         */
         put: operations["tenants_governance_policy_update"];
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** @description The tenant's idle policy: every member reads it; tenant admins tighten it. */
+        /**
+         * @description The tenant's idle policy: every member reads it; tenant admins tighten rules, or
+         *     return them to the platform default (PATCH ``reset``).
+         */
         patch: operations["tenants_governance_policy_partial_update"];
         trace?: never;
     };
@@ -1194,10 +1227,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * @description Training jobs, notebooks and inference services of a tenant.
-         *
-         *     POST submits (the job is queued; the scheduler admits it). Jobs are not edited in place:
-         *     cancel, clone or submit anew.
+         * @description The job's owner, tenant admins and platform admins cancel it (403 for others).
+         *     Cancelling a job that already ended changes nothing and records nothing.
          */
         post: operations["tenants_jobs_cancel_create"];
         delete?: never;
@@ -1314,10 +1345,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Members and their roles; tenant admins manage them. */
+        /**
+         * @description Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+         *     admin: removing or demoting the last one is refused (409).
+         */
         get: operations["tenants_members_list"];
         put?: never;
-        /** @description Members and their roles; tenant admins manage them. */
+        /**
+         * @description Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+         *     admin: removing or demoting the last one is refused (409).
+         */
         post: operations["tenants_members_create"];
         delete?: never;
         options?: never;
@@ -1332,16 +1369,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Members and their roles; tenant admins manage them. */
+        /**
+         * @description Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+         *     admin: removing or demoting the last one is refused (409).
+         */
         get: operations["tenants_members_retrieve"];
-        /** @description Members and their roles; tenant admins manage them. */
+        /**
+         * @description Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+         *     admin: removing or demoting the last one is refused (409).
+         */
         put: operations["tenants_members_update"];
         post?: never;
-        /** @description Members and their roles; tenant admins manage them. */
+        /**
+         * @description Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+         *     admin: removing or demoting the last one is refused (409).
+         */
         delete: operations["tenants_members_destroy"];
         options?: never;
         head?: never;
-        /** @description Members and their roles; tenant admins manage them. */
+        /**
+         * @description Members and their roles; tenant admins manage them. A tenant always keeps one tenant
+         *     admin: removing or demoting the last one is refused (409).
+         */
         patch: operations["tenants_members_partial_update"];
         trace?: never;
     };
@@ -1352,10 +1401,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Objects that belong to the tenant in the URL (``/api/v1/tenants/{tenant}/...``). */
+        /**
+         * @description Projects label jobs for cost reporting. Members create them; tenant admins and the
+         *     project's creator rename and delete them. A project with jobs, runs or usage cannot be
+         *     deleted (409): its history stays attributed to it.
+         */
         get: operations["tenants_projects_list"];
         put?: never;
-        /** @description Objects that belong to the tenant in the URL (``/api/v1/tenants/{tenant}/...``). */
+        /**
+         * @description Projects label jobs for cost reporting. Members create them; tenant admins and the
+         *     project's creator rename and delete them. A project with jobs, runs or usage cannot be
+         *     deleted (409): its history stays attributed to it.
+         */
         post: operations["tenants_projects_create"];
         delete?: never;
         options?: never;
@@ -1370,16 +1427,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Objects that belong to the tenant in the URL (``/api/v1/tenants/{tenant}/...``). */
+        /**
+         * @description Projects label jobs for cost reporting. Members create them; tenant admins and the
+         *     project's creator rename and delete them. A project with jobs, runs or usage cannot be
+         *     deleted (409): its history stays attributed to it.
+         */
         get: operations["tenants_projects_retrieve"];
-        /** @description Objects that belong to the tenant in the URL (``/api/v1/tenants/{tenant}/...``). */
+        /**
+         * @description Projects label jobs for cost reporting. Members create them; tenant admins and the
+         *     project's creator rename and delete them. A project with jobs, runs or usage cannot be
+         *     deleted (409): its history stays attributed to it.
+         */
         put: operations["tenants_projects_update"];
         post?: never;
-        /** @description Objects that belong to the tenant in the URL (``/api/v1/tenants/{tenant}/...``). */
+        /**
+         * @description Projects label jobs for cost reporting. Members create them; tenant admins and the
+         *     project's creator rename and delete them. A project with jobs, runs or usage cannot be
+         *     deleted (409): its history stays attributed to it.
+         */
         delete: operations["tenants_projects_destroy"];
         options?: never;
         head?: never;
-        /** @description Objects that belong to the tenant in the URL (``/api/v1/tenants/{tenant}/...``). */
+        /**
+         * @description Projects label jobs for cost reporting. Members create them; tenant admins and the
+         *     project's creator rename and delete them. A project with jobs, runs or usage cannot be
+         *     deleted (409): its history stays attributed to it.
+         */
         patch: operations["tenants_projects_partial_update"];
         trace?: never;
     };
@@ -1623,8 +1696,12 @@ export interface components {
             readonly acknowledged_by: number | null;
             /** Format: date-time */
             readonly created_at: string;
-            /** @description {receiver id: outcome} */
+            /** @description {receiver id: the last round's outcome} */
             readonly deliveries: unknown;
+            /** @description Delivery rounds made (the first, then retries). */
+            readonly delivery_attempts: number;
+            /** @description Per receiver: how the alert's delivery stands. */
+            readonly delivery_status: components["schemas"]["Delivery"][];
             readonly fault: string;
             readonly id: number;
             readonly incident: number | null;
@@ -1885,6 +1962,28 @@ export interface components {
             /** Format: double */
             util_threshold_pct?: number;
         };
+        Delivery: {
+            /** @description The last attempt's answer or error. */
+            outcome: string;
+            receiver: number;
+            /** @description Null: receiver deleted. */
+            receiver_name: string | null;
+            /**
+             * @description failed: every attempt failed; retrying: another attempt is scheduled.
+             *
+             *     * `sent` - sent
+             *     * `retrying` - retrying
+             *     * `failed` - failed
+             */
+            state: components["schemas"]["DeliveryStateEnum"];
+        };
+        /**
+         * @description * `sent` - sent
+         *     * `retrying` - retrying
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        DeliveryStateEnum: "sent" | "retrying" | "failed";
         Efficiency: {
             /** Format: date-time */
             end: string;
@@ -1915,6 +2014,7 @@ export interface components {
          */
         FaultActionEnum: "alert" | "cordon" | "cordon_drain" | "remediate";
         FaultRule: {
+            /** @description A fault code as agents report it (xid:79) or a family (xid). */
             code: string;
             description?: string;
             enabled?: boolean;
@@ -1934,6 +2034,7 @@ export interface components {
             readonly updated_at: string;
         };
         FaultRuleRequest: {
+            /** @description A fault code as agents report it (xid:79) or a family (xid). */
             code: string;
             description?: string;
             enabled?: boolean;
@@ -3039,6 +3140,7 @@ export interface components {
             name?: string;
         };
         PatchedFaultRuleRequest: {
+            /** @description A fault code as agents report it (xid:79) or a family (xid). */
             code?: string;
             description?: string;
             enabled?: boolean;
@@ -3151,8 +3253,11 @@ export interface components {
             state?: components["schemas"]["RunStateEnum"];
             tags?: string[];
         };
-        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
-        PatchedTenantPolicyRequest: {
+        /**
+         * @description A change of the tenant's policy: the rules given are set, those in ``reset`` follow
+         *     the platform default again (a rule equal to the default's value follows it too).
+         */
+        PatchedTenantPolicyChangeRequest: {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
@@ -3160,9 +3265,12 @@ export interface components {
             max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
+            /** @description Rules to return to the platform default. The webhook has no default: clear it with an empty webhook_url. */
+            reset?: components["schemas"]["ResetEnum"][];
             training_idle_s?: number;
             /** Format: double */
             util_threshold_pct?: number;
+            /** @description Where governance notices are POSTed; public addresses only. Shown in full to tenant and platform admins; others read its scheme and host only. */
             webhook_url?: string;
         };
         PatchedTenantRequest: {
@@ -3301,12 +3409,14 @@ export interface components {
             };
         };
         PolicyView: {
-            /** @description Whether the tenant has its own policy. */
+            /** @description Whether the tenant set any rule itself. */
             customized: boolean;
             /** @description The platform default: the loosest allowed. */
             default: components["schemas"]["DefaultPolicy"];
             /** @description What the sweep applies to this tenant. */
             effective: components["schemas"]["TenantPolicy"];
+            /** @description The rules the tenant set (names as in a change's reset); every other rule follows the platform default. */
+            overrides: string[];
         };
         Pool: {
             readonly capacity: components["schemas"]["Capacity"][];
@@ -3539,6 +3649,18 @@ export interface components {
             };
             results: components["schemas"]["ResultRequest"][];
         };
+        /**
+         * @description * `util_threshold_pct` - util_threshold_pct
+         *     * `training_idle_s` - training_idle_s
+         *     * `notebook_idle_s` - notebook_idle_s
+         *     * `grace_s` - grace_s
+         *     * `max_extensions` - max_extensions
+         *     * `extension_s` - extension_s
+         *     * `queue_action` - queue_action
+         *     * `max_runtime_s` - max_runtime_s
+         * @enum {string}
+         */
+        ResetEnum: "util_threshold_pct" | "training_idle_s" | "notebook_idle_s" | "grace_s" | "max_extensions" | "extension_s" | "queue_action" | "max_runtime_s";
         ResultRequest: {
             check: string;
             data?: {
@@ -3569,6 +3691,8 @@ export interface components {
             name: string;
             readonly owner: string | null;
             project?: number | null;
+            /** @description Its curves are the simulated cluster's made-up ones (its jobs run no code); they are dropped when the job's own process first reports. */
+            readonly simulated: boolean;
             state?: components["schemas"]["RunStateEnum"];
             tags?: string[];
             /** Format: date-time */
@@ -3588,9 +3712,10 @@ export interface components {
          * @description * `running` - Running
          *     * `finished` - Finished
          *     * `failed` - Failed
+         *     * `cancelled` - Cancelled
          * @enum {string}
          */
-        RunStateEnum: "running" | "finished" | "failed";
+        RunStateEnum: "running" | "finished" | "failed" | "cancelled";
         SamplePoint: {
             /**
              * Format: double
@@ -3714,10 +3839,14 @@ export interface components {
             training_idle_s?: number;
             /** Format: double */
             util_threshold_pct?: number;
+            /** @description Where governance notices are POSTed; public addresses only. Shown in full to tenant and platform admins; others read its scheme and host only. */
             webhook_url?: string;
         };
-        /** @description Policy values; on writes every field is optional (unset fields keep their value). */
-        TenantPolicyRequest: {
+        /**
+         * @description A change of the tenant's policy: the rules given are set, those in ``reset`` follow
+         *     the platform default again (a rule equal to the default's value follows it too).
+         */
+        TenantPolicyChangeRequest: {
             extension_s?: number;
             grace_s?: number;
             max_extensions?: number;
@@ -3725,9 +3854,12 @@ export interface components {
             max_runtime_s?: number | null;
             notebook_idle_s?: number;
             queue_action?: components["schemas"]["QueueActionEnum"];
+            /** @description Rules to return to the platform default. The webhook has no default: clear it with an empty webhook_url. */
+            reset?: components["schemas"]["ResetEnum"][];
             training_idle_s?: number;
             /** Format: double */
             util_threshold_pct?: number;
+            /** @description Where governance notices are POSTed; public addresses only. Shown in full to tenant and platform admins; others read its scheme and host only. */
             webhook_url?: string;
         };
         TenantRef: {
@@ -3862,10 +3994,14 @@ export interface components {
             unread: number;
         };
         UsageRow: {
-            /** Format: decimal */
+            /**
+             * Format: decimal
+             * @description Rounded so that the rows of any grouping add up to the same total: the exact total rounded to the cent (largest-remainder rounding).
+             */
             cost: string;
             /** Format: double */
             device_hours: number;
+            /** @description The group; "" for none (no project, owner gone). */
             key: string;
         };
         User: {
@@ -4628,6 +4764,7 @@ export interface operations {
     health_nodes_list: {
         parameters: {
             query?: {
+                /** @description true: only cordoned nodes; false: only the others. */
                 cordoned?: boolean;
                 /** @description The pagination cursor value. */
                 cursor?: string;
@@ -4639,6 +4776,7 @@ export interface operations {
                  *     * `faulty` - Faulty
                  */
                 health?: ("degraded" | "faulty" | "healthy")[];
+                /** @description true: only hot spares; false: only the others. */
                 is_spare?: boolean;
                 /** @description Nodes whose name contains this (any case). */
                 name?: string;
@@ -4686,6 +4824,28 @@ export interface operations {
         };
     };
     health_nodes_cordon_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this node. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeHealth"];
+                };
+            };
+        };
+    };
+    health_nodes_drain_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -4787,6 +4947,7 @@ export interface operations {
     health_nodes_summary_retrieve: {
         parameters: {
             query?: {
+                /** @description true: only cordoned nodes; false: only the others. */
                 cordoned?: boolean;
                 /**
                  * @description One or more health states (repeat the parameter).
@@ -4796,6 +4957,7 @@ export interface operations {
                  *     * `faulty` - Faulty
                  */
                 health?: ("degraded" | "faulty" | "healthy")[];
+                /** @description true: only hot spares; false: only the others. */
                 is_spare?: boolean;
                 /** @description Nodes whose name contains this (any case). */
                 name?: string;
@@ -6170,9 +6332,9 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["TenantPolicyRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["TenantPolicyRequest"];
-                "multipart/form-data": components["schemas"]["TenantPolicyRequest"];
+                "application/json": components["schemas"]["TenantPolicyChangeRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["TenantPolicyChangeRequest"];
+                "multipart/form-data": components["schemas"]["TenantPolicyChangeRequest"];
             };
         };
         responses: {
@@ -6197,9 +6359,9 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["PatchedTenantPolicyRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedTenantPolicyRequest"];
-                "multipart/form-data": components["schemas"]["PatchedTenantPolicyRequest"];
+                "application/json": components["schemas"]["PatchedTenantPolicyChangeRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedTenantPolicyChangeRequest"];
+                "multipart/form-data": components["schemas"]["PatchedTenantPolicyChangeRequest"];
             };
         };
         responses: {
@@ -7018,8 +7180,9 @@ export interface operations {
                  * @description * `running` - Running
                  *     * `finished` - Finished
                  *     * `failed` - Failed
+                 *     * `cancelled` - Cancelled
                  */
-                state?: "failed" | "finished" | "running";
+                state?: "cancelled" | "failed" | "finished" | "running";
             };
             header?: never;
             path: {

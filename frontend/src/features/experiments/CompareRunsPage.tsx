@@ -14,7 +14,7 @@ import { CompareRuns } from './CompareRuns';
 import { RunStateTag } from './RunPanels';
 import { formatParam, lastValue, metricNames, parseRunIds } from './runData';
 
-const STATES = ['running', 'finished', 'failed'] as const;
+const STATES = ['running', 'finished', 'failed', 'cancelled'] as const;
 
 export function CompareRunsPage({ tenant }: { tenant: string }) {
   const { t } = useTranslation();

@@ -53,7 +53,8 @@ export function CurvesChart({ lines, label, testId, height = 260 }: Props) {
       series: lines.map((line) => ({
         name: line.name,
         type: 'line',
-        showSymbol: false,
+        // A line of one point (a final eval) draws nothing: show it as a dot.
+        showSymbol: line.steps.length === 1,
         sampling: 'lttb',
         lineStyle: { width: 1.5 },
         data: line.steps.map((step, i) => [step, line.values[i]]),

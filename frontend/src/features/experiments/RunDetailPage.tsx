@@ -1,5 +1,5 @@
 import { ArrowLeftOutlined } from '@ant-design/icons';
-import { Button, Card, Descriptions, Empty, Skeleton, Space, Tag } from 'antd';
+import { Button, Card, Descriptions, Empty, Skeleton, Space, Tag, Tooltip } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate, useParams } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
@@ -42,6 +42,13 @@ function RunDetail({ tenant, id }: { tenant: string; id: number }) {
         <Descriptions size="small" column={{ xs: 1, md: 3 }} data-testid="run-summary">
           <Descriptions.Item label={t('runs.stateLabel')}>
             <RunStateTag state={data.state} />
+            {data.simulated && (
+              <Tooltip title={t('runs.simulatedHint')}>
+                <Tag color="purple" data-testid="run-simulated">
+                  {t('runs.simulated')}
+                </Tag>
+              </Tooltip>
+            )}
           </Descriptions.Item>
           <Descriptions.Item label={t('runs.job')}>
             {data.job === null ? '—' : <Link to={`/jobs/${data.job}`}>#{data.job}</Link>}

@@ -14,6 +14,7 @@ const RUN_STATE_COLOR: Record<NonNullable<Run['state']>, string> = {
   running: 'processing',
   finished: 'success',
   failed: 'error',
+  cancelled: 'default',
 };
 
 export function RunStateTag({ state }: { state: Run['state'] }) {

@@ -12,6 +12,7 @@ export function makeRun(overrides: Partial<Run> = {}): Run {
     state: 'running',
     config: { lr: 0.0003, batch_size: 256, optimizer: { name: 'adamw', beta2: 0.95 } },
     tags: ['sweep-a'],
+    simulated: false,
     keys: [
       { name: 'loss', count: 1200, first_step: 0, last_step: 1199, last_value: 2.31 },
       { name: 'perf/mfu', count: 1200, first_step: 0, last_step: 1199, last_value: 0.412 },

@@ -16,6 +16,8 @@ const ALERT = {
   occurrences: 2,
   state: 'open',
   deliveries: {},
+  delivery_attempts: 0,
+  delivery_status: [],
   created_at: '2026-11-30T00:00:00Z',
   acknowledged_at: null,
   acknowledged_by: null,

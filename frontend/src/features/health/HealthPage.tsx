@@ -29,7 +29,8 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { HEALTH_COLOR, HEALTH_STATES, SEVERITY_COLOR } from './healthStyle';
-import { incidentColumns } from './incidentColumns';
+import { useHealthLive, useHealthPollInterval } from './healthLive';
+import { incidentColumns, incidentExpandable, resolveColumn } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 import { NodeDetailPage } from './NodeDetailPage';
 import { NodeTokensTab } from './NodeTokensTab';
@@ -47,6 +48,7 @@ interface GridFilters {
 }
 
 function useNodes(filters: GridFilters, cursor: string | undefined) {
+  const refetchInterval = useHealthPollInterval();
   return useQuery({
     queryKey: ['health', 'nodes', 'grid', { ...filters, cursor }],
     queryFn: ({ signal }) =>
@@ -64,22 +66,24 @@ function useNodes(filters: GridFilters, cursor: string | undefined) {
         }),
       ),
     placeholderData: keepPreviousData,
-    refetchInterval: 15_000,
+    refetchInterval,
   });
 }
 
 /** The whole fleet's counts (the grid shows a page of it). */
 function useNodeSummary() {
+  const refetchInterval = useHealthPollInterval();
   return useQuery({
     queryKey: ['health', 'nodes', 'summary'],
     queryFn: ({ signal }) => unwrap(api.GET('/api/v1/health/nodes/summary/', { signal })),
-    refetchInterval: 15_000,
+    refetchInterval,
   });
 }
 /** Rows on one page of the incident and alert lists. */
 const LIST_PAGE = 50;
 
 function useIncidents(state: Incident['state'], cursor: string | undefined) {
+  const refetchInterval = useHealthPollInterval();
   return useQuery({
     queryKey: ['health', 'incidents', { state, cursor }],
     queryFn: ({ signal }) =>
@@ -92,11 +96,12 @@ function useIncidents(state: Incident['state'], cursor: string | undefined) {
         }),
       ),
     placeholderData: keepPreviousData,
-    refetchInterval: 15_000,
+    refetchInterval,
   });
 }
 
 function useAlerts(state: Alert['state'], cursor: string | undefined) {
+  const refetchInterval = useHealthPollInterval();
   return useQuery({
     queryKey: ['health', 'alerts', { state, cursor }],
     queryFn: ({ signal }) =>
@@ -109,7 +114,7 @@ function useAlerts(state: Alert['state'], cursor: string | undefined) {
         }),
       ),
     placeholderData: keepPreviousData,
-    refetchInterval: 15_000,
+    refetchInterval,
   });
 }
 
@@ -124,11 +129,20 @@ export function HealthPage() {
     );
   }
   return (
-    <Routes>
-      <Route path="nodes/:id" element={<NodeDetailPage />} />
-      <Route path="*" element={<HealthConsole />} />
-    </Routes>
+    <>
+      <HealthLive />
+      <Routes>
+        <Route path="nodes/:id" element={<NodeDetailPage />} />
+        <Route path="*" element={<HealthConsole />} />
+      </Routes>
+    </>
   );
+}
+
+/** Keeps every health view current from the events socket while a Health page is open. */
+function HealthLive() {
+  useHealthLive();
+  return null;
 }
 
 /** The operator console's sections, each at its own address under /health. */
@@ -178,11 +192,22 @@ function NodeGrid() {
   const list = nodes.data?.results ?? [];
   const count = (h: HealthState | 'total') => summary.data?.[h] ?? '…';
   return (
-    <Card
-      title={t('health.nodes')}
-      loading={nodes.isPending}
-      extra={
-        <Space size={12} wrap>
+    <Card title={t('health.nodes')} loading={nodes.isPending}>
+      {/* In the body, not the header's `extra`: a header does not wrap, and on a phone the
+          counts alone are wider than the screen, so they scroll sideways in their own row. */}
+      <div
+        style={{
+          display: 'flex',
+          flexWrap: 'wrap',
+          alignItems: 'center',
+          gap: 12,
+          marginBottom: 12,
+        }}
+      >
+        <div
+          style={{ minWidth: 0, maxWidth: '100%', overflowX: 'auto' }}
+          data-testid="health-filter"
+        >
           <Segmented<HealthState | 'all'>
             aria-label={t('health.filterHealth')}
             value={filters.health ?? 'all'}
@@ -197,16 +222,15 @@ function NodeGrid() {
               })),
             ]}
           />
-          <NameSearch
-            label={t('health.searchNode')}
-            size="small"
-            onSearch={(name) => {
-              setFilters((f) => ({ ...f, name }));
-            }}
-          />
-        </Space>
-      }
-    >
+        </div>
+        <NameSearch
+          label={t('health.searchNode')}
+          size="small"
+          onSearch={(name) => {
+            setFilters((f) => ({ ...f, name }));
+          }}
+        />
+      </div>
       {nodes.isError ? (
         <QueryErrorResult error={nodes.error} onRetry={() => void nodes.refetch()} />
       ) : list.length === 0 ? (
@@ -314,6 +338,7 @@ function AlertInbox() {
         query={alerts}
         pagination={false}
         rows={alerts.data?.results ?? []}
+        scroll={{ x: 'max-content' }}
         locale={{
           emptyText: <Empty description={t('health.noAlerts')} data-testid="no-alerts" />,
         }}
@@ -329,6 +354,11 @@ function AlertInbox() {
           { title: t('health.fault'), dataIndex: 'fault' },
           { title: t('health.message'), dataIndex: 'message' },
           { title: t('health.occurrences'), dataIndex: 'occurrences' },
+          {
+            title: t('health.delivery'),
+            key: 'delivery',
+            render: (_, a) => <DeliveryTags alert={a} />,
+          },
           {
             title: t('health.raised'),
             dataIndex: 'created_at',
@@ -396,14 +426,41 @@ function IncidentList({ state }: { state: Incident['state'] }) {
         query={incidents}
         pagination={false}
         rows={incidents.data?.results ?? []}
+        scroll={{ x: 'max-content' }}
+        expandable={incidentExpandable}
         locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
         columns={[
           { title: t('health.node'), dataIndex: 'node_name' },
           ...incidentColumns(t, language),
           { title: t('health.detail'), dataIndex: 'detail' },
+          ...(state === 'open' ? [resolveColumn(t('common.actions'))] : []),
         ]}
       />
       <CursorPager pages={pages} query={incidents} testId={`incidents-${state}`} size="small" />
     </>
+  );
+}
+
+const DELIVERY_COLOR = { sent: 'green', retrying: 'orange', failed: 'red' } as const;
+
+/** Each receiver's delivery of the alert: sent, retrying or failed (the error on hover). */
+function DeliveryTags({ alert }: { alert: Alert }) {
+  const { t } = useTranslation();
+  if (alert.delivery_status.length === 0) {
+    return <Typography.Text type="secondary">—</Typography.Text>;
+  }
+  return (
+    <Space size={4} wrap data-testid={`deliveries-${String(alert.id)}`}>
+      {alert.delivery_status.map((d) => (
+        <Tooltip
+          key={d.receiver}
+          title={`${d.outcome} · ${t('health.deliveryAttempts', { n: alert.delivery_attempts })}`}
+        >
+          <Tag color={DELIVERY_COLOR[d.state]}>
+            {`${d.receiver_name ?? t('health.deletedReceiver')}: ${t(`health.delivery_${d.state}`)}`}
+          </Tag>
+        </Tooltip>
+      ))}
+    </Space>
   );
 }

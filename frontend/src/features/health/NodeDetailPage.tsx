@@ -27,7 +27,8 @@ import type { Incident, NodeHealth } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { CHECK_STATUS_COLOR, type CheckStatus, faultCodes, HEALTH_COLOR } from './healthStyle';
-import { incidentColumns } from './incidentColumns';
+import { useHealthPollInterval } from './healthLive';
+import { incidentColumns, incidentExpandable, resolveColumn } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 import { TelemetryHistoryCard } from '../telemetry/TelemetryHistoryCard';
 
@@ -51,12 +52,13 @@ export function NodeDetailPage() {
 function NodeDetail({ id }: { id: number }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
+  const refetchInterval = useHealthPollInterval();
   const node = useQuery({
     // Under ['health', 'nodes'] so the cordon/spare actions' invalidation refreshes this page.
     queryKey: ['health', 'nodes', id],
     queryFn: ({ signal }) =>
       unwrap(api.GET('/api/v1/health/nodes/{id}/', { params: { path: { id } }, signal })),
-    refetchInterval: 15_000,
+    refetchInterval,
   });
   const back = (
     <Button icon={<ArrowLeftOutlined />} onClick={() => void navigate('/health')}>
@@ -247,6 +249,7 @@ function NodeIncidents({ id }: { id: number }) {
   const language = currentLanguage();
   const pages = useCursorPages(String(id));
   const cursor = pages.cursor;
+  const refetchInterval = useHealthPollInterval();
   const incidents = useQuery({
     queryKey: ['health', 'incidents', { node: id, cursor }],
     // The API filters by node: the node's own incidents, newest first, a page at a time.
@@ -258,7 +261,7 @@ function NodeIncidents({ id }: { id: number }) {
         }),
       ),
     placeholderData: keepPreviousData,
-    refetchInterval: 15_000,
+    refetchInterval,
   });
   return (
     <Card title={t('health.nodeIncidents')}>
@@ -269,6 +272,8 @@ function NodeIncidents({ id }: { id: number }) {
         query={incidents}
         pagination={false}
         rows={incidents.data?.results ?? []}
+        scroll={{ x: 'max-content' }}
+        expandable={incidentExpandable}
         locale={{ emptyText: <Empty description={t('health.noIncidents')} /> }}
         columns={[
           {
@@ -285,6 +290,7 @@ function NodeIncidents({ id }: { id: number }) {
             render: (a: string | null) => (a === null ? '—' : formatDateTime(a, language)),
           },
           { title: t('health.detail'), dataIndex: 'detail' },
+          resolveColumn(t('common.actions')),
         ]}
       />
       <CursorPager pages={pages} query={incidents} testId="node-incidents" size="small" />

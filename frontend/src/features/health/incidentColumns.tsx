@@ -1,10 +1,11 @@
 import { Tag } from 'antd';
-import type { ColumnsType } from 'antd/es/table';
+import type { ColumnsType, ColumnType } from 'antd/es/table';
 import type { TFunction } from 'i18next';
 import type { Alert, Incident } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import type { Language } from '../../lib/i18n';
 import { SEVERITY_COLOR } from './healthStyle';
+import { IncidentDetail, ResolveIncidentButton } from './IncidentDetail';
 
 /**
  * The incident columns both the health page and the node page show, in order: fault, severity,
@@ -32,3 +33,17 @@ export function incidentColumns(t: TFunction, language: Language): ColumnsType<I
     },
   ];
 }
+
+/** The Resolve column both incident tables end with. */
+export function resolveColumn(title: string): ColumnType<Incident> {
+  return {
+    title,
+    key: 'resolve',
+    render: (_, incident) => <ResolveIncidentButton incident={incident} />,
+  };
+}
+
+/** Rows unfold into their self-healing detail. */
+export const incidentExpandable = {
+  expandedRowRender: (incident: Incident) => <IncidentDetail incident={incident} />,
+};

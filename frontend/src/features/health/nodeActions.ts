@@ -2,7 +2,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { App } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { api, type ApiError, unwrap } from '../../lib/api';
-import type { NodeHealth } from '../../lib/apiTypes';
+import type { Incident, NodeHealth } from '../../lib/apiTypes';
+import { HEALTH_KEY } from './healthLive';
 
 // Every node query (the grid, a node page, its history) lives under this key, so one
 // invalidation after an action refreshes whichever view is showing the node.
@@ -48,6 +49,46 @@ export function useSpare() {
         t(spare ? 'health.spareDone' : 'health.unspareDone', { node: node.name }),
       );
       void client.invalidateQueries({ queryKey: NODES_KEY });
+    },
+    onError: (e) => void message.error(e.detail),
+  });
+}
+
+/**
+ * Maintenance drain: cordon the node and restart its jobs elsewhere from their newest
+ * checkpoint (the server records a closed `drain` incident with the jobs it hit).
+ */
+export function useDrain() {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const client = useQueryClient();
+  return useMutation<NodeHealth, ApiError, NodeHealth>({
+    mutationFn: (node) =>
+      unwrap(api.POST('/api/v1/health/nodes/{id}/drain/', { params: { path: { id: node.id } } })),
+    onSuccess: (node) => {
+      void message.success(t('health.drainDone', { node: node.name }));
+      void client.invalidateQueries({ queryKey: HEALTH_KEY });
+    },
+    onError: (e) => void message.error(e.detail),
+  });
+}
+
+/** After repair: close the incident; the server uncordons the node once nothing holds it. */
+export function useResolveIncident() {
+  const { t } = useTranslation();
+  const { message } = App.useApp();
+  const client = useQueryClient();
+  return useMutation<Incident, ApiError, Incident>({
+    mutationFn: (incident) =>
+      unwrap(
+        api.POST('/api/v1/health/incidents/{id}/resolve/', {
+          params: { path: { id: incident.id } },
+        }),
+      ),
+    onSuccess: (incident) => {
+      void message.success(t('health.resolveDone', { fault: incident.fault }));
+      // The node may be back in service and its alerts resolved: refresh every health view.
+      void client.invalidateQueries({ queryKey: HEALTH_KEY });
     },
     onError: (e) => void message.error(e.detail),
   });

@@ -33,6 +33,8 @@ import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { useProjects } from '../projects/api';
+import { useSession } from '../auth/api';
+import { useTenant } from '../tenancy/useTenant';
 import { JobUsageSection } from '../telemetry/JobUsageSection';
 
 // States in which a job's processes run and write logs and metrics: poll those.
@@ -73,6 +75,9 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
   const job = useJob(tenant, id);
   const events = useJobEvents(tenant, id);
   const cancel = useJobAction(tenant, 'cancel');
+  // Cancel is for the job's owner and tenant (or platform) admins; the server says 403 to others.
+  const me = useSession().data?.user.username;
+  const { isTenantAdmin } = useTenant();
   const clone = useJobAction(tenant, 'clone');
   const pools = usePools();
   const projects = useProjects(tenant);
@@ -117,7 +122,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 </Button>
               </Popconfirm>
             )}
-            {canWrite && active && (
+            {canWrite && active && (isTenantAdmin || data.owner === me) && (
               <Popconfirm
                 title={t('jobDetail.cancelConfirm')}
                 okText={t('jobDetail.cancel')}

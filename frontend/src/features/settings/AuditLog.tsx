@@ -23,6 +23,29 @@ interface AuditFilters {
 
 const AUDIT_PAGE = 50;
 
+/** The object types the audit log records, by their translation key; others show as sent. */
+const OBJECT_TYPES = {
+  'tenancy.tenant': 'tenant',
+  'tenancy.membership': 'membership',
+  'tenancy.project': 'project',
+  'governance.idlepolicy': 'idlePolicy',
+  'governance.idleflag': 'idleFlag',
+  'jobs.job': 'job',
+  'accounts.apitoken': 'apiToken',
+  'quotas.quota': 'quota',
+  'clusters.cluster': 'cluster',
+  'clusters.resourcepool': 'pool',
+  'clusters.node': 'node',
+  'health.alertreceiver': 'alertReceiver',
+  'health.faultrule': 'faultRule',
+  'inference.inferenceservice': 'inferenceService',
+  'runs.run': 'run',
+} as const;
+
+function isKnownType(type: string): type is keyof typeof OBJECT_TYPES {
+  return Object.hasOwn(OBJECT_TYPES, type);
+}
+
 /** One page of the audit log, newest first: the tenant's part, or all of it (`tenant` null,
  * platform admins). */
 function useAudit(tenant: string | null, filters: AuditFilters, cursor: string | undefined) {
@@ -113,7 +136,11 @@ export function AuditLog({ tenant }: { tenant: string | null }) {
             key: 'object',
             render: (_, entry) => (
               <Space size={4}>
-                <Typography.Text type="secondary">{entry.object_type}</Typography.Text>
+                <Typography.Text type="secondary" title={entry.object_type}>
+                  {isKnownType(entry.object_type)
+                    ? t(`audit.objectType.${OBJECT_TYPES[entry.object_type]}`)
+                    : entry.object_type}
+                </Typography.Text>
                 <span>{entry.object_repr || `#${entry.object_id}`}</span>
               </Space>
             ),

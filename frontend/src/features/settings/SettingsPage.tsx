@@ -1,5 +1,5 @@
 import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   Alert,
   App,
@@ -10,7 +10,6 @@ import {
   Input,
   InputNumber,
   Popconfirm,
-  Select,
   Space,
   Tabs,
   Tag,
@@ -18,13 +17,11 @@ import {
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { CursorPager } from '../../components/CursorPager';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
-import type { ApiToken, Member, NewApiToken, Role } from '../../lib/apiTypes';
-import { useCursorPages } from '../../lib/cursorPages';
+import type { ApiToken, NewApiToken } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
@@ -33,8 +30,8 @@ import { DefaultPolicyTab } from '../governance/DefaultPolicyTab';
 import { IdlePolicyTab } from '../governance/IdlePolicyTab';
 import { ProjectsTab } from '../projects/ProjectsTab';
 import { AuditLog } from './AuditLog';
-
-const ROLES = ['tenant_admin', 'member', 'viewer'] as const satisfies Role[];
+import { IdlePolicyReset } from './IdlePolicyReset';
+import { Members } from './Members';
 
 export function SettingsPage() {
   const { t } = useTranslation();
@@ -65,7 +62,12 @@ export function SettingsPage() {
                   {
                     key: 'idle',
                     label: t('idle.tab'),
-                    children: <IdlePolicyTab tenant={tenant.slug} isAdmin={tenant.isTenantAdmin} />,
+                    children: (
+                      <Space orientation="vertical" size={16} style={{ width: '100%' }}>
+                        <IdlePolicyTab tenant={tenant.slug} isAdmin={tenant.isTenantAdmin} />
+                        {tenant.isTenantAdmin && <IdlePolicyReset tenant={tenant.slug} />}
+                      </Space>
+                    ),
                   },
                 ]
               : []),
@@ -251,138 +253,6 @@ function Tokens() {
           },
         ]}
       />
-    </Space>
-  );
-}
-
-function Members({ tenant }: { tenant: string }) {
-  const { t } = useTranslation();
-  const { message } = App.useApp();
-  const client = useQueryClient();
-  const key = ['members', tenant];
-  const [form] = Form.useForm<{ username: string; role: Role }>();
-  const pages = useCursorPages(tenant);
-  const cursor = pages.cursor;
-  const members = useQuery({
-    queryKey: [...key, cursor],
-    queryFn: ({ signal }) =>
-      unwrap(
-        api.GET('/api/v1/tenants/{tenant}/members/', {
-          params: { path: { tenant }, query: { cursor } },
-          signal,
-        }),
-      ),
-    placeholderData: keepPreviousData,
-  });
-  const done = () => void client.invalidateQueries({ queryKey: key });
-  const add = useMutation<Member, ApiError, { username: string; role: Role }>({
-    mutationFn: (body) =>
-      unwrap(api.POST('/api/v1/tenants/{tenant}/members/', { params: { path: { tenant } }, body })),
-    onSuccess: () => {
-      form.resetFields();
-      done();
-    },
-    onError: (error) => {
-      const { unmatched } = applyServerErrors(form, error, [['username'], ['role']]);
-      if (unmatched.length > 0) void message.error(unmatched.join(' '));
-    },
-  });
-  const setRole = useMutation<Member, ApiError, { id: number; role: Role }>({
-    mutationFn: ({ id, role }) =>
-      unwrap(
-        api.PATCH('/api/v1/tenants/{tenant}/members/{id}/', {
-          params: { path: { tenant, id } },
-          body: { role },
-        }),
-      ),
-    onSuccess: done,
-    onError: (e) => void message.error(e.summary),
-  });
-  const remove = useMutation<undefined, ApiError, number>({
-    mutationFn: async (id) => {
-      await unwrap(
-        api.DELETE('/api/v1/tenants/{tenant}/members/{id}/', { params: { path: { tenant, id } } }),
-      );
-      return undefined;
-    },
-    onSuccess: done,
-    onError: (e) => void message.error(e.summary),
-  });
-  const roleOptions = ROLES.map((r) => ({ value: r, label: t(`roles.${r}`) }));
-
-  return (
-    <Space orientation="vertical" size={16} style={{ width: '100%' }}>
-      <Form
-        form={form}
-        layout="inline"
-        name="member"
-        initialValues={{ role: 'member' }}
-        onFinish={(values) => {
-          add.mutate(values);
-        }}
-      >
-        <Form.Item
-          name="username"
-          label={t('settings.username')}
-          rules={[{ required: true, whitespace: true, message: t('settings.usernameRequired') }]}
-        >
-          <Input />
-        </Form.Item>
-        <Form.Item name="role" label={t('settings.role')}>
-          <Select<Role> style={{ width: 160 }} options={roleOptions} />
-        </Form.Item>
-        <Button type="primary" htmlType="submit" icon={<PlusOutlined />} loading={add.isPending}>
-          {t('settings.addMember')}
-        </Button>
-      </Form>
-      <QueryTable<Member>
-        rowKey="id"
-        size="small"
-        query={members}
-        pagination={false}
-        data-testid="members-table"
-        rows={members.data?.results ?? []}
-        locale={{ emptyText: <Empty description={t('settings.noMembers')} /> }}
-        columns={[
-          { title: t('settings.username'), dataIndex: 'username' },
-          { title: t('settings.displayName'), dataIndex: 'display_name' },
-          {
-            title: t('settings.role'),
-            key: 'role',
-            render: (_, m) => (
-              <Select<Role>
-                size="small"
-                style={{ width: 160 }}
-                aria-label={t('settings.roleOf', { user: m.username })}
-                value={m.role}
-                options={roleOptions}
-                onChange={(role) => {
-                  setRole.mutate({ id: m.id, role });
-                }}
-              />
-            ),
-          },
-          {
-            title: t('common.actions'),
-            key: 'remove',
-            render: (_, m) => (
-              <Popconfirm
-                title={t('settings.removeConfirm', { user: m.username })}
-                okText={t('settings.remove')}
-                cancelText={t('common.no')}
-                onConfirm={() => {
-                  remove.mutate(m.id);
-                }}
-              >
-                <Button size="small" danger>
-                  {t('settings.remove')}
-                </Button>
-              </Popconfirm>
-            ),
-          },
-        ]}
-      />
-      <CursorPager pages={pages} query={members} testId="members-page" size="small" />
     </Space>
   );
 }

@@ -94,6 +94,40 @@ describe('usage and cost', () => {
     });
   });
 
+  it('shows no totals and the server’s field error when the report fails', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tenants/vision/usage/': {
+        status: 400,
+        body: { detail: 'Invalid input.', errors: { end: ['A report covers at most 366 days.'] } },
+      },
+    });
+    renderApp('/usage?from=2026-11-01&to=2026-11-01');
+    const error = await screen.findByTestId('usage-error');
+    expect(error.textContent).toContain('A report covers at most 366 days.');
+    // A failed query is no total: "—", not 0 or ¥0.00.
+    expect(screen.getByTestId('usage-total-hours').textContent).toBe('GPU-hours—');
+    expect(screen.getByTestId('usage-total-cost').textContent).toBe('Cost—');
+    expect(screen.getByTestId('usage-export').getAttribute('href')).toBeNull();
+  });
+
+  it('refuses a range over 366 days before asking: no export link, the limit said', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tenants/vision/usage/': { status: 200, body: ROWS },
+    });
+    renderApp('/usage?from=2024-12-12&to=2026-12-01');
+    expect((await screen.findByTestId('usage-range-error')).textContent).toBe(
+      'A report covers at most 366 days: choose a shorter range.',
+    );
+    const exported = screen.getByTestId('usage-export');
+    expect(exported.getAttribute('href')).toBeNull();
+    expect((exported as HTMLButtonElement).disabled).toBe(true);
+    // The chart of a range over a year end names the years.
+    const chart = await screen.findByTestId('usage-chart');
+    expect(chart.dataset.labels?.split(',')[0]).toBe('2024-12-12–2025-01-04');
+  });
+
   it('tells members the report is for administrators', async () => {
     stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB) });
     renderApp('/usage');

@@ -1,5 +1,6 @@
 import { DownloadOutlined } from '@ant-design/icons';
 import {
+  Alert,
   Button,
   Card,
   Col,
@@ -20,6 +21,7 @@ import { NoticeResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
+import { ApiError } from '../../lib/api';
 import { formatMoney, formatNumber, formatShare } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useCurrency } from '../auth/api';
@@ -27,10 +29,13 @@ import { useTenant } from '../tenancy/useTenant';
 import { useUsage, useUsageOverTime } from './api';
 import {
   bucketCost,
+  bucketLabels,
   buckets,
   csvUrl,
   GROUPS,
   type GroupBy,
+  MAX_REPORT_DAYS,
+  rangeTooLong,
   type Scope,
   stackSeries,
   type UsageRow,
@@ -39,8 +44,24 @@ import {
 const UsageChart = lazy(() => import('./UsageChart').then((m) => ({ default: m.UsageChart })));
 
 const DATE = 'YYYY-MM-DD';
+// A filter label above its control when the phone is too narrow for both on one line.
+const FIELD = {
+  display: 'inline-flex',
+  flexWrap: 'wrap',
+  gap: 8,
+  alignItems: 'center',
+  maxWidth: '100%',
+} as const;
+// A long amount or name wraps inside its card instead of widening a phone's page.
+const WRAP = { content: { overflowWrap: 'anywhere' } } as const;
 const DEFAULT_DAYS = 14;
 const TOP_GROUPS = 8;
+
+/** What went wrong, as the server said it: its field errors (a 400's detail is only
+ * "Invalid input."), else its detail. */
+function errorText(error: Error): string {
+  return error instanceof ApiError ? error.summary : error.message;
+}
 
 function parseDay(value: string | null): Dayjs | null {
   if (value === null) return null;
@@ -128,16 +149,15 @@ function UsageReport({
   const chartPending = overTime.some((q) => q.isPending);
 
   const rows = totals.data ?? [];
+  // The server rounds each row's cost so that the rows of any grouping add up to the same
+  // total (largest remainder), so summing them here gives one total whatever the grouping.
   const totalHours = rows.reduce((sum, r) => sum + r.device_hours, 0);
   const totalCost = rows.reduce((sum, r) => sum + Number(r.cost), 0);
+  // A failed report has no total: "—", never 0 (the error is said above the cards).
+  const known = !totals.isPending && !totals.isError;
+  const tooLong = rangeTooLong(start, end);
   const perBucket = overTime.map((q) => q.data ?? []);
-  const labels = bins.map((b) => {
-    const first = dayjs(b.start);
-    const last = dayjs(b.end).subtract(1, 'day');
-    return last.isAfter(first, 'day')
-      ? `${first.format('MM-DD')}–${last.format('MM-DD')}`
-      : first.format('MM-DD');
-  });
+  const labels = bucketLabels(bins);
   const scopeName = scope === 'platform' ? t('usage.allTenants') : (tenantName ?? tenant ?? '');
 
   return (
@@ -146,10 +166,14 @@ function UsageReport({
         title={t('usage.title')}
         subtitle={t('usage.subtitle')}
         extra={
+          // No link to a report the server would refuse: the range must be valid.
           <Button
             icon={<DownloadOutlined />}
-            href={csvUrl(scope, tenant, groupBy, start, end)}
-            download
+            disabled={tooLong || totals.isError}
+            href={
+              tooLong || totals.isError ? undefined : csvUrl(scope, tenant, groupBy, start, end)
+            }
+            download={!tooLong && !totals.isError}
             data-testid="usage-export"
           >
             {t('usage.export')}
@@ -171,13 +195,19 @@ function UsageReport({
               ]}
             />
           )}
-          <label style={{ display: 'inline-flex', gap: 8, alignItems: 'center' }}>
+          <label style={FIELD}>
             {t('usage.range')}
             <DatePicker.RangePicker
               aria-label={t('usage.range')}
               allowClear={false}
               value={[from, to]}
-              disabledDate={(day) => day.isAfter(today.add(1, 'day'))}
+              style={{ maxWidth: '100%' }}
+              // The server reports on MAX_REPORT_DAYS days at most (both ends inclusive here).
+              disabledDate={(day, info) =>
+                day.isAfter(today.add(1, 'day')) ||
+                (info.from !== undefined &&
+                  Math.abs(day.diff(info.from, 'day')) > MAX_REPORT_DAYS - 1)
+              }
               presets={[7, 30, 90].map((days) => ({
                 label: t('usage.lastDays', { count: days }),
                 value: [today.subtract(days - 1, 'day'), today] as [Dayjs, Dayjs],
@@ -188,11 +218,11 @@ function UsageReport({
               }}
             />
           </label>
-          <label style={{ display: 'inline-flex', gap: 8, alignItems: 'center' }}>
+          <label style={FIELD}>
             {t('usage.groupBy')}
             <Select<GroupBy>
               aria-label={t('usage.groupBy')}
-              style={{ width: 180 }}
+              style={{ width: 180, maxWidth: '100%' }}
               value={groupBy}
               onChange={(value) => {
                 update({ group: value });
@@ -202,17 +232,42 @@ function UsageReport({
           </label>
         </Space>
       </Card>
+      {tooLong ? (
+        <Alert
+          type="error"
+          showIcon
+          style={{ marginBottom: 16 }}
+          title={t('usage.rangeTooLong', { days: MAX_REPORT_DAYS })}
+          data-testid="usage-range-error"
+        />
+      ) : (
+        totals.isError && (
+          <Alert
+            type="error"
+            showIcon
+            style={{ marginBottom: 16 }}
+            title={t('usage.totalsFailed', { error: errorText(totals.error) })}
+            data-testid="usage-error"
+          />
+        )
+      )}
       <Row gutter={[16, 16]} style={{ marginBottom: 16 }}>
         <Col xs={24} md={8}>
           <Card size="small">
-            <Statistic title={t('usage.scopeLabel')} value={scopeName} data-testid="usage-scope" />
+            <Statistic
+              title={t('usage.scopeLabel')}
+              value={scopeName}
+              styles={WRAP}
+              data-testid="usage-scope"
+            />
           </Card>
         </Col>
         <Col xs={12} md={8}>
           <Card size="small">
             <Statistic
+              styles={WRAP}
               title={t('usage.totalHours')}
-              value={totals.isPending ? '—' : formatNumber(totalHours, language, 2)}
+              value={known ? formatNumber(totalHours, language, 2) : '—'}
               data-testid="usage-total-hours"
             />
           </Card>
@@ -220,8 +275,9 @@ function UsageReport({
         <Col xs={12} md={8}>
           <Card size="small">
             <Statistic
+              styles={WRAP}
               title={t('usage.totalCost')}
-              value={totals.isPending ? '—' : formatMoney(totalCost, language, currency)}
+              value={known ? formatMoney(totalCost, language, currency) : '—'}
               data-testid="usage-total-cost"
             />
           </Card>
@@ -262,6 +318,8 @@ function UsageReport({
           query={totals}
           rows={rows}
           pagination={{ pageSize: 20, hideOnSinglePage: true }}
+          // On a phone a wide table scrolls inside itself, not the page.
+          scroll={{ x: 'max-content' }}
           locale={{ emptyText: <Empty description={t('usage.empty')} /> }}
           columns={[
             {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { bucketCost, buckets, csvUrl, MAX_BUCKETS, stackSeries } from './usageData';
+import {
+  bucketCost,
+  bucketLabels,
+  buckets,
+  csvUrl,
+  MAX_BUCKETS,
+  rangeTooLong,
+  stackSeries,
+} from './usageData';
 
 const day = (d: number) => new Date(Date.UTC(2026, 10, d));
 
@@ -38,5 +46,23 @@ describe('usage data', () => {
     expect(csvUrl('platform', 'vision', 'tenant', day(1), day(3))).toMatch(
       /^\/api\/v1\/usage\/\?group_by=tenant&/,
     );
+  });
+
+  it('labels buckets by day, with the year when the range spans years', () => {
+    const local = (y: number, m: number, d: number) => new Date(y, m - 1, d);
+    expect(bucketLabels(buckets(local(2026, 11, 1), local(2026, 11, 3)))).toEqual([
+      '11-01',
+      '11-02',
+    ]);
+    const twoYears = bucketLabels(buckets(local(2024, 12, 12), local(2026, 12, 12)));
+    expect(twoYears[0]).toBe('2024-12-12–2025-01-04');
+    expect(twoYears.at(-1)?.startsWith('2026-')).toBe(true);
+    expect(bucketLabels([])).toEqual([]);
+  });
+
+  it('knows the longest range the API reports on', () => {
+    const local = (y: number, m: number, d: number) => new Date(y, m - 1, d);
+    expect(rangeTooLong(local(2025, 1, 1), local(2026, 1, 2))).toBe(false); // 366 days
+    expect(rangeTooLong(local(2025, 1, 1), local(2026, 1, 3))).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import dayjs from 'dayjs';
 import type { paths } from '../../api/schema';
 
 export type UsageRow =
@@ -12,6 +13,13 @@ export const GROUPS: GroupBy[] = ['tenant', 'project', 'owner', 'pool', 'acceler
 const DAY_MS = 86_400_000;
 /** The chart asks the API once per bar: at most this many bars, however long the range. */
 export const MAX_BUCKETS = 31;
+/** The longest range the API reports on (its `end` field error past it). */
+export const MAX_REPORT_DAYS = 366;
+
+/** Whether [start, end) is longer than the API reports on, as the server counts it. */
+export function rangeTooLong(start: Date, end: Date): boolean {
+  return end.getTime() - start.getTime() > MAX_REPORT_DAYS * DAY_MS;
+}
 
 export interface Bucket {
   start: Date;
@@ -32,6 +40,26 @@ export function buckets(start: Date, end: Date): Bucket[] {
     out.push({ start: new Date(t), end: new Date(Math.min(t + width, end.getTime())) });
   }
   return out;
+}
+
+/**
+ * The chart's label of each bucket: its day, or its first and last day ("MM-DD–MM-DD"), in
+ * the reader's time zone; with the year when the range spans more than one year, so a
+ * two-year range does not read "12-12–01-03".
+ */
+export function bucketLabels(bins: Bucket[]): string[] {
+  const first = bins[0];
+  const last = bins.at(-1);
+  if (first === undefined || last === undefined) return [];
+  const years = dayjs(first.start).year() !== dayjs(last.end).subtract(1, 'day').year();
+  const format = years ? 'YYYY-MM-DD' : 'MM-DD';
+  return bins.map((b) => {
+    const from = dayjs(b.start);
+    const to = dayjs(b.end).subtract(1, 'day');
+    return to.isAfter(from, 'day')
+      ? `${from.format(format)}–${to.format(format)}`
+      : from.format(format);
+  });
 }
 
 export interface StackedSeries {

@@ -293,12 +293,18 @@ function StartForm({
         <Form.Item label={t('whatif.hours')} name="hours" rules={[{ required: true }]}>
           <InputNumber min={0.1} max={2160} step={24} style={{ width: 110 }} />
         </Form.Item>
+        {/* An inline form's items do not shrink: capped at the row's width, the checkboxes
+            wrap instead of widening a phone's page. */}
         <Form.Item
           label={t('whatif.policies')}
           name="policies"
+          style={{ maxWidth: '100%' }}
           rules={[{ required: true, type: 'array', min: 1, message: t('whatif.pickPolicy') }]}
         >
-          <Checkbox.Group options={POLICIES.map((p) => ({ value: p, label: policyLabel(t, p) }))} />
+          <Checkbox.Group
+            style={{ flexWrap: 'wrap', rowGap: 4 }}
+            options={POLICIES.map((p) => ({ value: p, label: policyLabel(t, p) }))}
+          />
         </Form.Item>
         <Form.Item label={t('whatif.seed')} name="seed">
           <InputNumber min={0} style={{ width: 90 }} />
