@@ -17,9 +17,9 @@ class IdlePolicy(models.Model):
     """Idle and queue-time rules. ``tenant`` null is the platform default (one row at most,
     every rule set); a tenant row holds only the rules the tenant set, each as strict as the
     default or stricter (checked by the services): a rule left null ('' for ``queue_action``)
-    follows the default, so a
-    default loosened later reaches it. ``max_runtime_s`` null means "no cap" on the default
-    row and "follow the default" on a tenant row (a tenant cannot lift a cap)."""
+    follows the default, so a default loosened later reaches it. ``max_runtime_s`` null means
+    "no cap" on the default row and "follow the default" on a tenant row (a tenant cannot
+    lift a cap)."""
 
     tenant = models.OneToOneField(
         "tenancy.Tenant",

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet, Sum
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from apps.accounts import tokens
@@ -38,8 +38,7 @@ from apps.health.models import (
 )
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobState, OutboxAction
-from apps.quotas.models import Quota
-from apps.quotas.services import pool_capacity
+from apps.quotas.services import guaranteed, pool_capacity
 from apps.scheduling.models import SchedulerLock
 
 log = logging.getLogger("zhisuan.health")
@@ -317,13 +316,8 @@ def guarantee_shortfall(node: Node) -> tuple[int, int, int]:
     capacity = pool_capacity(node.pool, node.accelerator_model)
     if not node.is_spare:
         capacity -= node.accelerator_count
-    guaranteed = int(
-        Quota.objects.filter(
-            pool_id=node.pool_id, accelerator_model=node.accelerator_model
-        ).aggregate(n=Sum("guarantee"))["n"]
-        or 0
-    )
-    return capacity, guaranteed, max(0, guaranteed - capacity)
+    total = guaranteed(node.pool.pk, node.accelerator_model)
+    return capacity, total, max(0, total - capacity)
 
 
 def set_spare(*, node: Node, spare: bool) -> bool:

@@ -22,6 +22,14 @@ def pool_capacity(pool: ResourcePool, accelerator_model: str) -> int:
     return int(total or 0)
 
 
+def guaranteed(pool_id: int, accelerator_model: str, *, but: Tenant | None = None) -> int:
+    """What the pool's quotas guarantee of the model, all together or ``but`` one tenant's."""
+    quotas = Quota.objects.filter(pool_id=pool_id, accelerator_model=accelerator_model)
+    if but is not None:
+        quotas = quotas.exclude(tenant=but)
+    return int(quotas.aggregate(n=Sum("guarantee"))["n"] or 0)
+
+
 def validate_guarantees(
     *, pool: ResourcePool, accelerator_model: str, tenant: Tenant, guarantee: int
 ) -> None:
@@ -41,12 +49,7 @@ def validate_guarantees(
         raise ValidationError(
             {"accelerator_model": [f"Pool {pool.name} has no {accelerator_model} devices."]}
         )
-    others = (
-        Quota.objects.filter(pool=pool, accelerator_model=accelerator_model)
-        .exclude(tenant=tenant)
-        .aggregate(n=Sum("guarantee"))["n"]
-        or 0
-    )
+    others = guaranteed(pool.pk, accelerator_model, but=tenant)
     if others + guarantee > capacity:
         raise ValidationError(
             {

@@ -3,7 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useSyncExternalStore } from 'react';
 import type { Job, JobPage } from './apiTypes';
 import { EventStream, eventsUrl, type ConnectionState, type ServerEvent } from './events';
-import { jobKeys, poolKeys } from './queryKeys';
+import { healthKeys, jobKeys, poolKeys } from './queryKeys';
 
 // The connection state for the header indicator: one stream per signed-in shell.
 let connection: ConnectionState = 'idle';
@@ -88,14 +88,49 @@ function changedPools(event: ServerEvent): number[] {
 }
 
 /**
+ * Runs `fn` at once, then at most once per `gapMs`. A call inside the gap is not dropped: one
+ * run follows at its end, so what `fn` refreshes always ends up current.
+ */
+class Throttle {
+  private last = -Infinity;
+  private waiting: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly fn: () => void,
+    private readonly gapMs: number,
+  ) {}
+
+  call(): void {
+    if (this.waiting !== null) return;
+    const wait = this.last + this.gapMs - Date.now();
+    if (wait <= 0) {
+      this.run();
+      return;
+    }
+    this.waiting = setTimeout(() => {
+      this.waiting = null;
+      this.run();
+    }, wait);
+  }
+
+  stop(): void {
+    if (this.waiting !== null) clearTimeout(this.waiting);
+    this.waiting = null;
+  }
+
+  private run(): void {
+    this.last = Date.now();
+    this.fn();
+  }
+}
+
+/**
  * Refetches a pool's queries when the server says it changed, at most once per `gapMs` per
  * pool: a busy cluster changes every scheduling cycle, and a refetch of a 10,000-GPU pool's
- * topology is not free. A change inside the gap is not dropped: one refetch follows at its
- * end, so the view always ends up current.
+ * topology is not free.
  */
 export class PoolRefresher {
-  private readonly last = new Map<number, number>();
-  private readonly waiting = new Map<number, ReturnType<typeof setTimeout>>();
+  private readonly pools = new Map<number, Throttle>();
 
   constructor(
     private readonly client: QueryClient,
@@ -107,31 +142,20 @@ export class PoolRefresher {
   }
 
   changed(id: number): void {
-    if (this.waiting.has(id)) return;
-    const wait = (this.last.get(id) ?? -Infinity) + this.gapMs - Date.now();
-    if (wait <= 0) {
-      this.refresh(id);
-      return;
+    let throttle = this.pools.get(id);
+    if (throttle === undefined) {
+      throttle = new Throttle(() => {
+        void this.client.invalidateQueries({ queryKey: poolKeys.one(id) });
+      }, this.gapMs);
+      this.pools.set(id, throttle);
     }
-    this.waiting.set(
-      id,
-      setTimeout(() => {
-        this.waiting.delete(id);
-        this.refresh(id);
-      }, wait),
-    );
+    throttle.call();
   }
 
   stop(): void {
-    this.waiting.forEach((timer) => {
-      clearTimeout(timer);
+    this.pools.forEach((throttle) => {
+      throttle.stop();
     });
-    this.waiting.clear();
-  }
-
-  private refresh(id: number): void {
-    this.last.set(id, Date.now());
-    void this.client.invalidateQueries({ queryKey: poolKeys.one(id) });
   }
 }
 
@@ -143,15 +167,23 @@ export function useLiveEvents(tenant: string | null): void {
   const client = useQueryClient();
   useEffect(() => {
     const pools = new PoolRefresher(client);
+    // The Health pages (incidents, alerts, the node grid) span every pool: an incident or
+    // alert that opens or closes is published as its node's pool changing.
+    const refreshHealth = () => void client.invalidateQueries({ queryKey: healthKeys.all });
+    const health = new Throttle(refreshHealth, POOL_REFRESH_MS);
     const stream = new EventStream({
       url: eventsUrl(),
       onEvent: (event) => {
-        if (event.topic === POOLS_TOPIC) pools.receive(event);
-        else if (tenant !== null) applyEvent(client, tenant, event);
+        if (event.topic === POOLS_TOPIC) {
+          pools.receive(event);
+          if (event.type === 'pools.changed') health.call();
+        } else if (tenant !== null) applyEvent(client, tenant, event);
       },
       onResync: (topic) => {
-        if (topic === POOLS_TOPIC) void client.invalidateQueries({ queryKey: poolKeys.all });
-        else if (tenant !== null) resync(client, tenant);
+        if (topic === POOLS_TOPIC) {
+          void client.invalidateQueries({ queryKey: poolKeys.all });
+          refreshHealth();
+        } else if (tenant !== null) resync(client, tenant);
       },
       onStateChange: setConnection,
     });
@@ -160,6 +192,7 @@ export function useLiveEvents(tenant: string | null): void {
     return () => {
       stream.stop();
       pools.stop();
+      health.stop();
     };
   }, [client, tenant]);
 }

@@ -7,6 +7,9 @@ export const jobKeys = {
   events: (tenant: string, id: number) => ['jobs', tenant, 'events', id] as const,
 };
 
+/** Every Health query (node grid, summary, node pages, incidents, alerts). */
+export const healthKeys = { all: ['health'] as const };
+
 export const poolKeys = {
   all: ['pools'] as const,
   /** Every query of one pool (its queue, its topology): what `pools.changed` refreshes. */

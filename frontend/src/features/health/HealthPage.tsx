@@ -29,7 +29,7 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { HEALTH_COLOR, HEALTH_STATES, SEVERITY_COLOR } from './healthStyle';
-import { useHealthLive, useHealthPollInterval } from './healthLive';
+import { useHealthPollInterval } from './healthLive';
 import { incidentColumns, incidentExpandable, resolveColumn } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
 import { NodeDetailPage } from './NodeDetailPage';
@@ -129,20 +129,11 @@ export function HealthPage() {
     );
   }
   return (
-    <>
-      <HealthLive />
-      <Routes>
-        <Route path="nodes/:id" element={<NodeDetailPage />} />
-        <Route path="*" element={<HealthConsole />} />
-      </Routes>
-    </>
+    <Routes>
+      <Route path="nodes/:id" element={<NodeDetailPage />} />
+      <Route path="*" element={<HealthConsole />} />
+    </Routes>
   );
-}
-
-/** Keeps every health view current from the events socket while a Health page is open. */
-function HealthLive() {
-  useHealthLive();
-  return null;
 }
 
 /** The operator console's sections, each at its own address under /health. */

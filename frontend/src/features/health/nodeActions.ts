@@ -3,7 +3,7 @@ import { App } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { Incident, NodeHealth } from '../../lib/apiTypes';
-import { HEALTH_KEY } from './healthLive';
+import { healthKeys } from '../../lib/queryKeys';
 
 // Every node query (the grid, a node page, its history) lives under this key, so one
 // invalidation after an action refreshes whichever view is showing the node.
@@ -67,7 +67,7 @@ export function useDrain() {
       unwrap(api.POST('/api/v1/health/nodes/{id}/drain/', { params: { path: { id: node.id } } })),
     onSuccess: (node) => {
       void message.success(t('health.drainDone', { node: node.name }));
-      void client.invalidateQueries({ queryKey: HEALTH_KEY });
+      void client.invalidateQueries({ queryKey: healthKeys.all });
     },
     onError: (e) => void message.error(e.detail),
   });
@@ -88,7 +88,7 @@ export function useResolveIncident() {
     onSuccess: (incident) => {
       void message.success(t('health.resolveDone', { fault: incident.fault }));
       // The node may be back in service and its alerts resolved: refresh every health view.
-      void client.invalidateQueries({ queryKey: HEALTH_KEY });
+      void client.invalidateQueries({ queryKey: healthKeys.all });
     },
     onError: (e) => void message.error(e.detail),
   });
