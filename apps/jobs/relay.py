@@ -24,6 +24,7 @@ from apps.clusters.models import ClusterKind
 from apps.clusters.registry import get_backend
 from apps.jobs import logs, services, workload
 from apps.jobs.models import Job, JobKind, JobState, OutboxAction, OutboxEntry, OutboxState
+from apps.runs.selectors import newest_complete_checkpoint
 
 log = logging.getLogger("zhisuan.relay")
 MAX_BACKOFF_S = 60
@@ -53,8 +54,22 @@ def _after_success(entry: OutboxEntry, job: Job) -> None:
             job,
             JobState.QUEUED,
             reason="Requeued",
-            message=f"attempt {job.attempt} will resume from its newest complete checkpoint",
+            message=resume_note(job),
         )
+
+
+def resume_note(job: Job) -> str:
+    """What the next attempt starts from, in the words that fit the job's kind: only
+    training resumes from a checkpoint; a notebook keeps its home volume; a service starts
+    fresh replicas."""
+    if job.kind == JobKind.NOTEBOOK:
+        return f"attempt {job.attempt} restarts the notebook; files in its home folder are kept"
+    if job.kind == JobKind.INFERENCE:
+        return f"attempt {job.attempt} starts new replicas"
+    newest = newest_complete_checkpoint(job)
+    if newest is None:
+        return f"attempt {job.attempt} starts from the beginning (no complete checkpoint yet)"
+    return f"attempt {job.attempt} resumes from the checkpoint at step {newest.step}"
 
 
 def relay_one(backend: ClusterBackend | None = None) -> bool:

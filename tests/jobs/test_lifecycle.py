@@ -117,3 +117,5 @@ def test_high_priority_job_preempts_low_priority_work(world, client_for, cluster
     assert Job.objects.get(pk=high["id"]).state == "running"
     victim = victims.get()
     assert victim.state == "queued" and victim.priority == 5 and victim.attempt == 1
+    requeued = JobEvent.objects.get(job=victim, reason="Requeued")
+    assert requeued.message == "attempt 1 starts from the beginning (no complete checkpoint yet)"

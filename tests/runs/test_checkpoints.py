@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from apps.jobs import workload
 from apps.jobs.models import Job, JobState
+from apps.jobs.relay import resume_note
 from apps.runs.authentication import job_token
 from apps.runs.models import Checkpoint, CheckpointState, MetricPoint, Run
 from apps.runs.selectors import checkpoint_request, newest_complete_checkpoint
@@ -74,6 +75,21 @@ def test_restarted_job_env_carries_identity_and_newest_complete_checkpoint(job):
     env = _env(job)
     assert env["ZS_RESUME_FROM"] == "/ckpt/step_50" and env["ZS_RESUME_STEP"] == "50"
     assert Run.objects.filter(job=job).count() == 1  # one run per job, across attempts
+
+
+def test_the_requeue_note_says_what_the_next_attempt_starts_from(job):
+    """Only training resumes from a checkpoint; notebooks and services are told otherwise."""
+    job.attempt = 2
+    assert resume_note(job) == "attempt 2 starts from the beginning (no complete checkpoint yet)"
+    run = ensure_run_for_job(job)
+    register_checkpoint(run=run, step=50, path="/ckpt/step_50")
+    register_checkpoint(run=run, step=90, path="/ckpt/step_90", rank=0, world_size=2)
+    assert resume_note(job) == "attempt 2 resumes from the checkpoint at step 50"
+    job.kind = "notebook"
+    assert "checkpoint" not in resume_note(job)
+    assert resume_note(job).endswith("files in its home folder are kept")
+    job.kind = "inference"
+    assert resume_note(job) == "attempt 2 starts new replicas"
 
 
 def test_notebooks_get_no_job_identity(job):
