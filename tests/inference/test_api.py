@@ -11,6 +11,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.accounts.models import User
+from apps.clusters.models import ClusterKind
 from apps.inference import services
 from apps.inference.models import InferenceService, ScalingDecision, TrafficSample
 from apps.jobs.models import Job, JobKind, JobState
@@ -302,3 +303,18 @@ def test_path_and_uri_errors_say_what_is_expected(world: World, client_for: Clie
         ],
         "readiness_path": ["An HTTP path starting with '/' (letters, digits and . _ ~ / -)."],
     }
+
+
+def test_a_service_says_who_owns_it_and_whether_its_traffic_is_simulated(
+    world: World, client_for: Client
+) -> None:
+    service = _service(world)
+    client = client_for(world.user("a", Role.MEMBER))
+    url = f"{URL.format('tenant-a')}{service.pk}/"
+    body = client.get(url).json()
+    # The owner, with tenant admins, may stop it; the simulated cluster makes its load up.
+    assert (body["owner"], body["simulated"]) == (world.user("a", Role.MEMBER).username, True)
+    service.job.pool.cluster.kind = ClusterKind.KUBERNETES
+    service.job.pool.cluster.save(update_fields=["kind"])
+    listed = client.get(URL.format("tenant-a")).json()["results"]
+    assert [(s["id"], s["simulated"]) for s in listed] == [(service.pk, False)]

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.clusters.models import ResourcePool
+from apps.clusters.models import ClusterKind, ResourcePool
 from apps.inference.models import (
     DEFAULT_RUNTIME_IMAGE,
     InferenceService,
@@ -45,6 +45,12 @@ class InferenceServiceSerializer(
     priority = serializers.IntegerField(min_value=0, max_value=5, default=4, source="job.priority")
     state = serializers.CharField(source="job.state", read_only=True)
     job = serializers.IntegerField(source="job.pk", read_only=True)
+    # The job's owner: with tenant admins, the one who may stop the service (cancel its job).
+    owner = serializers.CharField(source="job.owner.username", read_only=True, allow_null=True)
+    simulated = serializers.SerializerMethodField(
+        help_text="Whether the service runs on the simulated cluster, whose replicas and "
+        "traffic are made up in-process (no model serves any request)."
+    )
     runtime_image = serializers.CharField(max_length=300, default=DEFAULT_RUNTIME_IMAGE)
     model_uri = serializers.RegexField(
         r"^(s3|gs|pvc|hf|oss|https?)://\S+$|^/\S*$",
@@ -85,9 +91,10 @@ class InferenceServiceSerializer(
     class Meta:
         model = InferenceService
         fields = [
-            "id", "job", "name", "pool", "priority", "state", "runtime_image", "model_uri",
-            "port", "accelerators", "accelerator_milli", "min_replicas", "max_replicas",
-            "scale_to_zero", "target_metric", "target_value", "stable_window_s",
+            "id", "job", "name", "pool", "priority", "state", "owner", "simulated",
+            "runtime_image", "model_uri", "port", "accelerators", "accelerator_milli",
+            "min_replicas", "max_replicas", "scale_to_zero", "target_metric", "target_value",
+            "stable_window_s",
             "panic_window_s", "scale_down_delay_s", "max_scale_up_rate", "cold_start_s",
             "forecast_quantile", "max_surge", "max_unavailable", "readiness_path", "liveness_path",
             "probe_initial_delay_s", "probe_period_s", "desired_replicas", "ready_replicas",
@@ -97,6 +104,9 @@ class InferenceServiceSerializer(
             "desired_replicas", "ready_replicas", "loading_replicas", "panic", "created_at",
             "updated_at",
         ]  # fmt: skip
+
+    def get_simulated(self, instance: InferenceService) -> bool:
+        return bool(instance.job.pool.cluster.kind == ClusterKind.SIMULATED)
 
     def to_representation(self, instance: InferenceService) -> dict[str, Any]:
         data = dict(super().to_representation(instance))

@@ -27,7 +27,7 @@ class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
     http_method_names = ["get", "post", "patch", "head", "options"]
 
     def scoped_queryset(self, queryset: QuerySet[InferenceService]) -> QuerySet[InferenceService]:
-        return queryset.select_related("job")
+        return queryset.select_related("job__owner", "job__pool__cluster")
 
     def save_kwargs(self) -> dict[str, Any]:
         return {**super().save_kwargs(), "owner": request_user(self.request)}

@@ -37,6 +37,11 @@ def priority_error(priority: int, role: str | None) -> str | None:
     return None
 
 
+def _argv_item() -> serializers.CharField:
+    """One item of a container's command or args, kept exactly as sent."""
+    return serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False)
+
+
 class PriorityRule:
     """``validate_priority`` for serializers whose submissions may preempt others: P0-P2 only
     from tenant admins (the view says the caller's role)."""
@@ -135,12 +140,12 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
     name = serializers.RegexField(NAME, max_length=40, error_messages=NAME_RULE)
     priority = serializers.IntegerField(min_value=0, max_value=5, default=4)
     image = serializers.CharField(max_length=300, write_only=True)
+    # argv items are kept as sent: an empty argument (`--sep ""`) or one with spaces at its
+    # ends is what the user quoted, not a mistake to refuse or trim.
     command = serializers.ListField(
-        child=serializers.CharField(max_length=1000), max_length=64, default=list, write_only=True
+        child=_argv_item(), max_length=64, default=list, write_only=True
     )
-    args = serializers.ListField(
-        child=serializers.CharField(max_length=1000), max_length=256, default=list, write_only=True
-    )
+    args = serializers.ListField(child=_argv_item(), max_length=256, default=list, write_only=True)
     env = serializers.DictField(
         child=serializers.CharField(max_length=4096, allow_blank=True),
         default=dict,

@@ -2273,6 +2273,7 @@ export interface components {
             min_replicas: number;
             model_uri: string;
             name: string;
+            readonly owner: string | null;
             readonly panic: boolean;
             /** @default 6 */
             panic_window_s: number;
@@ -2294,6 +2295,8 @@ export interface components {
             scale_down_delay_s: number;
             /** @default false */
             scale_to_zero: boolean;
+            /** @description Whether the service runs on the simulated cluster, whose replicas and traffic are made up in-process (no model serves any request). */
+            readonly simulated: boolean;
             /** @default 60 */
             stable_window_s: number;
             readonly state: string;

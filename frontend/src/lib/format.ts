@@ -36,15 +36,38 @@ export function formatDateTime(iso: string | null | undefined, language: Languag
   }).format(new Date(iso));
 }
 
-/** A compact duration: 45s, 12m 5s, 3h 20m, 2d 4h. */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${m % 60}m`;
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
+const DURATION_UNITS: Record<
+  Language,
+  { d: string; h: string; m: string; s: string; join: string }
+> = {
+  en: { d: ' d', h: ' h', m: ' min', s: ' s', join: ' ' },
+  zh: { d: '天', h: '小时', m: '分钟', s: '秒', join: '' },
+};
+
+/**
+ * A duration in the reader's language, its two largest units, zero parts left out:
+ * "2 h", "1 h 30 min", "45 s" / "2小时", "1小时30分钟", "45秒" (not "2h 0m").
+ */
+export function formatDuration(seconds: number, language: Language): string {
+  const u = DURATION_UNITS[language];
+  let left = Math.max(0, Math.round(seconds));
+  const parts: [number, string][] = [];
+  for (const [size, unit] of [
+    [86_400, u.d],
+    [3600, u.h],
+    [60, u.m],
+    [1, u.s],
+  ] as const) {
+    parts.push([Math.floor(left / size), unit]);
+    left %= size;
+  }
+  const first = parts.findIndex(([n]) => n > 0);
+  if (first === -1) return `0${u.s}`;
+  return parts
+    .slice(first, first + 2)
+    .filter(([n]) => n > 0)
+    .map(([n, unit]) => `${n}${unit}`)
+    .join(u.join);
 }
 
 /** An amount in `currency` (ISO 4217), e.g. "¥1,234.50" or "CN¥1,234.50" by locale. */

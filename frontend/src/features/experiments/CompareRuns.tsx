@@ -23,6 +23,9 @@ const ParallelChart = lazy(() =>
 const POINT_CHOICES = [250, 500, 1000, 2000];
 const DEFAULT_KEYS = 4;
 const MAX_PARALLEL_PARAMS = 12;
+// Hyperparameter table column widths (px).
+const PARAM_WIDTH = 160;
+const RUN_WIDTH = 200;
 
 interface TableRow {
   key: string;
@@ -104,11 +107,17 @@ export function CompareRuns({ tenant, runs }: { tenant: string; runs: Run[] }) {
     <>
       <Card title={t('experiments.curves')} data-testid="compare-curves">
         <Form layout="inline" style={{ marginBottom: 16, rowGap: 8 }}>
-          <Form.Item label={t('runs.metricKeys')} htmlFor="compare-keys">
+          {/* At most the card's width (a phone's): the chosen keys fold into "+ n" beyond it. */}
+          <Form.Item
+            label={t('runs.metricKeys')}
+            htmlFor="compare-keys"
+            style={{ width: 420, maxWidth: '100%' }}
+          >
             <Select
               id="compare-keys"
               mode="multiple"
-              style={{ minWidth: 280 }}
+              maxTagCount="responsive"
+              style={{ width: '100%' }}
               value={keys}
               onChange={(value: string[]) => {
                 setChosenKeys(value);
@@ -218,7 +227,9 @@ export function CompareRuns({ tenant, runs }: { tenant: string; runs: Run[] }) {
           data-testid="hyperparam-table"
           size="small"
           pagination={false}
-          scroll={{ x: true }}
+          // Fixed widths, long keys and names cut with an ellipsis: the table scrolls sideways
+          // inside its card (a phone's is narrower than two runs) instead of widening the page.
+          scroll={{ x: PARAM_WIDTH + RUN_WIDTH * runs.length }}
           dataSource={tableRows}
           locale={{ emptyText: <Empty description={t('experiments.noParams')} /> }}
           rowClassName={(row) => (row.kind === 'metric' ? 'zs-metric-row' : '')}
@@ -227,19 +238,33 @@ export function CompareRuns({ tenant, runs }: { tenant: string; runs: Run[] }) {
               title: t('experiments.parameter'),
               key: 'param',
               fixed: 'left',
-              render: (_, row) => (
-                <Typography.Text
-                  strong={row.differs}
-                  type={row.kind === 'metric' ? 'secondary' : undefined}
-                >
-                  {row.kind === 'metric' ? t('experiments.lastOf', { key: row.param }) : row.param}
-                </Typography.Text>
-              ),
+              width: PARAM_WIDTH,
+              render: (_, row) => {
+                const label =
+                  row.kind === 'metric' ? t('experiments.lastOf', { key: row.param }) : row.param;
+                return (
+                  <Typography.Text
+                    strong={row.differs}
+                    type={row.kind === 'metric' ? 'secondary' : undefined}
+                    ellipsis={{ tooltip: label }}
+                  >
+                    {label}
+                  </Typography.Text>
+                );
+              },
             },
             ...runs.map((run) => ({
-              title: <Link to={`/experiments/runs/${run.id}`}>{`#${run.id} ${run.name}`}</Link>,
+              title: (
+                <Typography.Text ellipsis={{ tooltip: `#${run.id} ${run.name}` }}>
+                  <Link to={`/experiments/runs/${run.id}`}>{`#${run.id} ${run.name}`}</Link>
+                </Typography.Text>
+              ),
               key: `run-${run.id}`,
-              render: (_: unknown, row: TableRow) => formatParam(row.values[run.id]),
+              width: RUN_WIDTH,
+              render: (_: unknown, row: TableRow) => {
+                const value = formatParam(row.values[run.id]);
+                return <Typography.Text ellipsis={{ tooltip: value }}>{value}</Typography.Text>;
+              },
             })),
           ]}
         />

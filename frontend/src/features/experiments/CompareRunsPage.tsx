@@ -79,6 +79,7 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
           query={runs}
           rows={listed}
           pagination={false}
+          scroll={{ x: 'max-content' }}
           rowSelection={{
             selectedRowKeys: selectedIds,
             preserveSelectedRowKeys: true,
@@ -100,7 +101,12 @@ export function CompareRunsPage({ tenant }: { tenant: string }) {
             {
               title: t('runs.name'),
               dataIndex: 'name',
-              render: (name: string, run) => <Link to={`/experiments/runs/${run.id}`}>{name}</Link>,
+              // Sweep names run long: one line, cut with an ellipsis, whole in the tooltip.
+              render: (name: string, run) => (
+                <Typography.Text ellipsis={{ tooltip: name }} style={{ maxWidth: 240 }}>
+                  <Link to={`/experiments/runs/${run.id}`}>{name}</Link>
+                </Typography.Text>
+              ),
             },
             {
               title: t('runs.stateLabel'),

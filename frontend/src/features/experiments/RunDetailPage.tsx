@@ -78,7 +78,18 @@ function RunDetail({ tenant, id }: { tenant: string; id: number }) {
         {params.length === 0 ? (
           <Empty description={t('experiments.noParams')} />
         ) : (
-          <Descriptions size="small" bordered column={{ xs: 1, md: 2 }} data-testid="run-config">
+          <Descriptions
+            size="small"
+            bordered
+            column={{ xs: 1, md: 2 }}
+            data-testid="run-config"
+            // Keys and values (paths) without spaces break anywhere, or a phone scrolls sideways;
+            // a value keeps room for a few characters beside a long key.
+            styles={{
+              label: { overflowWrap: 'anywhere' },
+              content: { overflowWrap: 'anywhere', minWidth: 96 },
+            }}
+          >
             {params.map(([key, value]) => (
               <Descriptions.Item key={key} label={key}>
                 {formatParam(value)}

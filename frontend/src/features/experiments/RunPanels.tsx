@@ -66,7 +66,13 @@ export function RunKpiRow({ run }: { run: Run }) {
       {items.map((item) => (
         <Col key={item.id} xs={12} md={6}>
           <Card size="small">
-            <Statistic title={item.title} value={item.value} data-testid={`kpi-${item.id}`} />
+            <Statistic
+              // A metric key in the title ("train/throughput_samples_per_second") has no
+              // space to wrap at: it breaks anywhere rather than run out of a phone's card.
+              title={<span style={{ overflowWrap: 'anywhere' }}>{item.title}</span>}
+              value={item.value}
+              data-testid={`kpi-${item.id}`}
+            />
           </Card>
         </Col>
       ))}
@@ -94,7 +100,8 @@ export function RunCurves({ tenant, run, live }: { tenant: string; run: Run; liv
         mode="multiple"
         aria-label={t('runs.metricKeys')}
         placeholder={t('runs.metricKeys')}
-        style={{ minWidth: 320, maxWidth: '100%', marginBottom: 12 }}
+        maxTagCount="responsive"
+        style={{ width: 480, maxWidth: '100%', marginBottom: 12 }}
         value={keys}
         onChange={(value: string[]) => {
           setChosen(value);
@@ -173,6 +180,7 @@ export function CheckpointsTable({
       loading={checkpoints.isPending}
       dataSource={checkpoints.data ?? []}
       pagination={{ pageSize: 10, hideOnSinglePage: true }}
+      scroll={{ x: 'max-content' }}
       locale={{ emptyText: <Empty description={t('runs.noCheckpoints')} /> }}
       columns={[
         { title: t('runs.step'), dataIndex: 'step' },

@@ -138,7 +138,7 @@ describe('governance in the console', () => {
 
     // One extension of the two the policy allows is used: one left.
     await user.click(
-      await within(alert).findByRole('button', { name: 'Keep running 1h 0m more (1 left)' }),
+      await within(alert).findByRole('button', { name: 'Keep running 1 h more (1 left)' }),
     );
     await waitFor(() => {
       expect(within(screen.getByTestId('idle-flag')).getByTestId('keep-running')).toHaveProperty(

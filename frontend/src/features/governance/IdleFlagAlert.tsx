@@ -157,7 +157,7 @@ function KeepRunningButton({
       {left === undefined
         ? t('governance.keepRunning')
         : t('governance.keepRunningFor', {
-            duration: extension === undefined ? '—' : formatDuration(extension),
+            duration: extension === undefined ? '—' : formatDuration(extension, currentLanguage()),
             count: left,
           })}
     </Button>

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { setLanguage } from '../../lib/i18n';
 import { stubFetch } from '../../test/fetchStub';
 import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
@@ -54,7 +55,7 @@ describe('settings: idle GPUs', () => {
 
     const summary = await screen.findByTestId('idle-policy');
     expect(within(summary).getByText('Training jobs idle for').nextSibling?.textContent).toBe(
-      '2h 0m',
+      '2 h',
     );
     expect(within(summary).getByText('Runtime cap').nextSibling?.textContent).toBe('No cap');
     expect(screen.getByTestId('policy-origin').textContent).toBe('Platform default');
@@ -91,7 +92,7 @@ describe('settings: idle GPUs', () => {
     expect(
       within(screen.getByTestId('idle-policy')).getByText('Warning before the stop').nextSibling
         ?.textContent,
-    ).toBe('15m 0s');
+    ).toBe('15 min');
   }, 20_000);
 
   it('shows a member the policy and the flags, without the report or the edit', async () => {
@@ -106,7 +107,7 @@ describe('settings: idle GPUs', () => {
     await user.click(await screen.findByRole('tab', { name: 'Idle GPUs' }));
     const summary = await screen.findByTestId('idle-policy');
     expect(within(summary).getByText('Warning before the stop').nextSibling?.textContent).toBe(
-      '15m 0s',
+      '15 min',
     );
     expect(await screen.findByText('No idle flags.')).toBeTruthy();
     expect(screen.queryByTestId('idle-efficiency')).toBeNull();
@@ -136,7 +137,7 @@ describe('settings: platform idle policy', () => {
     renderApp('/settings');
     await user.click(await screen.findByRole('tab', { name: 'Platform idle policy' }));
     const summary = await screen.findByTestId('default-policy');
-    expect(within(summary).getByText('Runtime cap').nextSibling?.textContent).toBe('1d 0h');
+    expect(within(summary).getByText('Runtime cap').nextSibling?.textContent).toBe('1 d');
     expect(within(summary).queryByText('Webhook')).toBeNull();
 
     await user.click(screen.getByTestId('edit-default-policy'));
@@ -176,5 +177,60 @@ describe('settings: platform idle policy', () => {
     await user.click(await screen.findByRole('tab', { name: 'Language' }));
     expect(screen.getByRole('tab', { name: 'Idle GPUs' })).toBeTruthy();
     expect(screen.queryByRole('tab', { name: 'Platform idle policy' })).toBeNull();
+  });
+});
+
+// An English unit after a number ("2h", "30 min", "1d 0h"): none may show in the Chinese UI.
+const ENGLISH_UNIT = /\d\s*(d|h|m|min|s)\b/;
+
+describe('settings: idle policy durations in Chinese', () => {
+  afterEach(async () => {
+    await setLanguage('en');
+  });
+
+  it('shows a tenant admin the policy and the platform bounds in Chinese units', async () => {
+    await setLanguage('zh');
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ALICE),
+      'GET /api/v1/tokens/': page([]),
+      [`GET ${GOV}/efficiency/`]: { status: 404, body: { detail: 'Not found.' } },
+      [`GET ${GOV}/policy/`]: policyAnswer({ grace_s: 900, max_runtime_s: 5400 }, true),
+      [`GET ${GOV}/flags/`]: page([]),
+    });
+    renderApp('/settings');
+    await user.click(await screen.findByRole('tab', { name: '空闲 GPU' }));
+    const summary = await screen.findByTestId('idle-policy');
+    const shown = (label: string) => within(summary).getByText(label).nextSibling?.textContent;
+    expect(shown('训练作业空闲多久')).toBe('2小时');
+    expect(shown('停止前的警告时间')).toBe('15分钟');
+    expect(shown('运行时间上限')).toBe('1小时30分钟');
+    expect(summary.textContent).not.toMatch(ENGLISH_UNIT);
+
+    // The platform default beside each field of the edit form.
+    await user.click(screen.getByTestId('edit-policy'));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText('平台默认：30分钟（允许的最宽松值）')).toBeTruthy();
+    expect(within(dialog).getByText('平台默认：2小时（允许的最宽松值）')).toBeTruthy();
+    expect(dialog.textContent).not.toMatch(ENGLISH_UNIT);
+  }, 20_000);
+
+  it('shows a platform admin the default policy in Chinese units', async () => {
+    await setLanguage('zh');
+    const user = userEvent.setup();
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(ADMIN),
+      'GET /api/v1/tokens/': page([]),
+      'GET /api/v1/governance/default-policy/': {
+        status: 200,
+        body: { ...DEFAULT_POLICY, max_runtime_s: 86400 },
+      },
+    });
+    renderApp('/settings');
+    await user.click(await screen.findByRole('tab', { name: '平台空闲策略' }));
+    const summary = await screen.findByTestId('default-policy');
+    expect(within(summary).getByText('运行时间上限').nextSibling?.textContent).toBe('1天');
+    expect(within(summary).getByText('每次延长').nextSibling?.textContent).toBe('1小时');
+    expect(summary.textContent).not.toMatch(ENGLISH_UNIT);
   });
 });

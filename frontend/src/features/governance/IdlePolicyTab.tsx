@@ -197,7 +197,7 @@ function PolicyModal({
         ? `${value} %`
         : key === 'max_extensions'
           ? String(value)
-          : formatDuration(value);
+          : formatDuration(value, currentLanguage());
     return t('idle.defaultIs', { value: shown });
   };
   return (

@@ -1,6 +1,7 @@
 import { Descriptions, Form, Input, InputNumber, Select } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { formatDuration } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
 import type { DefaultPolicy } from '../../lib/apiTypes';
 
 // The policy's durations, in the order the form and the summary show them.
@@ -20,8 +21,10 @@ export function PolicySummary({
   testId: string;
 }) {
   const { t } = useTranslation();
+  // In the reader's language: "2小时30分钟", not the compact English "2h 30m".
+  const duration = (s: number) => formatDuration(s, currentLanguage());
   const runtime = (s: number | null | undefined) =>
-    s === null || s === undefined ? t('idle.noCap') : formatDuration(s);
+    s === null || s === undefined ? t('idle.noCap') : duration(s);
   return (
     <Descriptions size="small" column={{ xs: 1, md: 2, xl: 3 }} data-testid={testId}>
       <Descriptions.Item label={t('idle.util_threshold_pct')}>
@@ -29,7 +32,7 @@ export function PolicySummary({
       </Descriptions.Item>
       {DURATIONS.map((key) => (
         <Descriptions.Item key={key} label={t(`idle.${key}`)}>
-          {formatDuration(policy[key] ?? 0)}
+          {duration(policy[key] ?? 0)}
         </Descriptions.Item>
       ))}
       <Descriptions.Item label={t('idle.max_extensions')}>

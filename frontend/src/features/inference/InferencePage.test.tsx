@@ -1,7 +1,9 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import { stubFetch } from '../../test/fetchStub';
-import { BOB, page, POOLS, sessionOf } from '../../test/fixtures';
+import { setLanguage } from '../../lib/i18n';
+import { type StubResponse, stubFetch } from '../../test/fetchStub';
+import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const BASE = '/api/v1/tenants/vision/inference/services/';
@@ -9,7 +11,9 @@ const SERVICE = {
   id: 5,
   name: 'qwen-chat',
   model_uri: 's3://models/qwen2-7b',
-  state: 'serving',
+  state: 'running',
+  owner: 'bob',
+  simulated: true,
   job: 30,
   pool: 2,
   accelerators: 1,
@@ -39,7 +43,7 @@ describe('inference', () => {
     ).toEqual([
       'qwen-chat',
       's3://models/qwen2-7b',
-      'serving',
+      'Running',
       '2 ready / 3 desired',
       'Concurrency 24',
     ]);
@@ -89,7 +93,7 @@ describe('inference', () => {
           observed_stable: 30.25,
           observed_panic: 31,
           panic: false,
-          reason: 'above target',
+          reason: 'scale-up',
           wanted: null,
           limited_by: '',
         },
@@ -110,7 +114,7 @@ describe('inference', () => {
     });
     renderApp('/inference/5');
     expect(await screen.findByText('qwen-chat')).toBeTruthy();
-    await screen.findByText('above target');
+    await screen.findByText('Load above target');
     const value = (key: string) =>
       screen.getByTestId(key).querySelector('.ant-statistic-content')?.textContent;
     expect(value('inference.qps')).toBe('41.5');
@@ -203,5 +207,144 @@ describe('inference', () => {
     });
     const table = await screen.findByTestId('services-table');
     expect(await within(table).findByText('qwen-chat')).toBeTruthy();
+  });
+
+  describe('stopping a service', () => {
+    const routes = (service: StubResponse | StubResponse[]) => ({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}5/`]: service,
+      [`GET ${BASE}5/metrics/`]: page([]),
+      [`GET ${BASE}5/decisions/`]: page([]),
+    });
+
+    it('cancels the service job after confirmation', async () => {
+      const user = userEvent.setup();
+      const { requests } = stubFetch({
+        ...routes([
+          { status: 200, body: SERVICE },
+          { status: 200, body: { ...SERVICE, state: 'cancelled', ready_replicas: 0 } },
+        ]),
+        'POST /api/v1/tenants/vision/jobs/30/cancel/': {
+          status: 200,
+          body: makeJob({ id: 30, kind: 'inference', state: 'cancelled' }),
+        },
+      });
+      renderApp('/inference/5');
+      await user.click(await screen.findByRole('button', { name: /Stop service/ }));
+      // Nothing is sent before the user confirms.
+      expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+      const confirm = await screen.findByRole('tooltip');
+      await user.click(within(confirm).getByRole('button', { name: 'Stop service' }));
+      expect(await screen.findByText('Service qwen-chat stopped.')).toBeTruthy();
+      // The service is read again: now cancelled, with nothing left to stop.
+      await waitFor(() => {
+        expect(screen.getByTestId('job-state').getAttribute('data-state')).toBe('cancelled');
+      });
+      expect(screen.queryByRole('button', { name: /Stop service/ })).toBeNull();
+      expect(requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual([
+        '/api/v1/tenants/vision/jobs/30/cancel/',
+      ]);
+    });
+
+    it("shows the server's message when the cancel is refused", async () => {
+      const user = userEvent.setup();
+      stubFetch({
+        ...routes({ status: 200, body: SERVICE }),
+        'POST /api/v1/tenants/vision/jobs/30/cancel/': {
+          status: 403,
+          body: { detail: "Only the job's owner or a tenant admin can cancel it." },
+        },
+      });
+      renderApp('/inference/5');
+      await user.click(await screen.findByRole('button', { name: /Stop service/ }));
+      const confirm = await screen.findByRole('tooltip');
+      await user.click(within(confirm).getByRole('button', { name: 'Stop service' }));
+      expect(
+        await screen.findByText("Only the job's owner or a tenant admin can cancel it."),
+      ).toBeTruthy();
+    });
+
+    it.each([
+      ['a finished service', { state: 'cancelled' }],
+      ['a failed service', { state: 'failed' }],
+      ["another member's service", { owner: 'carol' }],
+    ])('offers no stop for %s', async (_, change) => {
+      stubFetch(routes({ status: 200, body: { ...SERVICE, ...change } }));
+      renderApp('/inference/5');
+      expect(await screen.findByTestId('job-state')).toBeTruthy();
+      expect(screen.queryByRole('button', { name: /Stop service/ })).toBeNull();
+    });
+  });
+
+  describe('labels', () => {
+    const detail = (service: object) => ({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${BASE}5/`]: { status: 200, body: service },
+      [`GET ${BASE}5/metrics/`]: page([]),
+      [`GET ${BASE}5/decisions/`]: page([
+        {
+          id: 1,
+          at: '2026-11-30T00:00:05Z',
+          current: 1,
+          desired: 1,
+          metric: 'latency',
+          observed_stable: 3,
+          observed_panic: 3,
+          panic: false,
+          reason: 'hold (scale-down delay)',
+          wanted: null,
+          limited_by: '',
+        },
+        {
+          id: 2,
+          at: '2026-11-30T00:00:01Z',
+          current: 1,
+          desired: 2,
+          metric: 'tokens',
+          observed_stable: 3,
+          observed_panic: 3,
+          panic: false,
+          reason: 'operator-override',
+          wanted: null,
+          limited_by: '',
+        },
+      ]),
+    });
+
+    it('shows states, metrics and reasons in Chinese, not as codes', async () => {
+      await setLanguage('zh');
+      stubFetch(detail(SERVICE));
+      renderApp('/inference/5');
+      const held = (await screen.findByText('缩容延迟期内保持')).closest('tr');
+      expect(held && within(held).getByText('p95 延迟')).toBeTruthy();
+      expect(screen.getByTestId('job-state').textContent).toBe('运行中');
+      expect(screen.getByText('并发 24')).toBeTruthy();
+      expect(screen.queryByText('running')).toBeNull();
+      expect(screen.queryByText('hold (scale-down delay)')).toBeNull();
+      // Codes this build does not know are shown as sent rather than hidden.
+      expect(screen.getByText('operator-override')).toBeTruthy();
+      expect(screen.getByText('tokens')).toBeTruthy();
+      expect(screen.getByTestId('traffic-simulated').textContent).toBe('模拟流量');
+      expect(screen.getByRole('button', { name: /停止服务/ })).toBeTruthy();
+    });
+
+    it('translates the state in the list', async () => {
+      await setLanguage('zh');
+      stubFetch({
+        'GET /api/v1/auth/session/': sessionOf(BOB),
+        [`GET ${BASE}`]: page([{ ...SERVICE, state: 'queued' }]),
+      });
+      renderApp('/inference');
+      const table = await screen.findByTestId('services-table');
+      expect(await within(table).findByText('排队中')).toBeTruthy();
+      expect(within(table).queryByText('queued')).toBeNull();
+    });
+
+    it('labels simulated traffic only on the simulated cluster', async () => {
+      stubFetch(detail({ ...SERVICE, simulated: false }));
+      renderApp('/inference/5');
+      expect(await screen.findByText('Held for the scale-down delay')).toBeTruthy();
+      expect(screen.queryByTestId('traffic-simulated')).toBeNull();
+    });
   });
 });

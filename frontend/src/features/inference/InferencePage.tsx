@@ -29,6 +29,9 @@ import { formatDateTime, formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { CreateServiceModal } from './CreateServiceModal';
+import { metricLabel, scalingReasonLabel } from './labels';
+import { ServiceStateTag } from './ServiceStateTag';
+import { StopServiceButton } from './StopServiceButton';
 
 // echarts stays out of the first-screen bundle: the chart's chunk loads with the detail view.
 const TrafficChart = lazy(() =>
@@ -94,7 +97,11 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
               render: (n: string, s) => <Link to={`/inference/${s.id}`}>{n}</Link>,
             },
             { title: t('inference.model'), dataIndex: 'model_uri' },
-            { title: t('jobs.state'), dataIndex: 'state', render: (s: string) => <Tag>{s}</Tag> },
+            {
+              title: t('jobs.state'),
+              dataIndex: 'state',
+              render: (s: string) => <ServiceStateTag state={s} />,
+            },
             {
               title: t('inference.replicas'),
               key: 'replicas',
@@ -107,7 +114,7 @@ function ServiceList({ tenant, canWrite }: { tenant: string; canWrite: boolean }
             {
               title: t('inference.target'),
               key: 'target',
-              render: (_, s) => `${t(`inference.metric_${s.target_metric}`)} ${s.target_value}`,
+              render: (_, s) => `${metricLabel(t, s.target_metric)} ${s.target_value}`,
             },
           ]}
         />
@@ -194,7 +201,21 @@ function ServiceDetail({ tenant }: { tenant: string }) {
       <PageHeader
         title={s.name}
         subtitle={s.model_uri}
-        extra={<Button onClick={() => void navigate('/inference')}>{t('jobDetail.back')}</Button>}
+        extra={
+          <>
+            {s.simulated && (
+              // The simulator makes the replicas and traffic up (every number on this page);
+              // say so at the top, so no one reads it as real load.
+              <Tooltip title={t('inference.simulatedHint')}>
+                <Tag color="purple" style={{ alignSelf: 'center' }} data-testid="traffic-simulated">
+                  {t('inference.simulated')}
+                </Tag>
+              </Tooltip>
+            )}
+            <Button onClick={() => void navigate('/inference')}>{t('jobDetail.back')}</Button>
+            <StopServiceButton tenant={tenant} service={s} />
+          </>
+        }
       />
       <Row gutter={[16, 16]}>
         {[
@@ -257,13 +278,15 @@ function ServiceDetail({ tenant }: { tenant: string }) {
       )}
       <Card title={t('inference.config')} style={{ marginTop: 16 }}>
         <Descriptions size="small" column={{ xs: 1, md: 3 }}>
-          <Descriptions.Item label={t('jobs.state')}>{s.state}</Descriptions.Item>
+          <Descriptions.Item label={t('jobs.state')}>
+            <ServiceStateTag state={s.state} />
+          </Descriptions.Item>
           <Descriptions.Item label={t('inference.runtime')}>{s.runtime_image}</Descriptions.Item>
           <Descriptions.Item label={t('inference.replicaRange')}>
             {s.min_replicas} – {s.max_replicas}
           </Descriptions.Item>
           <Descriptions.Item label={t('inference.target')}>
-            {t(`inference.metric_${s.target_metric}`)} {s.target_value}
+            {metricLabel(t, s.target_metric)} {s.target_value}
           </Descriptions.Item>
           <Descriptions.Item label={t('jobs.accelerators')}>
             {s.accelerator_milli > 0 ? s.accelerator_milli / 1000 : s.accelerators}
@@ -304,7 +327,11 @@ function ServiceDetail({ tenant }: { tenant: string }) {
                 </>
               ),
             },
-            { title: t('inference.metric'), dataIndex: 'metric' },
+            {
+              title: t('inference.metric'),
+              dataIndex: 'metric',
+              render: (m: string) => metricLabel(t, m),
+            },
             {
               title: t('inference.observed'),
               key: 'o',
@@ -315,7 +342,11 @@ function ServiceDetail({ tenant }: { tenant: string }) {
               dataIndex: 'panic',
               render: (p: boolean) => (p ? <Tag color="red">!</Tag> : ''),
             },
-            { title: t('jobDetail.reason'), dataIndex: 'reason' },
+            {
+              title: t('jobDetail.reason'),
+              dataIndex: 'reason',
+              render: (r: string) => scalingReasonLabel(t, r),
+            },
           ]}
         />
       </Card>

@@ -201,7 +201,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 {data.failures} / {data.max_retries}
               </Descriptions.Item>
               <Descriptions.Item label={t('jobDetail.runtimeLimit')}>
-                {data.max_runtime_s ? formatDuration(data.max_runtime_s) : '—'}
+                {data.max_runtime_s ? formatDuration(data.max_runtime_s, language) : '—'}
               </Descriptions.Item>
               <Descriptions.Item label={t('jobs.submitted')}>
                 {formatDateTime(data.submitted_at, language)}

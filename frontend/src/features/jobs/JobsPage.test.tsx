@@ -174,7 +174,8 @@ describe('submit wizard', () => {
       fireEvent.click(await screen.findByTitle(project));
     }
     await user.type(screen.getByLabelText('Container image'), 'pytorch:24.05');
-    await user.type(screen.getByLabelText('Command'), 'torchrun  train.py');
+    // Split as a shell would: the quoted name is one argument.
+    await user.type(screen.getByLabelText('Command'), 'torchrun  train.py --name "my run"');
     await user.click(screen.getByRole('button', { name: 'Next' }));
     fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Resource pool' }));
     fireEvent.click(await screen.findByTitle('a800-train'));
@@ -203,6 +204,11 @@ describe('submit wizard', () => {
     await user.click(await screen.findByRole('button', { name: 'Next' }));
     expect(await screen.findByText('Enter a job name.')).toBeTruthy();
     expect(screen.getByText('Enter a container image.')).toBeTruthy();
+    // An unclosed quote is said on the Command field, not guessed at.
+    await user.type(screen.getByLabelText('Command'), 'python train.py --name "my run');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('A double quote (") is not closed.')).toBeTruthy();
+    expect(screen.getByLabelText('Command')).toBeTruthy(); // still on the first step
   });
 
   it('says the name rule on the first step and what one node holds on the second', async () => {
@@ -319,7 +325,11 @@ describe('submit wizard', () => {
     fireEvent.click(await screen.findByTitle('P1 – high (preempts P4/P5)'));
     await user.type(screen.getByLabelText('Max runtime (s)'), '86400');
     await user.click(screen.getByRole('button', { name: 'Next' }));
-    expect(within(await screen.findByTestId('submit-review')).getByText('1d 0h')).toBeTruthy();
+    expect(within(await screen.findByTestId('submit-review')).getByText('1 d')).toBeTruthy();
+    // The review shows the argv the job gets, argument by argument.
+    expect(screen.getByTestId('review-command').textContent).toBe(
+      '["torchrun", "train.py", "--name", "my run"]',
+    );
     await user.click(await screen.findByRole('button', { name: 'Submit job' }));
 
     // Back on the first step, the message under the name field.
@@ -330,7 +340,7 @@ describe('submit wizard', () => {
       name: 'vit-large',
       project: 3,
       image: 'pytorch:24.05',
-      command: ['torchrun', 'train.py'],
+      command: ['torchrun', 'train.py', '--name', 'my run'],
       pool: 1,
       accelerator_model: 'A800',
       priority: 1,
@@ -506,6 +516,6 @@ describe('job detail', () => {
     expect(screen.queryByTestId('pending-reason')).toBeNull();
     const summary = screen.getByTestId('job-summary');
     expect(within(summary).getByText('Runtime limit')).toBeTruthy();
-    expect(within(summary).getByText('1d 0h')).toBeTruthy();
+    expect(within(summary).getByText('1 d')).toBeTruthy();
   });
 });

@@ -19,7 +19,9 @@ import { PageHeader } from '../../components/PageHeader';
 import type { JobSubmit, Pool } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import { formatDuration } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
 import { PRIORITIES, modelsOf, nameRules } from './helpers';
+import { MAX_ARGS, MAX_ARG_LENGTH, parseCommand } from './command';
 import { usePools, useSubmitJob } from './api';
 import { useProjects } from '../projects/api';
 import { poolOptions } from '../../lib/poolOptions';
@@ -69,14 +71,20 @@ const SERVER_FIELDS: Record<string, Name> = {
   'topology.highest_tier': ['topology_tier'],
 };
 
+/** The Command field as argv; [] (the image's entrypoint) when empty. */
+function argvOf(values: WizardValues): string[] {
+  const parsed = parseCommand(values.command ?? '');
+  // The field's rule refuses what does not parse, so the form never submits such text.
+  return parsed.ok ? parsed.argv : [];
+}
+
 function toSubmit(values: WizardValues): JobSubmit {
-  const command = (values.command ?? '').trim();
   return {
     kind: 'training',
     name: values.name.trim(),
     project: values.project ?? null,
     image: values.image.trim(),
-    command: command === '' ? [] : command.split(/\s+/),
+    command: argvOf(values),
     pool: values.pool ?? 0,
     accelerator_model: values.accelerator_model,
     priority: values.priority,
@@ -218,7 +226,28 @@ export function SubmitJobPage({
             >
               <Input placeholder="nvcr.io/nvidia/pytorch:24.05-py3" />
             </Form.Item>
-            <Form.Item name="command" label={t('submit.command')} extra={t('submit.commandHint')}>
+            <Form.Item
+              name="command"
+              label={t('submit.command')}
+              extra={t('submit.commandHint')}
+              rules={[
+                {
+                  validator: async (_, value: string | undefined) => {
+                    const parsed = parseCommand(value ?? '');
+                    if (!parsed.ok) {
+                      throw new Error(
+                        t(`submit.commandErrors.${parsed.error}`, {
+                          n: parsed.arg ?? 0,
+                          maxArgs: MAX_ARGS,
+                          maxLength: MAX_ARG_LENGTH,
+                        }),
+                      );
+                    }
+                    return Promise.resolve();
+                  },
+                },
+              ]}
+            >
               <Input placeholder="torchrun train.py --epochs 90" />
             </Form.Item>
           </div>
@@ -544,6 +573,9 @@ function Review({
     >
       <Descriptions.Item label={t('submit.name')}>{values.name}</Descriptions.Item>
       <Descriptions.Item label={t('submit.image')}>{values.image}</Descriptions.Item>
+      <Descriptions.Item label={t('submit.command')}>
+        <ReviewCommand argv={argvOf(values)} />
+      </Descriptions.Item>
       <Descriptions.Item label={t('submit.pool')}>{pool?.name ?? '—'}</Descriptions.Item>
       <Descriptions.Item label={t('submit.model')}>
         {values.accelerator_model ?? '—'}
@@ -566,8 +598,24 @@ function Review({
       </Descriptions.Item>
       <Descriptions.Item label={t('submit.retries')}>{values.max_retries}</Descriptions.Item>
       <Descriptions.Item label={t('jobDetail.runtimeLimit')}>
-        {values.max_runtime_s ? formatDuration(values.max_runtime_s) : '—'}
+        {values.max_runtime_s ? formatDuration(values.max_runtime_s, currentLanguage()) : '—'}
       </Descriptions.Item>
     </Descriptions>
+  );
+}
+
+/**
+ * The argv exactly as the job gets it, one quoted item per argument, so that the user sees how
+ * the Command line was split (where quotes grouped words, which backslashes were kept).
+ */
+function ReviewCommand({ argv }: { argv: string[] }) {
+  const { t } = useTranslation();
+  if (argv.length === 0) {
+    return <Typography.Text type="secondary">{t('submit.entrypoint')}</Typography.Text>;
+  }
+  return (
+    <Typography.Text code data-testid="review-command">
+      [{argv.map((arg) => JSON.stringify(arg)).join(', ')}]
+    </Typography.Text>
   );
 }

@@ -21,6 +21,7 @@ import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { QueryTable } from '../../components/QueryTable';
 import type { Pool, Quota, QueueEntry } from '../../lib/apiTypes';
 import { formatDuration } from '../../lib/format';
+import { currentLanguage } from '../../lib/i18n';
 import { usePoolQueue, usePools } from '../jobs/api';
 import { useTenant } from '../tenancy/useTenant';
 import { useAllQuotas, usePatchQuota, useTenantQuotas } from './api';
@@ -360,7 +361,7 @@ function PoolQueue({ id, name }: { id: number | null; name: string }) {
             {
               title: t('pools.waiting'),
               dataIndex: 'waiting_s',
-              render: (s: number) => formatDuration(s),
+              render: (s: number) => formatDuration(s, currentLanguage()),
             },
             {
               title: t('pools.reason'),

@@ -5,7 +5,6 @@ import { stubFetch } from '../../test/fetchStub';
 import { BOB, page, sessionOf } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
 import { DEFAULT_POLICY, GOV } from '../governance/fixtures';
-import { formatDurationIn } from './duration';
 
 const EFFICIENCY = {
   start: '2026-11-03T00:00:00Z',
@@ -95,18 +94,5 @@ describe('settings: idle policy back to the default', () => {
     await userEvent.setup().click(await screen.findByRole('tab', { name: 'Idle GPUs' }));
     await screen.findByTestId('idle-policy');
     expect(screen.queryByTestId('idle-reset')).toBeNull();
-  });
-});
-
-describe('durations in the reader’s language', () => {
-  it('says hours and minutes as words, zero parts left out', () => {
-    expect(formatDurationIn(7200, 'en')).toBe('2 h');
-    expect(formatDurationIn(7200, 'zh')).toBe('2小时');
-    expect(formatDurationIn(1800, 'zh')).toBe('30分钟');
-    expect(formatDurationIn(5400, 'en')).toBe('1 h 30 min');
-    expect(formatDurationIn(5400, 'zh')).toBe('1小时30分钟');
-    expect(formatDurationIn(90_061, 'en')).toBe('1 d 1 h');
-    expect(formatDurationIn(45, 'zh')).toBe('45秒');
-    expect(formatDurationIn(0, 'en')).toBe('0 s');
   });
 });

@@ -3,10 +3,10 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { App, Button, Card, Popconfirm, Space, Table, Typography } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { api, type ApiError, unwrap } from '../../lib/api';
+import { formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import type { TenantPolicy } from '../../lib/apiTypes';
 import { governanceKeys, useTenantPolicy } from '../governance/api';
-import { formatDurationIn } from './duration';
 
 /** The rules a tenant may set, in the order the policy lists them. */
 const RULES = [
@@ -63,7 +63,7 @@ export function IdlePolicyReset({ tenant }: { tenant: string }) {
     if (typeof value !== 'number') return rule === 'max_runtime_s' ? t('idle.noCap') : '—';
     if (rule === 'util_threshold_pct') return `${String(value)} %`;
     if (rule === 'max_extensions') return String(value);
-    return formatDurationIn(value, language);
+    return formatDuration(value, language);
   };
   return (
     <Card size="small" title={t('idle.ownRules')} data-testid="idle-reset">

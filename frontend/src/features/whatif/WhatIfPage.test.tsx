@@ -171,9 +171,9 @@ describe('what-if', () => {
     ]);
     expect([...(row('Wait, 2-8 GPUs (mean / p95)') ?? [])].map((c) => c.textContent)).toEqual([
       'Wait, 2-8 GPUs (mean / p95)',
-      '1m 30s / 2m 0s',
-      '30m 0s / 2m 0s',
-      '1h 30m / 2h 0m',
+      '1 min 30 s / 2 min',
+      '30 min / 2 min',
+      '1 h 30 min / 2 h',
     ]);
     expect(within(result).getByText('42')).toBeTruthy();
   });
@@ -543,7 +543,7 @@ describe('what-if', () => {
     // A size class only one run has lines up with a dash for the other.
     expect(cells('Wait, 9-64 GPUs (mean / p95)')).toEqual([
       'Wait, 9-64 GPUs (mean / p95)',
-      '2h 0m / 2m 0s',
+      '2 h / 2 min',
       '—',
     ]);
     expect(cells('GPUs in use, vision')[0]).toBe('GPUs in use, vision');

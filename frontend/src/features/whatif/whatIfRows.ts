@@ -24,8 +24,8 @@ export function policyLabel(t: TFunction, policy: string): string {
     : policy;
 }
 
-function wait(w: Wait | undefined): string {
-  return w ? `${formatDuration(w.mean_s)} / ${formatDuration(w.p95_s)}` : '—';
+function wait(w: Wait | undefined, language: Language): string {
+  return w ? `${formatDuration(w.mean_s, language)} / ${formatDuration(w.p95_s, language)}` : '—';
 }
 
 const SIZE_ORDER = ['cpu', '<1', '1', '2-8', '9-64', '65-255', '>=256'];
@@ -135,8 +135,8 @@ export function resultRows(t: TFunction, result: WhatIfResult, language: Languag
     rows.push({
       key: `wait-${size}`,
       measure: t('whatif.m.wait', { size }),
-      cells: ps.map((p) => wait(p.waits[size])),
-      actual: wait(result.actual_waits[size]),
+      cells: ps.map((p) => wait(p.waits[size], language)),
+      actual: wait(result.actual_waits[size], language),
     });
   }
   return rows;

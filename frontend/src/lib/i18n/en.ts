@@ -212,7 +212,16 @@ export const en = {
     image: 'Container image',
     imageRequired: 'Enter a container image.',
     command: 'Command',
-    commandHint: 'Split on spaces; leave empty to use the image entrypoint.',
+    commandHint:
+      'Split into arguments as a shell does: quote one with spaces ("my run" or \'my run\'), or escape a space with \\. Leave empty to use the image entrypoint.',
+    commandErrors: {
+      unclosedSingle: "A single quote (') is not closed.",
+      unclosedDouble: 'A double quote (") is not closed.',
+      trailingBackslash: 'The command ends with a backslash: remove it or write \\\\.',
+      tooMany: 'At most {{maxArgs}} arguments.',
+      tooLong: 'Argument {{n}} is longer than {{maxLength}} characters.',
+    },
+    entrypoint: 'The image entrypoint',
     pool: 'Resource pool',
     poolRequired: 'Choose a pool.',
     model: 'Accelerator model',
@@ -814,6 +823,25 @@ export const en = {
     acceleratorsPerReplica: 'Accelerators per replica',
     minReplicas: 'Min replicas',
     maxReplicas: 'Max replicas',
+    stop: 'Stop service',
+    stopConfirm: 'Stop this service? Its job is cancelled and every replica stops.',
+    stopped: 'Service {{name}} stopped.',
+    simulated: 'Simulated traffic',
+    simulatedHint:
+      'This service runs on the simulated cluster, which serves no model: its requests, latencies and GPU use are made up by the simulator.',
+    // ScalingDecision.reason, as apps/inference/autoscale/scaler.py writes it; checked by
+    // tests/inference/test_reason_catalogue.py.
+    scalingReason: {
+      steady: 'Load on target',
+      'scale-up': 'Load above target',
+      'scale-down': 'Load below target',
+      forecast: 'Load forecast one cold start ahead',
+      trend: 'Load rising',
+      panic: 'Burst (panic mode)',
+      'scale-to-zero': 'No traffic: scaled to zero',
+      activate: 'Traffic for a service at zero',
+      'hold (scale-down delay)': 'Held for the scale-down delay',
+    },
   },
   projects: {
     tab: 'Projects',
