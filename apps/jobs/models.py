@@ -128,6 +128,10 @@ class JobEvent(models.Model):
     to_state = models.CharField(max_length=16, blank=True)
     reason = models.CharField(max_length=64)
     message = models.CharField(max_length=500, blank=True)
+    # When the platform wrote the message from its catalogue (apps.jobs.notes): the key and
+    # arguments, so the dashboard can show it in the reader's language. Blank otherwise.
+    message_key = models.CharField(max_length=64, blank=True, default="")
+    message_args = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

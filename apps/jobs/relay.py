@@ -24,6 +24,7 @@ from apps.clusters.models import ClusterKind
 from apps.clusters.registry import get_backend
 from apps.jobs import logs, services, workload
 from apps.jobs.models import Job, JobKind, JobState, OutboxAction, OutboxEntry, OutboxState
+from apps.jobs.notes import Note, note
 from apps.runs.selectors import newest_complete_checkpoint
 
 log = logging.getLogger("zhisuan.relay")
@@ -39,7 +40,7 @@ def _backoff(tries: int, hint: float | None) -> timedelta:
 def _after_success(entry: OutboxEntry, job: Job) -> None:
     if entry.action == OutboxAction.APPLY and job.state == JobState.ADMITTED:
         services.transition(
-            job, JobState.DISPATCHING, reason="Dispatched", message="objects created"
+            job, JobState.DISPATCHING, reason="Dispatched", message=note("objectsCreated")
         )
         if job.kind == JobKind.INFERENCE and job.pool.cluster.kind == ClusterKind.KUBERNETES:
             # A new attempt's Deployment starts at the admitted count; bring it to the
@@ -58,18 +59,18 @@ def _after_success(entry: OutboxEntry, job: Job) -> None:
         )
 
 
-def resume_note(job: Job) -> str:
+def resume_note(job: Job) -> Note:
     """What the next attempt starts from, in the words that fit the job's kind: only
     training resumes from a checkpoint; a notebook keeps its home volume; a service starts
     fresh replicas."""
     if job.kind == JobKind.NOTEBOOK:
-        return f"attempt {job.attempt} restarts the notebook; files in its home folder are kept"
+        return note("resumeNotebook", attempt=job.attempt)
     if job.kind == JobKind.INFERENCE:
-        return f"attempt {job.attempt} starts new replicas"
+        return note("resumeReplicas", attempt=job.attempt)
     newest = newest_complete_checkpoint(job)
     if newest is None:
-        return f"attempt {job.attempt} starts from the beginning (no complete checkpoint yet)"
-    return f"attempt {job.attempt} resumes from the checkpoint at step {newest.step}"
+        return note("resumeFromStart", attempt=job.attempt)
+    return note("resumeCheckpoint", attempt=job.attempt, step=newest.step)
 
 
 def relay_one(backend: ClusterBackend | None = None) -> bool:

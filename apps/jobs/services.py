@@ -18,6 +18,7 @@ from apps.accounts.models import User
 from apps.clusters.models import ResourcePool
 from apps.core.events import publish_pools_changed, publish_tenant_event
 from apps.governance.policy import runtime_cap
+from apps.jobs import notes
 from apps.jobs.models import (
     HOLDING,
     TRANSITIONS,
@@ -31,6 +32,7 @@ from apps.jobs.models import (
     OutboxState,
     spec_devices,
 )
+from apps.jobs.notes import Message, note
 from apps.runs.models import RUN_STATE_OF_JOB_END, Run, RunState
 from apps.tenancy.models import Project, Tenant
 
@@ -48,7 +50,7 @@ def transition(
     to: JobState,
     *,
     reason: str,
-    message: str = "",
+    message: Message = "",
     expected: JobState | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Job:
@@ -56,6 +58,7 @@ def transition(
 
     Raises IllegalTransition for a move the table forbids and StaleState when the row was
     changed by someone else in the meantime. Must run inside a transaction."""
+    message, note_key, note_args = notes.split(message)
     source = JobState(expected or job.state)
     if to not in TRANSITIONS[source]:
         raise IllegalTransition(f"job {job.pk}: {source} -> {to} is not allowed")
@@ -78,7 +81,13 @@ def transition(
     for key, value in fields.items():
         setattr(job, key, value)
     JobEvent.objects.create(
-        job=job, from_state=source, to_state=to, reason=reason, message=message[:500]
+        job=job,
+        from_state=source,
+        to_state=to,
+        reason=reason,
+        message=message[:500],
+        message_key=note_key,
+        message_args=note_args,
     )
     if to in RUN_STATE_OF_JOB_END:
         # The job's curves end with it, whatever its process last said of itself.
@@ -102,8 +111,11 @@ def transition(
     return job
 
 
-def record_event(job: Job, *, reason: str, message: str = "") -> JobEvent:
-    return JobEvent.objects.create(job=job, reason=reason, message=message[:500])
+def record_event(job: Job, *, reason: str, message: Message = "") -> JobEvent:
+    text, key, args = notes.split(message)
+    return JobEvent.objects.create(
+        job=job, reason=reason, message=text[:500], message_key=key, message_args=args
+    )
 
 
 @transaction.atomic
@@ -142,7 +154,9 @@ def submit_job(
         max_retries=max_retries,
         state=JobState.SUBMITTED,
     )
-    transition(job, JobState.QUEUED, reason="Submitted", message=f"submitted by {owner}")
+    transition(
+        job, JobState.QUEUED, reason="Submitted", message=note("submittedBy", owner=str(owner))
+    )
     return job
 
 
@@ -153,7 +167,9 @@ def cancel_job(*, job: Job, actor: User) -> Job:
     if job.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
         return job
     on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
-    transition(job, JobState.CANCELLED, reason="Cancelled", message=f"cancelled by {actor}")
+    transition(
+        job, JobState.CANCELLED, reason="Cancelled", message=note("cancelledBy", actor=str(actor))
+    )
     if on_cluster:
         enqueue_outbox(job, OutboxAction.DELETE)
     return job

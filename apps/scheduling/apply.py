@@ -19,6 +19,7 @@ from apps.clusters.models import Node
 from apps.core.events import publish_pools_changed
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobState, OutboxAction
+from apps.jobs.notes import note
 from apps.quotas.models import Quota
 from apps.scheduling import core
 from apps.scheduling.models import Hold, SchedulerLock
@@ -113,7 +114,7 @@ def _preempt(decision: core.Preemption, applied: Applied) -> None:
         jobs.enqueue_outbox(victim, OutboxAction.DELETE)
     else:
         # Never reached the cluster: straight back to the queue, priority kept.
-        jobs.transition(victim, JobState.QUEUED, reason="Requeued", message="after preemption")
+        jobs.transition(victim, JobState.QUEUED, reason="Requeued", message=note("afterPreemption"))
     applied.preempted.append(victim.pk)
 
 
@@ -138,8 +139,11 @@ def _admit(
             job,
             JobState.ADMITTED,
             reason="Admitted",
-            message=f"placed on {len({r.node_id for r in placement.replicas})} node(s), "
-            f"tier {placement.tier.name.lower()}",
+            message=note(
+                "placed",
+                nodes=len({r.node_id for r in placement.replicas}),
+                tier=placement.tier.name.lower(),
+            ),
             extra={"admitted_at": now, "pending_code": "", "pending_message": ""},
         )
     except jobs.StaleState:

@@ -80,16 +80,18 @@ def test_restarted_job_env_carries_identity_and_newest_complete_checkpoint(job):
 def test_the_requeue_note_says_what_the_next_attempt_starts_from(job):
     """Only training resumes from a checkpoint; notebooks and services are told otherwise."""
     job.attempt = 2
-    assert resume_note(job) == "attempt 2 starts from the beginning (no complete checkpoint yet)"
+    assert (
+        resume_note(job).text == "attempt 2 starts from the beginning (no complete checkpoint yet)"
+    )
     run = ensure_run_for_job(job)
     register_checkpoint(run=run, step=50, path="/ckpt/step_50")
     register_checkpoint(run=run, step=90, path="/ckpt/step_90", rank=0, world_size=2)
-    assert resume_note(job) == "attempt 2 resumes from the checkpoint at step 50"
+    assert resume_note(job).text == "attempt 2 resumes from the checkpoint at step 50"
     job.kind = "notebook"
-    assert "checkpoint" not in resume_note(job)
-    assert resume_note(job).endswith("files in its home folder are kept")
+    assert "checkpoint" not in resume_note(job).text
+    assert resume_note(job).text.endswith("files in its home folder are kept")
     job.kind = "inference"
-    assert resume_note(job) == "attempt 2 starts new replicas"
+    assert resume_note(job).text == "attempt 2 starts new replicas"
 
 
 def test_notebooks_get_no_job_identity(job):
@@ -165,6 +167,10 @@ def test_checkpoint_conflicts_are_400(world, job, client_for):
     listed = client.get(url, {"state": "incomplete"}).json()
     assert [(c["step"], c["shards_done"], c["shards"]) for c in listed] == [(1, 1, 2)]
     assert Checkpoint.objects.count() == 1
+    # an unknown state is a 400, not an empty list that reads as "no checkpoints"
+    unknown = client.get(url, {"state": "done"})
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"] == {"state": ["One of incomplete, complete, not 'done'."]}
 
 
 def test_simulated_training_jobs_report_curves_and_checkpoints(job, settings):

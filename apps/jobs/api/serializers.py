@@ -340,9 +340,23 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
 
 
 class JobEventSerializer(serializers.ModelSerializer[JobEvent]):
+    message_key = serializers.CharField(
+        read_only=True,
+        help_text="Set when the platform wrote `message` from its catalogue: the key, so a "
+        "client can show the same sentence in its own language. Empty otherwise.",
+    )
+    message_args = serializers.DictField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="The values the catalogue sentence of `message_key` takes.",
+    )
+
     class Meta:
         model = JobEvent
-        fields = ["id", "from_state", "to_state", "reason", "message", "created_at"]
+        fields = [
+            "id", "from_state", "to_state", "reason", "message", "message_key", "message_args",
+            "created_at",
+        ]  # fmt: skip
         read_only_fields = fields
 
 

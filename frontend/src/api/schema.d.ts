@@ -2449,6 +2449,12 @@ export interface components {
             readonly from_state: string;
             readonly id: number;
             readonly message: string;
+            /** @description The values the catalogue sentence of `message_key` takes. */
+            readonly message_args: {
+                [key: string]: string;
+            };
+            /** @description Set when the platform wrote `message` from its catalogue: the key, so a client can show the same sentence in its own language. Empty otherwise. */
+            readonly message_key: string;
             readonly reason: string;
             readonly to_state: string;
         };

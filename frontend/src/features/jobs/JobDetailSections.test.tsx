@@ -180,6 +180,8 @@ describe('job detail: curves, checkpoints and logs', () => {
     expect(await screen.findByTestId('job-no-run')).toBeTruthy();
     // A finished job's GPU use: the collector's totals, then its GPUs over time.
     const usage = screen.getByTestId('job-usage');
+    // Its own title: the utilisation chart below is "GPU use".
+    expect(within(usage).getByText('GPU-hours and cost')).toBeTruthy();
     // What it cost: the GPU-hours it reserved at its pool's price.
     expect((await within(usage).findByTestId('usage-reserved')).textContent).toContain('16.5');
     expect(within(usage).getByTestId('usage-cost').textContent).toBe('CostCN¥41.25');

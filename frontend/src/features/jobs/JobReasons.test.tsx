@@ -13,6 +13,8 @@ function event(overrides: Partial<JobEvent>): JobEvent {
     to_state: '',
     reason: '',
     message: '',
+    message_key: '',
+    message_args: {},
     ...overrides,
   };
 }
@@ -23,13 +25,41 @@ const REQUEUED = event({
   to_state: 'queued',
   reason: 'Requeued',
   message: 'after preemption',
+  message_key: 'afterPreemption',
 });
 
 describe('job reasons', () => {
-  it('translates the reason and keeps the server message as written', async () => {
+  it('translates the reason and the platform’s own message', async () => {
     await setLanguage('zh');
     render(<EventDetail event={REQUEUED} />);
-    expect(screen.getByText('重新排队 · after preemption')).toBeTruthy();
+    expect(screen.getByText('重新排队 · 被抢占后')).toBeTruthy();
+  });
+
+  it('fills a note’s values in, the topology tier translated too', async () => {
+    await setLanguage('zh');
+    const placed = event({
+      to_state: 'admitted',
+      reason: 'Admitted',
+      message: 'placed on 2 node(s), tier leaf',
+      message_key: 'placed',
+      message_args: { nodes: '2', tier: 'leaf' },
+    });
+    render(<EventDetail event={placed} />);
+    expect(screen.getByText('已放置到 2 个节点，拓扑层级：叶交换机')).toBeTruthy();
+  });
+
+  it('keeps a message from elsewhere, or with a key this build does not know, as sent', async () => {
+    await setLanguage('zh');
+    const cluster = event({ to_state: 'running', reason: 'Running', message: 'pods ready' });
+    const newer = event({ reason: 'Later', message: 'a newer note', message_key: 'fromTheFuture' });
+    render(
+      <>
+        <EventDetail event={cluster} />
+        <EventDetail event={newer} />
+      </>,
+    );
+    expect(screen.getByText('pods ready')).toBeTruthy();
+    expect(screen.getByText('a newer note')).toBeTruthy();
   });
 
   it('leaves out a reason that only repeats the state heading it', () => {
@@ -52,6 +82,13 @@ describe('job reasons', () => {
     expect(screen.getByTestId('state-reason').textContent).toBe(
       'Back in the queue · after preemption',
     );
+  });
+
+  it('translates the current state’s note in Chinese', async () => {
+    await setLanguage('zh');
+    const job = makeJob({ state: 'queued', state_reason: 'after preemption' });
+    render(<StateReason job={job} events={[REQUEUED]} />);
+    expect(screen.getByTestId('state-reason').textContent).toBe('重新排队 · 被抢占后');
   });
 
   it('falls back to the server text while the events load', () => {

@@ -16,3 +16,33 @@ function isJobReason(code: string): code is JobReason {
 export function reasonLabel(t: TFunction, code: string): string {
   return isJobReason(code) ? t(`jobReason.${code}`) : code;
 }
+
+type JobNote = keyof typeof en.jobNote;
+type NoteTier = keyof typeof en.jobNoteTier;
+
+function isJobNote(key: string): key is JobNote {
+  return Object.hasOwn(en.jobNote, key);
+}
+
+function isNoteTier(tier: string): tier is NoteTier {
+  return Object.hasOwn(en.jobNoteTier, tier);
+}
+
+/**
+ * An event's message in the user's language where the platform wrote it from its catalogue
+ * (`message_key`, apps/jobs/notes.py); anything else (a cluster's words, a key this build
+ * does not know) as the server sent it.
+ */
+export function eventMessage(
+  t: TFunction,
+  event: { message: string; message_key: string; message_args: Record<string, string> },
+): string {
+  const key = event.message_key;
+  if (!isJobNote(key)) return event.message;
+  // Every placeholder of the catalogue named (i18next's types ask for the union's), then
+  // the event's own values.
+  const args = { owner: '', actor: '', nodes: '', tier: '', attempt: '', step: '' };
+  Object.assign(args, event.message_args);
+  if (isNoteTier(args.tier)) args.tier = t(`jobNoteTier.${args.tier}`);
+  return t(`jobNote.${key}`, args);
+}

@@ -95,7 +95,7 @@ export function JobUsageSection({
   }
   return (
     <>
-      <Card title={t('telemetry.usage')} style={{ marginTop: 16 }} data-testid="job-usage">
+      <Card title={t('telemetry.usageCost')} style={{ marginTop: 16 }} data-testid="job-usage">
         {billing}
         {body}
       </Card>

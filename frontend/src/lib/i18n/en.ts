@@ -131,7 +131,7 @@ export const en = {
     failed: 'Failed',
     cancelled: 'Cancelled',
   },
-  // Job event reasons (JobEvent.reason): the category is translated, the message is not.
+  // Job event reasons (JobEvent.reason); the message is translated where jobNote has it.
   jobReason: {
     Submitted: 'Submitted',
     Admitted: 'Admitted',
@@ -158,6 +158,21 @@ export const en = {
     IdleExempt: 'Exempted from idle rules',
     CheckpointRequested: 'Checkpoint requested',
   },
+  // Sentences the platform writes on job events (apps/jobs/notes.py NOTES: same keys and
+  // placeholders, which tests/jobs/test_notes.py checks); other messages are shown as sent.
+  jobNote: {
+    submittedBy: 'submitted by {{owner}}',
+    cancelledBy: 'cancelled by {{actor}}',
+    placed: 'placed on {{nodes}} node(s), tier {{tier}}',
+    objectsCreated: 'objects created',
+    afterPreemption: 'after preemption',
+    resumeNotebook: 'attempt {{attempt}} restarts the notebook; files in its home folder are kept',
+    resumeReplicas: 'attempt {{attempt}} starts new replicas',
+    resumeFromStart: 'attempt {{attempt}} starts from the beginning (no complete checkpoint yet)',
+    resumeCheckpoint: 'attempt {{attempt}} resumes from the checkpoint at step {{step}}',
+  },
+  // The `tier` of a placed note (the scheduling core's Tier names).
+  jobNoteTier: { node: 'node', leaf: 'leaf', su: 'su', spine: 'spine', any: 'any' },
   jobKind: { training: 'Training', notebook: 'Notebook', inference: 'Inference' },
   priority: {
     p0: 'P0 – critical (preempts P4/P5)',
@@ -980,6 +995,7 @@ export const en = {
     line_disk_read: 'Disk read',
     line_disk_write: 'Disk write',
     usage: 'GPU use',
+    usageCost: 'GPU-hours and cost',
     gpuHours: 'GPU-hours used',
     reservedHours: 'GPU-hours reserved',
     cost: 'Cost',

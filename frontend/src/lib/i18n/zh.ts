@@ -130,7 +130,7 @@ export const zh: Messages = {
     failed: '失败',
     cancelled: '已取消',
   },
-  // Job event reasons (JobEvent.reason): the category is translated, the message is not.
+  // Job event reasons (JobEvent.reason); the message is translated where jobNote has it.
   jobReason: {
     Submitted: '已提交',
     Admitted: '已准入',
@@ -156,6 +156,24 @@ export const zh: Messages = {
     IdleExtended: '空闲宽限已延长',
     IdleExempt: '已豁免空闲规则',
     CheckpointRequested: '已请求保存检查点',
+  },
+  jobNote: {
+    submittedBy: '由 {{owner}} 提交',
+    cancelledBy: '由 {{actor}} 取消',
+    placed: '已放置到 {{nodes}} 个节点，拓扑层级：{{tier}}',
+    objectsCreated: '已在集群中创建对象',
+    afterPreemption: '被抢占后',
+    resumeNotebook: '尝试 #{{attempt}} 重启开发环境；主目录中的文件保留',
+    resumeReplicas: '尝试 #{{attempt}} 启动新的副本',
+    resumeFromStart: '尝试 #{{attempt}} 从头开始（尚无完整的检查点）',
+    resumeCheckpoint: '尝试 #{{attempt}} 从第 {{step}} 步的检查点恢复',
+  },
+  jobNoteTier: {
+    node: '单节点',
+    leaf: '叶交换机',
+    su: '可扩展单元',
+    spine: '脊交换机',
+    any: '不限',
   },
   jobKind: { training: '训练', notebook: '开发环境', inference: '推理' },
   priority: {
@@ -970,6 +988,7 @@ export const zh: Messages = {
     line_disk_read: '磁盘读',
     line_disk_write: '磁盘写',
     usage: 'GPU 使用',
+    usageCost: 'GPU 小时与费用',
     gpuHours: '已使用 GPU 小时',
     reservedHours: '已预留 GPU 小时',
     cost: '费用',

@@ -1,0 +1,54 @@
+"""The sentences the platform itself writes on job events, as a key and its arguments.
+
+The English text is stored in ``JobEvent.message`` as before (the CLI, the API and the audit
+read it); the key and the arguments travel beside it so the dashboard can say the same in the
+reader's language (``jobNote`` in frontend/src/lib/i18n/en.ts; tests/jobs/test_notes.py holds
+the two catalogues to the same keys and placeholders). Text that comes from elsewhere (a
+cluster's status message, a user's note) stays a plain string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+NOTES: dict[str, str] = {
+    "submittedBy": "submitted by {owner}",
+    "cancelledBy": "cancelled by {actor}",
+    "placed": "placed on {nodes} node(s), tier {tier}",
+    "objectsCreated": "objects created",
+    "afterPreemption": "after preemption",
+    "resumeNotebook": "attempt {attempt} restarts the notebook; files in its home folder are kept",
+    "resumeReplicas": "attempt {attempt} starts new replicas",
+    "resumeFromStart": "attempt {attempt} starts from the beginning (no complete checkpoint yet)",
+    "resumeCheckpoint": "attempt {attempt} resumes from the checkpoint at step {step}",
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    """One of ``NOTES`` with its arguments filled in."""
+
+    key: str
+    args: Mapping[str, str | int] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return NOTES[self.key].format(**self.args)
+
+
+def note(key: str, **args: str | int) -> Note:
+    """A note; a key that is not in the catalogue, or a missing argument, fails here at once."""
+    made = Note(key, args)
+    made.text  # noqa: B018 - formats now, so a wrong key or argument fails at the call site
+    return made
+
+
+Message = str | Note
+
+
+def split(message: Message) -> tuple[str, str, dict[str, str | int]]:
+    """(English text, key, arguments) of a message; a plain string has no key."""
+    if isinstance(message, Note):
+        return message.text, message.key, dict(message.args)
+    return message, "", {}

@@ -1,0 +1,98 @@
+"""The platform's own event sentences (apps/jobs/notes.py) travel as a key and arguments
+beside their English text, and the dashboard's catalogue (``jobNote`` in en.ts) has the same
+keys with the same placeholders, so a note cannot ship that the dashboard shows wrong."""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apps.jobs.models import JobEvent
+from apps.jobs.notes import NOTES, note
+from apps.tenancy.models import Role
+from tests.conftest import World
+from tests.jobs.conftest import Cluster, training_body
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _python_placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _catalogue(path: Path) -> dict[str, str]:
+    """``jobNote: { key: 'sentence', ... }`` of one language file, one entry per line."""
+    body = re.search(r"\n  jobNote: \{(.*?)\n  \},", path.read_text(), re.S)
+    assert body, f"jobNote not found in {path.name}"
+    return dict(re.findall(r"^\s+(\w+): '(.*)',$", body.group(1), re.M))
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_dashboard_has_every_note_with_its_placeholders(language: str) -> None:
+    catalogue = _catalogue(ROOT / f"frontend/src/lib/i18n/{language}.ts")
+    assert set(catalogue) == set(NOTES)
+    for key, template in NOTES.items():
+        assert set(re.findall(r"\{\{(\w+)\}\}", catalogue[key])) == _python_placeholders(
+            template
+        ), key
+
+
+def test_the_english_reads_the_same_on_the_dashboard() -> None:
+    catalogue = _catalogue(ROOT / "frontend/src/lib/i18n/en.ts")
+    for key, template in NOTES.items():
+        assert catalogue[key] == re.sub(r"\{(\w+)\}", r"{{\1}}", template), key
+
+
+def test_every_note_the_code_writes_is_in_the_catalogue() -> None:
+    used: set[str] = set()
+    for path in (ROOT / "apps").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "note"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                used.add(str(node.args[0].value))
+    assert {"submittedBy", "placed", "resumeCheckpoint"} <= used  # the scan finds the calls
+    assert used <= set(NOTES)
+
+
+def test_a_wrong_key_or_missing_argument_fails_where_it_is_written() -> None:
+    with pytest.raises(KeyError):
+        note("noSuchNote")
+    with pytest.raises(KeyError):
+        note("submittedBy")
+    assert note("placed", nodes=2, tier="leaf").text == "placed on 2 node(s), tier leaf"
+
+
+@pytest.mark.django_db
+def test_events_carry_key_and_arguments_beside_the_english(
+    world: World, client_for: Any, cluster: Cluster
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    created = client.post("/api/v1/tenants/tenant-a/jobs/", training_body(cluster.pool),
+                          format="json")  # fmt: skip
+    assert created.status_code == 201, created.json()
+    job_id = created.json()["id"]
+    row = JobEvent.objects.get(job_id=job_id, reason="Submitted")
+    owner = str(world.user("a", Role.MEMBER))
+    assert (row.message, row.message_key, row.message_args) == (
+        f"submitted by {owner}",
+        "submittedBy",
+        {"owner": owner},
+    )
+    events = client.get(f"/api/v1/tenants/tenant-a/jobs/{job_id}/events/").json()
+    submitted = next(e for e in events if e["reason"] == "Submitted")
+    assert submitted["message_key"] == "submittedBy"
+    assert submitted["message_args"] == {"owner": owner}
+    cancelled = client.post(f"/api/v1/tenants/tenant-a/jobs/{job_id}/cancel/")
+    assert cancelled.status_code == 200
+    row = JobEvent.objects.get(job_id=job_id, reason="Cancelled")
+    assert row.message_key == "cancelledBy" and row.message == f"cancelled by {owner}"
