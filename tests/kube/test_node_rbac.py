@@ -3,7 +3,7 @@ the token distribution use in zhisuan-nodes (replayed against kmock, compared bo
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -77,3 +77,27 @@ async def test_the_role_grants_exactly_what_probes_and_token_distribution_use(
     granted = _role_grants()
     assert used - granted == set(), "requests the Role does not allow"
     assert granted - used == set(), "grants nothing uses"
+
+
+def test_the_agent_reads_the_hosts_own_files_and_disks() -> None:
+    """Every host path the agent reads under ``--root`` (its /proc, /sys, /dev/kmsg and each
+    ``--disk``) is that same path of the host, through a read-only hostPath mount: a disk
+    under ``--root`` that no mount covers is the container's own layer, whose free space says
+    nothing about the host's."""
+    [daemonset] = _docs(AGENT_DIR / "daemonset.yaml")
+    pod = daemonset["spec"]["template"]["spec"]
+    [agent] = pod["containers"]
+    args = agent["args"]
+    root = PurePosixPath(args[args.index("--root") + 1])
+    disks = [args[i + 1] for i, a in enumerate(args) if a == "--disk"]
+    host_paths = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
+    mounts = [m for m in agent["volumeMounts"] if m["name"] in host_paths]
+    assert all(m.get("readOnly") for m in mounts)
+    assert disks
+    for wanted in ["/proc", "/sys", "/dev/kmsg", *disks]:
+        inside = root / wanted.lstrip("/")
+        covering = [m for m in mounts if inside.is_relative_to(m["mountPath"])]
+        assert covering, wanted
+        mount = max(covering, key=lambda m: len(m["mountPath"]))
+        on_host = PurePosixPath(host_paths[mount["name"]]) / inside.relative_to(mount["mountPath"])
+        assert on_host == PurePosixPath(wanted), (wanted, mount)
