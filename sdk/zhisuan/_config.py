@@ -78,13 +78,22 @@ def load(
     """Explicit arguments, then ``ZS_*`` variables, then the login file."""
     env = os.environ
     stored = load_file()
+    where = (url or env.get("ZS_API_URL") or stored.get("url") or "").rstrip("/") or None
+    # The stored token is for the server it was stored with: `--url` or ZS_API_URL naming
+    # another server must not send it there (a typo, a test server, a look-alike host).
+    mine = stored.get("token") if where == stored_url(stored) else None
     return Settings(
-        url=(url or env.get("ZS_API_URL") or stored.get("url") or "").rstrip("/") or None,
-        token=token or env.get("ZS_TOKEN") or stored.get("token") or None,
+        url=where,
+        token=token or env.get("ZS_TOKEN") or mine or None,
         tenant=tenant or env.get("ZS_TENANT") or stored.get("tenant") or None,
         job_id=_int(env.get("ZS_JOB_ID")),
         run_id=run_id if run_id is not None else _int(env.get("ZS_RUN_ID")),
     )
+
+
+def stored_url(stored: dict[str, str]) -> str:
+    """The server the stored token belongs to, as ``load`` compares it."""
+    return (stored.get("url") or "").rstrip("/")
 
 
 def rank() -> int:

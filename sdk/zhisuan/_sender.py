@@ -170,12 +170,11 @@ class MetricSender:
                 update, self._update = self._update, None
                 batch = self._take()
             if update is not None and self._patch_run is not None:
-                self._deliver(functools.partial(self._patch_run, update), 0)
+                self._deliver(functools.partial(self._patch_run, update), "the run update")
             if batch:
                 body = [{"step": s, "values": v} for s, v in batch]
-                outcome = self._deliver(
-                    functools.partial(self._post_batch, body), self._inflight_values
-                )
+                n = self._inflight_values
+                outcome = self._deliver(functools.partial(self._post_batch, body), f"{n} values")
                 with self._cond:
                     if outcome == "sent":
                         self.stats.sent += self._inflight_values
@@ -193,8 +192,9 @@ class MetricSender:
             if self._closing and self._expired():
                 return
 
-    def _deliver(self, send: Callable[[], object], values: int) -> Outcome:
-        """Send until it succeeds, is refused for good, or the close deadline passes."""
+    def _deliver(self, send: Callable[[], object], what: str) -> Outcome:
+        """Send until it succeeds, is refused for good, or the close deadline passes. ``what``
+        names it in warnings (``500 values``, ``the run update``)."""
         backoff = self.initial_backoff_s
         warned = False
         while True:
@@ -205,12 +205,17 @@ class MetricSender:
                 return "sent"
             except ApiError as exc:
                 if not exc.retryable:
-                    log.warning("zhisuan: the platform refused %d values: %s %s",
-                                values, exc, exc.errors or "")  # fmt: skip
+                    log.warning("zhisuan: the platform refused %s: %s %s",
+                                what, exc, exc.errors or "")  # fmt: skip
                     return "rejected"
                 reason = str(exc)
             except requests.RequestException as exc:
                 reason = type(exc).__name__
+            except (TypeError, ValueError) as exc:
+                # JSON cannot encode it: no retry will change that, and retrying would hold
+                # back every later point behind it.
+                log.warning("zhisuan: cannot send %s: %s; dropped", what, exc)
+                return "rejected"
             except Exception as exc:  # noqa: BLE001 - the sender thread must never die
                 reason = repr(exc)
             if not warned:

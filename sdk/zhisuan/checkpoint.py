@@ -601,19 +601,27 @@ _sleep = time.sleep  # registration backoff (tests make it instant)
 
 
 def _register(step: int, folder: Path, rank: int, world: int, manifest: dict[str, Any]) -> None:
-    """Tell the platform this rank's shard is durable (a few tries; never fatal)."""
-    settings = _config.load()
-    if not settings.complete or settings.run_id is None:
-        return
+    """Tell the platform this rank's shard is durable (a few tries; never fatal). The run is
+    this process's (``zhisuan.init``), else the job's (``ZS_RUN_ID``): a run created outside a
+    job has no ``ZS_RUN_ID``, and its checkpoints went unregistered."""
+    from zhisuan import run as runs
     from zhisuan.client import ApiClient, ApiError
 
-    assert settings.url and settings.token and settings.tenant
-    client = ApiClient(settings.url, settings.token, settings.tenant, timeout=15)
+    current = runs._current
+    if current is not None and current.client is not None and current.id is not None:
+        client, run_id = current.client.clone(timeout=15), current.id
+    else:
+        settings = _config.load()
+        if not settings.complete or settings.run_id is None:
+            return
+        assert settings.url and settings.token and settings.tenant
+        client = ApiClient(settings.url, settings.token, settings.tenant, timeout=15)
+        run_id = settings.run_id
     body = {
         "step": step, "path": str(folder.resolve()), "rank": rank, "world_size": world,
         "shard_bytes": sum(f["bytes"] for f in manifest["files"]), "files": manifest["files"],
     }  # fmt: skip
-    path = client.tenant_path(f"runs/{settings.run_id}/checkpoints/")
+    path = client.tenant_path(f"runs/{run_id}/checkpoints/")
     for attempt in range(5):
         try:
             client.post(path, body)

@@ -1,5 +1,6 @@
 """``zs``: the Zhisuan command line (log in, submit and follow jobs, see where a job could
-start, deploy inference services, open notebooks).
+start and the tenant's quotas, ask a job for a checkpoint, deploy inference services, open
+notebooks).
 
 Exit codes: 0 success, 1 cannot reach the server, an answer that is not the Zhisuan API's, or
 another failure (also when the reader of the output goes away: ``zs list | head``), 2 bad
@@ -65,6 +66,11 @@ def _base_url(url: str) -> str:
 
 def _client(args: argparse.Namespace) -> ApiClient:
     s = _config.load(url=args.url, tenant=args.tenant)
+    stored = _config.load_file()
+    if s.url and not s.token and stored.get("token"):
+        raise CliError(f"not logged in to {s.url}: the stored token is for "
+                       f"{_config.stored_url(stored)} and is not sent elsewhere; run `zs login "
+                       f"--url {s.url}`", EXIT_AUTH)  # fmt: skip
     if not s.url or not s.token:
         raise CliError("not logged in: run `zs login --url URL` (or set ZS_API_URL and ZS_TOKEN)",
                        EXIT_AUTH)  # fmt: skip
@@ -113,6 +119,13 @@ def _when(ts: Any) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_UTC)  # the API's times are UTC
     return moment.astimezone(_UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _devices(job: dict[str, Any]) -> str:
+    """Whole devices plus fractional shares (``requested_milli``): ``8``, ``0.5``, ``2.25``.
+    A job of shares alone has 0 whole devices, which is not what it holds."""
+    whole, milli = job.get("requested_devices") or 0, job.get("requested_milli") or 0
+    return f"{whole + milli / 1000:g}"
 
 
 def _more(shown: int, what: str) -> None:
@@ -313,7 +326,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     jobs, more = client.list_more(client.tenant_path("jobs/"), args.limit, **params)
     rows = [
         (j["id"], j["name"], j["kind"], j["state"], f"P{j['priority']}",
-         j.get("requested_devices", ""), j.get("owner") or "", _when(j.get("submitted_at")))
+         _devices(j), j.get("owner") or "", _when(j.get("submitted_at")))
         for j in jobs
     ]  # fmt: skip
     _table(rows, ["ID", "NAME", "KIND", "STATE", "PRIO", "DEVICES", "OWNER", "SUBMITTED"], out)
@@ -340,6 +353,39 @@ def cmd_pools(args: argparse.Namespace, out: TextIO) -> int:
         )  # fmt: skip
     _table(rows, ["ID", "CLUSTER", "POOL", "GPUS", "FREE", "WHOLE-NODES", "STRANDED",
                   "LARGEST-NOW(LEAF/SU/POOL)", "QUEUED(GPUS)"], out)  # fmt: skip
+    return 0
+
+
+def cmd_quotas(args: argparse.Namespace, out: TextIO) -> int:
+    """The tenant's quotas: per pool and accelerator model, the guarantee, how many more it
+    may borrow from idle capacity, and how many it uses now (the dashboard's Quotas page)."""
+    client = _client(args)
+    rows = [
+        (q.get("pool_name") or q["pool"], q.get("accelerator_model") or "any", q["guarantee"],
+         q["borrow_limit"], f"{float(q.get('used') or 0):g}")
+        for q in client.get(client.tenant_path("quotas/"))
+    ]  # fmt: skip
+    _table(rows, ["POOL", "MODEL", "GUARANTEE", "BORROW-LIMIT", "USED"], out)
+    return 0
+
+
+def cmd_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
+    """Ask a running training job to save a checkpoint soon (the job page's "Request
+    checkpoint"): its code hears of it through ``zhisuan.checkpoint_requested()``."""
+    client = _client(args)
+    body = {"reason": args.reason} if args.reason else {}
+    state = client.post(client.tenant_path(f"jobs/{args.id}/checkpoint/"), body)
+    if state.get("pending"):
+        # A repeat while one is pending keeps the first (its time and reason): say "since".
+        print(f"Job {args.id}: a checkpoint is requested (since "
+              f"{_when(state.get('requested_at'))}, {state.get('reason')}); any checkpoint it "
+              "completes from now on serves it.", file=out)  # fmt: skip
+    else:
+        print(f"Job {args.id}: the request was served by the checkpoint of step "
+              f"{state.get('served_step')}.", file=out)  # fmt: skip
+    if state.get("newest_step") is not None:
+        print(f"Newest complete checkpoint: step {state['newest_step']} at "
+              f"{state.get('newest_path')}", file=out)  # fmt: skip
     return 0
 
 
@@ -386,7 +432,7 @@ def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
         ("Priority", f"P{job['priority']}"),
         ("Pool", _pool_name(client, job.get("pool")) if job.get("pool") is not None else None),
         ("Accelerator", job.get("accelerator_model") or "any"),
-        ("Devices", job.get("requested_devices")), ("Owner", job.get("owner")),
+        ("Devices", _devices(job)), ("Owner", job.get("owner")),
         ("Attempt", job.get("attempt")), ("Failures", job.get("failures")),
         ("Queue position", job.get("queue_position")),
         ("Pending", _pending(job.get("pending_code"), job.get("pending_message"))),
@@ -563,6 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--owner", help="only jobs submitted by this user (username)")
     lst.add_argument("--limit", type=_positive, default=50, help="at most this many (newest)")
     add("pools", cmd_pools, "pools: free GPUs, wholly free nodes, largest job that fits now, queue")
+    add("quotas", cmd_quotas, "your tenant's quotas: guarantee, borrowing limit and use per pool")
     for name, fn, text in (
         ("describe", cmd_describe,
          "show a job: state, spec (image, command, replica groups), placement, recent events"),
@@ -571,6 +618,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("clone", cmd_clone, "submit a copy of a job"),
     ):  # fmt: skip
         add(name, fn, text).add_argument("id", type=int, help="job id")
+    ckpt = add("checkpoint", cmd_checkpoint, "ask a running training job to save a checkpoint "
+               "soon (before stopping it, say)")  # fmt: skip
+    ckpt.add_argument("id", type=int, help="job id")
+    ckpt.add_argument("--reason", help="why (shown to the job and in its events)")
     logs = add("logs", cmd_logs, "show a job's output (all replicas, oldest first); its events "
                "while no output is collected yet")  # fmt: skip
     logs.add_argument("id", type=int, help="job id")
@@ -664,7 +715,7 @@ def _report(exc: ApiError) -> int:
     print(f"zs: error: {exc.detail} (HTTP {exc.status})", file=sys.stderr)
     for field, messages in exc.errors.items():
         for msg in messages:
-            print(f"  {field}: {msg}", file=sys.stderr)
+            print(f"  {field}: {msg}" if field else f"  {msg}", file=sys.stderr)
     if exc.status == 401:
         print("  (run `zs login` with a valid token)", file=sys.stderr)
     if exc.status in (400, 405, 409, 422):

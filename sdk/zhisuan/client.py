@@ -42,10 +42,16 @@ class ApiClient:
         self.url = url.rstrip("/")
         self.tenant = tenant
         self.timeout = timeout
+        self._token = token
         self.session = requests.Session()
         self.session.headers.update(
             {"Authorization": f"Bearer {token}", "User-Agent": f"zhisuan-sdk/{__version__}"}
         )
+
+    def clone(self, *, timeout: float | None = None) -> ApiClient:
+        """The same server, token and tenant on a session of its own, for another thread (a
+        requests.Session is not meant to be shared between threads)."""
+        return ApiClient(self.url, self._token, self.tenant, timeout=timeout or self.timeout)
 
     def tenant_path(self, path: str) -> str:
         return f"/api/v1/tenants/{self.tenant}/{path.lstrip('/')}"
@@ -132,11 +138,15 @@ def _not_api(resp: requests.Response, base: str) -> NotApiError:
 
 def _flatten(raw: Any, path: str, out: dict[str, list[str]]) -> None:
     """Nested field errors, one path per leaf: ``{"replica_groups": {"0": {"gpus": [m]}}}``
-    (or ``[{}, {"gpus": [m]}]``) gives ``replica_groups[0].gpus`` (``[1]``): ``[m]``."""
+    (or ``[{}, {"gpus": [m]}]``) gives ``replica_groups[0].gpus`` (``[1]``): ``[m]``. DRF's
+    ``non_field_errors`` stands for the object around it: ``replica_groups``, or ``""`` (the
+    whole request) at the top."""
     if isinstance(raw, dict):
         for key, value in raw.items():
             key = str(key)
-            if not path:
+            if key == "non_field_errors":  # DRF's name for "the object as a whole": its path
+                sub = path
+            elif not path:
                 sub = key
             elif key.isdigit():
                 sub = f"{path}[{key}]"

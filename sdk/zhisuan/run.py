@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import math
 import os
@@ -21,6 +22,9 @@ from zhisuan.client import ApiClient, ApiError
 log = logging.getLogger("zhisuan")
 # \Z, not $ (which also matches before a trailing newline): keys are dict keys, never trimmed.
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@:-]{0,99}\Z")
+# The server's rule for tags (apps.runs.api.serializers.TAG_PATTERN): one bad tag would make
+# it refuse the whole run update, hyperparameters with it, so bad ones are dropped here.
+TAG_PATTERN = re.compile(r"^[\w.:/@+-]{1,64}\Z")
 MAX_STEP = 2**53 - 1
 
 
@@ -33,6 +37,28 @@ def _as_float(value: Any) -> float | None:
         return float(item() if callable(item) else value)
     except (TypeError, ValueError, OverflowError, RuntimeError):
         return None
+
+
+def _jsonable(value: Any) -> Any:
+    """A hyperparameter as JSON can carry it: numpy and torch scalars as numbers, tuples and
+    sets as lists, anything else (a Path, a dtype, a NaN) as its text. Sent as it is, one
+    such value made the whole update fail to encode, so every hyperparameter was lost."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    item, tolist = getattr(value, "item", None), getattr(value, "tolist", None)
+    if callable(item) and getattr(value, "ndim", 0) == 0:
+        with contextlib.suppress(Exception):  # a scalar array or tensor: its number
+            return _jsonable(item())
+    if callable(tolist) and getattr(value, "ndim", 0) > 0:
+        with contextlib.suppress(Exception):  # an array or tensor: its numbers
+            return _jsonable(tolist())
+    return str(value)
 
 
 class Run:
@@ -134,14 +160,22 @@ class Run:
         return self._request_reason if self._requested_at is not None else ""
 
     def config(self, **hparams: Any) -> None:
-        """Record hyperparameters (merged into what the run already has)."""
-        self._config.update(hparams)
+        """Record hyperparameters (merged into what the run already has). Values JSON
+        cannot carry are sent as numbers (numpy, torch scalars) or text (paths, dtypes)."""
+        clean = {str(k): _jsonable(v) for k, v in hparams.items()}
+        self._config.update(clean)
         if self._sender is not None:
-            self._sender.update_run({"config": dict(hparams)})
+            self._sender.update_run({"config": clean})
 
     def tag(self, *tags: str) -> None:
-        """Add tags to the run."""
-        self._tags.extend(t for t in tags if t not in self._tags)
+        """Add tags to the run: 1-64 letters, digits and ``_ . : / @ + -``; others are
+        dropped with a warning."""
+        for t in tags:
+            if not isinstance(t, str) or not TAG_PATTERN.match(t):
+                self._warn_once(f"tag:{t}", f"tag {t!r} is not valid (1-64 letters, digits "
+                                "and _ . : / @ + -); dropped")  # fmt: skip
+            elif t not in self._tags:
+                self._tags.append(t)
         if self._sender is not None:
             self._sender.update_run({"tags": list(self._tags)})
 
@@ -177,10 +211,32 @@ _current: Run | None = None
 _atexit_registered = False
 
 
+# How this process ended, as sys.excepthook saw it: a standalone run whose script raised is
+# "failed" (Ctrl-C: "cancelled"), not "finished". A job's run follows its job instead.
+_ended_by: str | None = None
+_hook_installed = False
+
+
+def _watch_for_crash() -> None:
+    global _hook_installed
+    with _lock:
+        if _hook_installed:
+            return
+        _hook_installed = True
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        global _ended_by
+        _ended_by = "cancelled" if issubclass(kind, KeyboardInterrupt) else "failed"
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
 def _shutdown() -> None:
     run = _current
     if run is not None:
-        run.finish()
+        run.finish(state=_ended_by or "finished")
 
 
 def init(
@@ -232,16 +288,26 @@ def _connect(
     client = ApiClient(settings.url, settings.token, settings.tenant)
     run_id = settings.run_id
     if run_id is None:
-        body: dict[str, Any] = {"name": name or _default_name(), "config": dict(config or {})}
-        if tags:
-            body["tags"] = list(tags)
+        # The checks of config() and tag() apply to these too (a Path in the config or a bad
+        # tag would otherwise cost the whole run).
+        probe = Run(None, None)
+        probe.config(**(config or {}))
+        probe.tag(*(tags or []))
+        body: dict[str, Any] = {"name": name or _default_name(), "config": probe._config}
+        if probe._tags:
+            body["tags"] = probe._tags
         if project is not None:
             body["project"] = project
         try:
             run_id = int(client.post(client.tenant_path("runs/"), body)["id"])
         except (ApiError, requests.RequestException, KeyError, TypeError, ValueError) as exc:
-            log.warning("zhisuan: could not create a run (%s); metrics are not reported", exc)
+            # Say which field was refused (`project: No such project in this tenant.`).
+            fields = getattr(exc, "errors", None) or {}
+            why = "; ".join(f"{k}: {' '.join(v)}" for k, v in fields.items())
+            log.warning("zhisuan: could not create a run (%s%s); metrics are not reported",
+                        exc, f" {why}" if why else "")  # fmt: skip
             return Run(None, None)
+        _watch_for_crash()
         return Run(client, run_id, job_id=settings.job_id)
     run = Run(client, run_id, job_id=settings.job_id)
     if config:

@@ -7,6 +7,7 @@ import pytest
 from apps.runs.models import MetricKey, MetricPoint, MetricRollup
 from apps.runs.services import create_run
 from apps.tenancy.models import Role
+from tests.factories import make_membership, make_user
 from tests.runs.conftest import batch, metrics_url
 
 pytestmark = pytest.mark.django_db
@@ -229,3 +230,32 @@ def test_a_nul_character_anywhere_in_a_body_is_a_400(world, client_for):
         resp = client.post("/api/v1/tenants/tenant-a/runs/", body, format="json")
         assert resp.status_code == 400, resp.content
         assert "NUL" in resp.json()["detail"]
+
+
+def test_only_the_owner_or_a_tenant_admin_changes_a_run(world, runs, client_for):
+    """Another member reads a run but cannot rename it, edit its config or state, add metrics
+    or register a checkpoint (which would choose where the owner's job resumes from), as
+    they cannot cancel the owner's job."""
+    other = make_user("a-member-2")
+    make_membership(tenant=world.tenant_a, user=other, role=Role.MEMBER)
+    client = client_for(other)
+    base = f"/api/v1/tenants/{world.tenant_a.slug}/runs/{runs.a.pk}/"
+    ckpt = {"step": 1, "path": "/elsewhere", "rank": 0, "world_size": 1, "shard_bytes": 1}
+    for method, url, body in (
+        ("patch", base, {"name": "mine", "config": {"lr": 9}, "state": "failed"}),
+        ("post", metrics_url(runs.a), batch(range(1), loss=-1.0)),
+        ("post", f"{base}checkpoints/", ckpt),
+    ):
+        resp = getattr(client, method)(url, body, format="json")
+        assert resp.status_code == 403, resp.json()
+        assert resp.json()["detail"] == "Only the run's owner or a tenant admin can change it."
+    assert client.get(base).status_code == 200
+    runs.a.refresh_from_db()
+    assert (runs.a.name, runs.a.state, runs.a.config) == ("sft", "running", {})
+    assert not runs.a.checkpoints.exists() and not runs.a.keys.exists()
+    admin = client_for(world.user("a", Role.TENANT_ADMIN))
+    assert admin.patch(base, {"tags": ["ok"]}, format="json").status_code == 200
+    owner = client_for(world.user("a", Role.MEMBER))
+    assert (
+        owner.post(metrics_url(runs.a), batch(range(1), loss=1.0), format="json").status_code == 200
+    )

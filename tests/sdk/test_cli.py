@@ -169,7 +169,9 @@ def test_field_errors_are_printed_per_field_with_exit_code_2(server, tmp_path, c
     assert Job.objects.count() == 0
 
 
-def test_exit_codes_for_missing_login_unknown_job_and_bad_file(server, tmp_path, capsys):
+def test_exit_codes_for_missing_login_unknown_job_and_bad_file(
+    server, tmp_path, capsys, monkeypatch
+):
     url, token = server
     assert zs("list")[0] == 3  # not logged in
     assert "not logged in" in capsys.readouterr().err
@@ -184,6 +186,11 @@ def test_exit_codes_for_missing_login_unknown_job_and_bad_file(server, tmp_path,
     nopool.write_text(JOB_YAML.replace("pool: train", "pool: nowhere"))
     assert zs("submit", "-f", str(nopool))[0] == 2
     assert "no pool named 'nowhere'" in capsys.readouterr().err
+    # the stored token is for the server it was stored with: never sent to another one
+    assert zs("--url", "http://127.0.0.1:9", "list")[0] == 3
+    err = capsys.readouterr().err
+    assert f"not logged in to http://127.0.0.1:9: the stored token is for {url}" in err
+    monkeypatch.setenv("ZS_TOKEN", token)  # a token given for it is
     assert zs("--url", "http://127.0.0.1:9", "list")[0] == 1
     assert "cannot reach the server" in capsys.readouterr().err
 

@@ -138,6 +138,19 @@ def test_flattening_field_errors_of_either_shape():
                    "env.A": ["not a string"]}  # fmt: skip
 
 
+def test_errors_of_a_whole_object_are_printed_under_its_own_name(logged_in, tmp_path, capsys):
+    # DRF names them non_field_errors; before, `replica_groups.non_field_errors:` was shown.
+    code, _ = zs("submit", "-f", job_file(tmp_path), "--set", "replica_groups=3")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert '  replica_groups: Expected a list of items but got type "int".\n' in err
+    assert "non_field_errors" not in err
+    out: dict[str, list[str]] = {}
+    _flatten({"non_field_errors": ["The whole request."], "topology": {"non_field_errors": ["x"]}},
+             "", out)  # fmt: skip
+    assert out == {"": ["The whole request."], "topology": ["x"]}
+
+
 def test_a_pool_name_in_two_clusters_needs_its_cluster(logged_in, world, tmp_path, capsys):
     pools = {}
     for cluster in ("west", "east"):
@@ -305,7 +318,9 @@ def other_server() -> Iterator[Page]:
     httpd.server_close()
 
 
-def test_a_url_that_is_not_the_api_says_so_without_the_page(server, other_server, capsys):
+def test_a_url_that_is_not_the_api_says_so_without_the_page(
+    server, other_server, capsys, monkeypatch
+):
     hint = "is the URL the platform's base address, e.g. http://host:8000?"
     for status in (200, 404):
         other_server.status = status
@@ -332,6 +347,9 @@ def test_a_url_that_is_not_the_api_says_so_without_the_page(server, other_server
     assert zs("--url", server.url, "login", "--token", server.token)[0] == 0
     capsys.readouterr()
     other_server.body = '[{"id": 1}]'
+    assert zs("--url", other_server.url, "pools")[0] == 3  # the stored token stays home
+    assert "the stored token is for" in capsys.readouterr().err
+    monkeypatch.setenv("ZS_TOKEN", server.token)
     assert zs("--url", other_server.url, "pools")[0] == 1
     assert capsys.readouterr().err.startswith("zs: error: unexpected ")
 
@@ -398,6 +416,18 @@ def test_list_says_when_there_are_more_and_checks_the_state(logged_in, tmp_path,
     assert zs("list", "--state", "queued")[0] == 0
 
 
+def test_a_job_of_fractional_shares_shows_what_it_asks_for(logged_in, tmp_path):
+    # Before: `zs list` and `zs describe` said 0 devices for half an accelerator.
+    text = JOB_YAML.replace("accelerators: 8", "accelerator_milli: 500")
+    code, out = zs("submit", "-f", job_file(tmp_path, text))
+    assert code == 0, out
+    job = Job.objects.get()
+    assert (job.requested_devices, job.requested_milli) == (0, 500)
+    listed = zs("list")[1].splitlines()[1].split()
+    assert listed[5] == "0.5"
+    assert "Devices:        0.5\n" in zs("describe", str(job.pk))[1]
+
+
 def test_the_cli_knows_the_servers_job_states():
     assert list(JOB_STATES) == [state.value for state in JobState]
 
@@ -406,3 +436,26 @@ def test_times_are_shown_in_utc_with_their_zone():
     assert _when("2026-12-05T15:35:12+08:00") == "2026-12-05 07:35:12 UTC"
     assert _when("2026-12-05T07:35:12.123456Z") == "2026-12-05 07:35:12 UTC"
     assert _when(None) == "" and _when("not a time") == "not a time"
+
+
+def test_quotas_show_the_tenants_guarantee_borrowing_and_use(logged_in):
+    code, out = zs("quotas")
+    assert code == 0
+    assert out.splitlines() == [
+        "POOL   MODEL  GUARANTEE  BORROW-LIMIT  USED",
+        "train  A800   8          0             0",
+    ]
+
+
+def test_checkpoint_asks_a_running_job_and_refuses_one_that_is_not(logged_in, tmp_path, capsys):
+    assert zs("submit", "-f", job_file(tmp_path))[0] == 0
+    job = Job.objects.get()
+    code, _ = zs("checkpoint", str(job.pk))  # queued: nothing runs to save one
+    assert code == 2
+    assert "only a running job can save one (HTTP 409)" in capsys.readouterr().err
+    Job.objects.filter(pk=job.pk).update(state=JobState.RUNNING)
+    code, out = zs("checkpoint", str(job.pk), "--reason", "before I stop it")
+    assert code == 0, capsys.readouterr().err
+    assert f"Job {job.pk}: a checkpoint is requested (since " in out
+    assert "before I stop it" in out
+    assert job.events.filter(reason="CheckpointRequested").count() == 1

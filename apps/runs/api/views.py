@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.generics import get_object_or_404  # (a malformed id is a 404, not a 500)
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -23,7 +24,8 @@ from apps.runs.api.serializers import (
     parse_points,
 )
 from apps.runs.authentication import JobCredential
-from apps.runs.models import MetricKey, Run
+from apps.runs.models import CheckpointState, MetricKey, Run
+from apps.tenancy.models import ADMIN_ROLES
 
 
 class RunFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
@@ -61,6 +63,21 @@ class RunViewSet(TenantScopedViewSet[Run]):
         super().initial(request, *args, **kwargs)
         if isinstance(request.auth, JobCredential) and self.action == "create":
             raise exceptions.PermissionDenied("A job token cannot create runs.")
+
+    def check_object_permissions(self, request: Request, obj: Any) -> None:
+        """A run is changed (renamed, its config or state edited, metrics or checkpoints
+        added) by its owner, its job's owner, that job's token, or a tenant admin; other
+        members only read it, as they may cancel only their own jobs. A member registering a
+        checkpoint on another's run would choose where that job resumes from."""
+        super().check_object_permissions(request, obj)
+        if request.method in SAFE_METHODS or isinstance(request.auth, JobCredential):
+            return
+        user_id = request_user(request).pk
+        owners = {obj.owner_id, obj.job.owner_id if obj.job_id else None}
+        if user_id not in owners and self.role not in ADMIN_ROLES:
+            raise exceptions.PermissionDenied(
+                "Only the run's owner or a tenant admin can change it."
+            )
 
     def _run(self) -> Run:
         """The run in the URL; the list filters (``state``...) must not apply to it."""
@@ -170,5 +187,10 @@ class RunViewSet(TenantScopedViewSet[Run]):
         qs = run.checkpoints.all()
         state = request.query_params.get("state")
         if state:
+            # An unknown state used to answer [] (no checkpoints), as if the run had none.
+            if state not in CheckpointState.values:
+                raise serializers.ValidationError(
+                    {"state": [f"One of {', '.join(CheckpointState.values)}, not {state!r}."]}
+                )
             qs = qs.filter(state=state)
         return Response(CheckpointSerializer(qs[:500], many=True).data)
