@@ -102,3 +102,19 @@ def test_inference_replicas_are_scraped_with_the_labels_the_autoscaler_selects()
     labels_of_a_notebook = {**pod["metadata"]["labels"], "zhisuan.io/kind": "notebook"}
     notebook_like = {**pod, "metadata": {"labels": labels_of_a_notebook}}
     assert _scraped(notebook_like, namespace, f"{name}-0") == []
+
+
+def _exporter_pod(labels: dict[str, str]) -> dict[str, Any]:
+    ports = [{"name": "metrics", "containerPort": 9400}]
+    return {"metadata": {"labels": labels}, "spec": {"containers": [{"ports": ports}]}}
+
+
+def test_dcgm_exporter_is_scraped_as_either_install_labels_it() -> None:
+    chart = _exporter_pod({"app.kubernetes.io/name": "dcgm-exporter"})
+    operator = _exporter_pod({"app": "nvidia-dcgm-exporter"})
+    other = _exporter_pod({"app": "something-else"})
+    assert [job for job, _ in _scraped(chart, "monitoring", "dcgm-exporter-a")] == ["dcgm-exporter"]
+    assert [job for job, _ in _scraped(operator, "gpu-operator", "nvidia-dcgm-exporter-b")] == [
+        "dcgm-exporter"
+    ]
+    assert _scraped(other, "monitoring", "x") == []
