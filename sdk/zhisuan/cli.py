@@ -498,6 +498,11 @@ def cmd_logs(args: argparse.Namespace, out: TextIO) -> int:
         params: dict[str, Any] = {"tail": 5000, **({"since": last} if last else {})}
         last = _print_log_lines(client.get(path, **params)["lines"], out) or last
         if state in FINISHED:  # one more read after the end picks up the last lines
+            # Followed to its end, the exit status is the job's (`zs submit ... && zs logs -f`
+            # in a script goes on only when the job succeeded).
+            if state != "succeeded":
+                print(f"zs: job {args.id} ended {state}", file=sys.stderr)
+                return EXIT_FAILURE
             break
     return 0
 
@@ -626,7 +631,12 @@ def build_parser() -> argparse.ArgumentParser:
                "while no output is collected yet")  # fmt: skip
     logs.add_argument("id", type=int, help="job id")
     logs.add_argument("--tail", type=_positive, default=500, help="the newest N lines (max 5000)")
-    logs.add_argument("-f", "--follow", action="store_true", help="keep printing until it ends")
+    logs.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="keep printing until it ends; then exit 1 unless it succeeded",
+    )
     logs.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
     inference = sub.add_parser("inference", help="deploy and list inference services",
                                description="deploy and list inference services",

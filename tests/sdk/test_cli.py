@@ -123,7 +123,12 @@ def test_login_submit_list_describe_events_logs_cancel(server, tmp_path, capsys)
     assert out.strip() == (f"Job {job.pk} (llama-sft) had already finished (cancelled); "
                            "nothing to cancel.")  # fmt: skip
 
-    # --follow on a finished job: prints what there is once, reads once more, and ends
+    # --follow on a finished job: prints what there is once, reads once more, and ends with
+    # the job's outcome as its exit status
+    code, out = zs("logs", str(job.pk), "--follow", "--interval", "0")
+    assert code == 1 and len(out.splitlines()) == 3
+    assert f"job {job.pk} ended cancelled" in capsys.readouterr().err
+    Job.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED)
     code, out = zs("logs", str(job.pk), "--follow", "--interval", "0")
     assert code == 0 and len(out.splitlines()) == 3
 
