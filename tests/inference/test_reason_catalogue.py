@@ -5,8 +5,9 @@ keys, which its ``Messages`` type enforces), so a new one cannot ship untranslat
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
+
+from tests.ui_catalogue import section
 
 ROOT = Path(__file__).resolve().parents[2]
 # ScalingDecision.reason is the Decision's reason, which only the scaler sets.
@@ -37,17 +38,9 @@ def recorded_reasons() -> set[str]:
     return found
 
 
-def labelled_reasons() -> set[str]:
-    """The keys of ``scalingReason: { code: 'label', ... }`` in en.ts, one per line."""
-    text = (ROOT / "frontend/src/lib/i18n/en.ts").read_text()
-    body = re.search(r"scalingReason: \{(.*?)\}", text, re.S)
-    assert body, "scalingReason not found in en.ts"
-    return set(re.findall(r"^\s+'?([^':]+?)'?:", body.group(1), re.M))
-
-
 def test_every_recorded_scaling_reason_is_in_the_dashboard_catalogue() -> None:
     reasons = recorded_reasons()
     # The scan finds the assignments (a broken scan would pass vacuously).
     assert {"steady", "scale-up", "panic", "hold (scale-down delay)", "scale-down"} <= reasons
-    missing = reasons - labelled_reasons()
+    missing = reasons - set(section("scalingReason"))
     assert missing == set(), "add these to inference.scalingReason in en.ts and zh.ts"

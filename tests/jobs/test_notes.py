@@ -17,6 +17,7 @@ from apps.jobs.notes import NOTES, note
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.jobs.conftest import Cluster, training_body
+from tests.ui_catalogue import section
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,16 +26,9 @@ def _python_placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def _catalogue(path: Path) -> dict[str, str]:
-    """``jobNote: { key: 'sentence', ... }`` of one language file, one entry per line."""
-    body = re.search(r"\n  jobNote: \{(.*?)\n  \},", path.read_text(), re.S)
-    assert body, f"jobNote not found in {path.name}"
-    return dict(re.findall(r"^\s+(\w+): '(.*)',$", body.group(1), re.M))
-
-
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_dashboard_has_every_note_with_its_placeholders(language: str) -> None:
-    catalogue = _catalogue(ROOT / f"frontend/src/lib/i18n/{language}.ts")
+    catalogue = section("jobNote", language)
     assert set(catalogue) == set(NOTES)
     for key, template in NOTES.items():
         assert set(re.findall(r"\{\{(\w+)\}\}", catalogue[key])) == _python_placeholders(
@@ -43,7 +37,7 @@ def test_the_dashboard_has_every_note_with_its_placeholders(language: str) -> No
 
 
 def test_the_english_reads_the_same_on_the_dashboard() -> None:
-    catalogue = _catalogue(ROOT / "frontend/src/lib/i18n/en.ts")
+    catalogue = section("jobNote")
     for key, template in NOTES.items():
         assert catalogue[key] == re.sub(r"\{(\w+)\}", r"{{\1}}", template), key
 

@@ -5,8 +5,9 @@ its ``Messages`` type enforces), so a new one cannot ship untranslated."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
+
+from tests.ui_catalogue import section
 
 ROOT = Path(__file__).resolve().parents[2]
 # The calls that write JobEvent.reason (apps/jobs/services.py) and the model itself.
@@ -41,14 +42,6 @@ def recorded_reasons() -> set[str]:
     return found
 
 
-def labelled_reasons() -> set[str]:
-    """The keys of ``jobReason: { Code: 'label', ... }`` in en.ts, one per line."""
-    text = (ROOT / "frontend/src/lib/i18n/en.ts").read_text()
-    body = re.search(r"jobReason: \{(.*?)\}", text, re.S)
-    assert body, "jobReason not found in en.ts"
-    return set(re.findall(r"^\s+([A-Z]\w+):", body.group(1), re.M))
-
-
 def test_every_recorded_reason_is_in_the_dashboard_catalogue() -> None:
     reasons = recorded_reasons()
     # The scan finds the writers (a broken scan would pass vacuously).
@@ -60,4 +53,4 @@ def test_every_recorded_reason_is_in_the_dashboard_catalogue() -> None:
         "IdleStopped",
         "RuntimeLimitSoon",
     } <= reasons
-    assert reasons - labelled_reasons() == set(), "add these to jobReason in en.ts and zh.ts"
+    assert reasons - set(section("jobReason")) == set(), "add these to jobReason in en.ts and zh.ts"
