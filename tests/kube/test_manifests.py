@@ -588,8 +588,20 @@ def test_tenant_network_policies_default_deny() -> None:
         "zs-allow-same-namespace",
         "zs-allow-dns",
         "zs-allow-platform",
+        "zs-allow-monitoring",
     }
     assert all(m["metadata"]["namespace"] == "zs-acme" for m in manifests[1:])
+    # Prometheus (platform/prometheus) reaches inference replicas' serving port, nothing else.
+    scrape = policies["zs-allow-monitoring"]
+    assert scrape["podSelector"] == {"matchLabels": {"zhisuan.io/kind": "inference"}}
+    assert scrape["policyTypes"] == ["Ingress"] and "egress" not in scrape
+    [rule] = scrape["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": "http"}]
+    assert rule["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    ]
+    without = render_tenant("acme", {}, options=RenderOptions(monitoring_namespace=""))
+    assert "zs-allow-monitoring" not in {m["metadata"]["name"] for m in without}
 
 
 def test_hypernodes_from_the_topology_model() -> None:

@@ -107,6 +107,10 @@ class RenderOptions:
     fractional_gpu_cores_resource: str = "volcano.sh/vgpu-cores"
     pytorch_port: int = 23456
     platform_namespace: str = "zhisuan-system"
+    # Where the Prometheus runs that scrapes inference replicas for the autoscaler
+    # (platform/prometheus/prometheus.yml, ZS_PROMETHEUS_URL): the tenant's default-deny
+    # policy lets it reach their `http` port only. Empty: no such rule.
+    monitoring_namespace: str = "monitoring"
     # The path JupyterLab serves under: the platform's proxy prefix, so links it renders work
     # through the proxy unchanged. May use {job_id}, {namespace} and {name}.
     notebook_base_url: str = "/notebooks/{job_id}/"
@@ -780,6 +784,26 @@ def render_tenant(
             "spec": {"podSelector": {}, **spec},
         }
 
+    monitoring: list[Manifest] = []
+    if options.monitoring_namespace:
+        scraper = {"kubernetes.io/metadata.name": options.monitoring_namespace}
+        monitoring.append(
+            policy(
+                "zs-allow-monitoring",
+                {
+                    # Only inference replicas, only their serving port (vLLM's /metrics).
+                    "podSelector": {"matchLabels": {LABEL_KIND: "inference"}},
+                    "policyTypes": ["Ingress"],
+                    "ingress": [
+                        {
+                            "from": [{"namespaceSelector": {"matchLabels": scraper}}],
+                            "ports": [{"protocol": "TCP", "port": "http"}],
+                        }
+                    ],
+                },
+            )
+        )
+
     return [
         {
             "apiVersion": "v1",
@@ -828,6 +852,7 @@ def render_tenant(
                 "egress": [{"to": [platform_peer]}],
             },
         ),
+        *monitoring,
     ]
 
 
