@@ -17,8 +17,10 @@ DOCUMENTED: dict[str, str] = {
     "DJANGO_SETTINGS_MODULE": "settings module: config.settings.dev | test | prod",
     "ZS_SECRET_KEY": "Django secret key (required in prod)",
     "ZS_DEBUG": "debug mode (dev default true, prod always false)",
-    "ZS_ALLOWED_HOSTS": "comma-separated host names the server answers",
-    "ZS_CSRF_TRUSTED_ORIGINS": "comma-separated origins trusted for CSRF and websockets",
+    "ZS_ALLOWED_HOSTS": "comma-separated host names the server answers (default "
+    "127.0.0.1,localhost)",
+    "ZS_CSRF_TRUSTED_ORIGINS": "comma-separated origins trusted for CSRF and websockets "
+    "(default http://127.0.0.1:8000,http://localhost:8000)",
     "ZS_DATA_DIR": "where the embedded default keeps SQLite and other state (default var/)",
     "DATABASE_URL": "database URL; unset in dev means SQLite under ZS_DATA_DIR",
     "ZS_DB_POOL_SIZE": "PostgreSQL connections per process, pooled (default 16; 0: one "
@@ -48,6 +50,8 @@ DOCUMENTED: dict[str, str] = {
     "(default CNY)",
     "ZS_PUBLIC_URL": "base URL jobs use to reach the API (the SDK's ZS_API_URL; default "
     "http://127.0.0.1:8000)",
+    "ZS_HEALTH_PROBE_IMAGE": "image of the slow-node NCCL probe pods on Kubernetes (default "
+    "registry.example.com/zhisuan/nccl-tests:2.13, a placeholder: build or mirror your own)",
     "ZS_WEBHOOK_ALLOW_PRIVATE": "let governance webhooks call private, loopback and link-local "
     "addresses (default false: public addresses only, against SSRF)",
 }

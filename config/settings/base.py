@@ -221,6 +221,10 @@ PROMETHEUS_URL = env.get_str("ZS_PROMETHEUS_URL", "http://127.0.0.1:9090").rstri
 TELEMETRY_SEED = env.get_int("ZS_TELEMETRY_SEED", 0)
 # Where the SDK inside a job reaches the API (passed to training jobs as ZS_API_URL).
 PUBLIC_API_URL = env.get_str("ZS_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# The slow-node probe's pods (apps/health/probe_kube.py; other HEALTH_PROBE_* settings there).
+HEALTH_PROBE_IMAGE = env.get_str(
+    "ZS_HEALTH_PROBE_IMAGE", "registry.example.com/zhisuan/nccl-tests:2.13"
+)
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the dashboard reads it to send X-CSRFToken
