@@ -46,6 +46,7 @@ class CliError(Exception):
 JOB_STATES = ("submitted", "queued", "admitted", "dispatching", "running", "preempted",
               "restarting", "succeeded", "failed", "cancelled")  # fmt: skip
 FINISHED = ("succeeded", "failed", "cancelled")
+MAX_LOG_TAIL = 5000  # apps/jobs/api: JobLogsQuerySerializer.tail
 # datetime.UTC is Python 3.11+; the SDK supports 3.10.
 _UTC = timezone.utc  # noqa: UP017
 
@@ -95,6 +96,14 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _log_tail(text: str) -> int:
+    """``--tail``: 1 to 5000 lines, the server's bound, said here rather than as its 400."""
+    value = _positive(text)
+    if value > MAX_LOG_TAIL:
+        raise argparse.ArgumentTypeError(f"at most {MAX_LOG_TAIL}, not {value}")
     return value
 
 
@@ -495,7 +504,7 @@ def cmd_logs(args: argparse.Namespace, out: TextIO) -> int:
     while args.follow:
         state = client.get(client.tenant_path(f"jobs/{args.id}/"))["state"]
         time.sleep(args.interval)
-        params: dict[str, Any] = {"tail": 5000, **({"since": last} if last else {})}
+        params: dict[str, Any] = {"tail": MAX_LOG_TAIL, **({"since": last} if last else {})}
         last = _print_log_lines(client.get(path, **params)["lines"], out) or last
         if state in FINISHED:  # one more read after the end picks up the last lines
             # Followed to its end, the exit status is the job's (`zs submit ... && zs logs -f`
@@ -630,7 +639,7 @@ def build_parser() -> argparse.ArgumentParser:
     logs = add("logs", cmd_logs, "show a job's output (all replicas, oldest first); its events "
                "while no output is collected yet")  # fmt: skip
     logs.add_argument("id", type=int, help="job id")
-    logs.add_argument("--tail", type=_positive, default=500, help="the newest N lines (max 5000)")
+    logs.add_argument("--tail", type=_log_tail, default=500, help="the newest N lines (max 5000)")
     logs.add_argument(
         "-f",
         "--follow",

@@ -158,6 +158,9 @@ def test_list_finds_by_name_and_owner_and_walks_pages_to_the_limit(
     with pytest.raises(SystemExit) as usage:
         zs("list", "--limit", "0")
     assert usage.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        zs("logs", "1", "--tail", "9000")  # the server's bound, said before asking it
+    assert usage.value.code == 2 and "at most 5000, not 9000" in capsys.readouterr().err
 
 
 def test_field_errors_are_printed_per_field_with_exit_code_2(server, tmp_path, capsys):
