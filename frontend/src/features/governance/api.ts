@@ -9,6 +9,7 @@ export const governanceKeys = {
   unread: (tenant: string) => ['governance', tenant, 'unread'] as const,
   notices: (tenant: string) => ['governance', tenant, 'notices'] as const,
   jobFlag: (tenant: string, job: number) => ['governance', tenant, 'flag', job] as const,
+  activeFlags: (tenant: string) => ['governance', tenant, 'activeFlags'] as const,
   policy: (tenant: string) => ['governance', tenant, 'policy'] as const,
 };
 
@@ -78,6 +79,24 @@ export function useJobIdleFlag(tenant: string, job: number, live: boolean) {
   });
 }
 
+/** The tenant's pending idle stops (flags warned or kept running), by job id: one request
+ * for a whole list page instead of one per job. */
+export function useActiveIdleFlags(tenant: string) {
+  return useQuery({
+    queryKey: governanceKeys.activeFlags(tenant),
+    queryFn: async ({ signal }) => {
+      const page = await unwrap(
+        api.GET(FLAGS, {
+          params: { path: { tenant }, query: { state: ['warned', 'extended'], page_size: 500 } },
+          signal,
+        }),
+      );
+      return new Map(page.results.map((flag) => [flag.job, flag]));
+    },
+    refetchInterval: 30_000,
+  });
+}
+
 /** The idle policy the sweep applies to the tenant (members read it). */
 export function useTenantPolicy(tenant: string) {
   return useQuery({
@@ -120,6 +139,7 @@ export function useFlagAction(tenant: string, job: number) {
           ),
     onSuccess: (flag) => {
       client.setQueryData(governanceKeys.jobFlag(tenant, job), flag);
+      void client.invalidateQueries({ queryKey: governanceKeys.activeFlags(tenant) });
     },
   });
 }

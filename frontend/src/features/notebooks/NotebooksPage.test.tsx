@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
+import { GOV, makeFlag } from '../governance/fixtures';
 
 const JOBS = '/api/v1/tenants/vision/jobs/';
 const NOTEBOOK = makeJob({
@@ -35,9 +36,10 @@ describe('notebooks', () => {
     expect(cells.slice(0, 5)).toEqual(['explore', 'VS Code', 'Running', '0.5', 'bob']);
     expect(requests.find((r) => r.path === JOBS)?.query).toBe('kind=notebook&page_size=50');
     fireEvent.click(within(table).getByRole('button', { name: /Stop/ }));
-    fireEvent.click(
-      within(await screen.findByRole('tooltip')).getByRole('button', { name: 'Stop' }),
-    );
+    const confirm = await screen.findByRole('tooltip');
+    // The confirmation says what a stop means for the workspace volume (no restart).
+    expect(confirm.textContent).toContain('cannot be started again');
+    fireEvent.click(within(confirm).getByRole('button', { name: 'Stop' }));
     await waitFor(() => {
       expect(within(table).getByTestId('job-state').getAttribute('data-state')).toBe('cancelled');
     });
@@ -112,5 +114,106 @@ describe('notebooks', () => {
         ],
       });
     });
+  });
+
+  it("offers Stop only on the member's own notebooks; admins may stop any", async () => {
+    const jobs = page([
+      { ...NOTEBOOK, open_url: '/notebooks/21/' },
+      { ...NOTEBOOK, id: 23, name: 'alices', owner: 'alice', open_url: null },
+    ]);
+    stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB), [`GET ${JOBS}`]: jobs });
+    const view = renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    await within(table).findByText('alices');
+    const rowOf = (name: string): HTMLElement => {
+      const row = within(table).getByText(name).closest('tr');
+      if (!row) throw new Error(`no row for ${name}`);
+      return row;
+    };
+    expect(within(rowOf('explore')).queryByRole('button', { name: /Stop/ })).not.toBeNull();
+    // The server refuses a member who stops someone else's notebook (403): no button.
+    expect(within(rowOf('alices')).queryByRole('button', { name: /Stop/ })).toBeNull();
+    view.unmount();
+
+    const alice = {
+      ...BOB,
+      user: { ...BOB.user, id: 2, username: 'alice' },
+      memberships: [
+        { tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'tenant_admin' as const },
+      ],
+    };
+    stubFetch({ 'GET /api/v1/auth/session/': sessionOf(alice), [`GET ${JOBS}`]: jobs });
+    renderApp('/notebooks');
+    const adminTable = await screen.findByTestId('notebooks-table');
+    await within(adminTable).findByText('alices');
+    expect(within(adminTable).getAllByRole('button', { name: /Stop/ })).toHaveLength(2);
+  });
+
+  it('refuses an empty or fractional workspace volume before sending', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([]),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      [`POST ${JOBS}`]: { status: 201, body: NOTEBOOK },
+    });
+    renderApp('/notebooks');
+    fireEvent.click(await screen.findByRole('button', { name: /New notebook/ }));
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.change(within(dialog).getByLabelText('Job name'), { target: { value: 'explore' } });
+    fireEvent.mouseDown(within(dialog).getByRole('combobox', { name: 'Resource pool' }));
+    fireEvent.click(await screen.findByTitle('a800-train'));
+    await waitFor(() => {
+      fireEvent.mouseDown(within(dialog).getByRole('combobox', { name: 'Accelerator model' }));
+      expect(screen.getByTitle('A800')).toBeTruthy();
+    });
+    fireEvent.click(screen.getByTitle('A800'));
+    const storage = within(dialog).getByLabelText('Workspace volume');
+    for (const value of ['', '1.5']) {
+      fireEvent.change(storage, { target: { value } });
+      fireEvent.click(within(dialog).getByRole('button', { name: 'Launch' }));
+      expect(
+        await within(dialog).findByText('A whole number of GiB, from 1 to 2048.'),
+      ).toBeTruthy();
+    }
+    expect(requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+
+  it('says why a queued notebook waits (over quota), with the detail on hover', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([
+        {
+          ...NOTEBOOK,
+          state: 'queued',
+          pending_code: 'quota',
+          pending_message: "quota: tenant 'vision' would use 85.75 A800, over its limit of 80",
+        },
+      ]),
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    const tag = await within(table).findByTestId('pending-code');
+    expect(tag.textContent).toBe('Quota');
+    fireEvent.mouseEnter(tag);
+    expect((await screen.findByRole('tooltip')).textContent).toContain('over its limit of 80');
+  });
+
+  it('marks a notebook whose idle GPUs are about to be stopped, linking to its page', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([NOTEBOOK, { ...NOTEBOOK, id: 22, name: 'busy' }]),
+      [`GET ${GOV}/flags/`]: page([makeFlag({ job: 21, stop_at: '2026-12-03T10:30:00Z' })]),
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    const idle = await within(table).findByTestId('idle-stop');
+    expect(idle.closest('tr')?.textContent).toContain('explore');
+    expect(idle.getAttribute('href')).toBe('/jobs/21');
+    expect(idle.textContent).toMatch(/^GPUs idle: stops /);
+    expect(within(table).getAllByTestId('idle-stop')).toHaveLength(1);
+    // One request for the page's pending stops, not one per notebook.
+    const flagRequests = requests.filter((r) => r.path === `${GOV}/flags/`);
+    expect(flagRequests).toHaveLength(1);
+    expect(flagRequests[0]?.query).toBe('state=warned&state=extended&page_size=500');
   });
 });

@@ -12,6 +12,7 @@ import {
   Radio,
   Select,
   Space,
+  Tag,
   Tooltip,
 } from 'antd';
 import { useState } from 'react';
@@ -32,6 +33,7 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { devicesLabel, modelsOf, nameRules } from '../jobs/helpers';
 import { useJobAction, useJobs, usePools, useSubmitJob } from '../jobs/api';
+import { useActiveIdleFlags } from '../governance/api';
 import { useTenant } from '../tenancy/useTenant';
 import { poolOptions } from '../../lib/poolOptions';
 
@@ -83,16 +85,34 @@ function notebookSubmit(values: NotebookValues): JobSubmit {
 export function NotebooksPage() {
   const tenant = useTenant();
   if (tenant.slug === null) return <NoTenantResult />;
-  return <Notebooks tenant={tenant.slug} canWrite={tenant.canWrite} />;
+  return (
+    <Notebooks
+      tenant={tenant.slug}
+      canWrite={tenant.canWrite}
+      isTenantAdmin={tenant.isTenantAdmin}
+      me={tenant.user?.username}
+    />
+  );
 }
 
-function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
+function Notebooks({
+  tenant,
+  canWrite,
+  isTenantAdmin,
+  me,
+}: {
+  tenant: string;
+  canWrite: boolean;
+  isTenantAdmin: boolean;
+  me: string | undefined;
+}) {
   const { t } = useTranslation();
   const { message } = App.useApp();
   const language = currentLanguage();
   const pages = useCursorPages(tenant);
   const notebooks = useJobs(tenant, { kind: 'notebook' }, pages.cursor);
   const stop = useJobAction(tenant, 'cancel');
+  const idle = useActiveIdleFlags(tenant).data;
   const [open, setOpen] = useState(false);
 
   const flavorOf = (job: Job): string => {
@@ -134,7 +154,33 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
             {
               title: t('jobs.state'),
               dataIndex: 'state',
-              render: (s: Job['state']) => <JobStateTag state={s} />,
+              // A waiting notebook says why (over quota, no capacity...): the category
+              // translated, the scheduler's sentence on hover, as on the job's page.
+              render: (s: Job['state'], job) => {
+                const stopAt = s === 'running' ? idle?.get(job.id)?.stop_at : null;
+                return (
+                  <Space size={4}>
+                    <JobStateTag state={s} />
+                    {stopAt && (
+                      // Idle GPUs: the sweep stops it then unless kept running (on its page).
+                      <Link to={`/jobs/${job.id}`} data-testid="idle-stop">
+                        <Tag color="warning">
+                          {t('notebooks.idleStop', { stop: formatDateTime(stopAt, language) })}
+                        </Tag>
+                      </Link>
+                    )}
+                    {s === 'queued' && job.pending_code !== '' && (
+                      <Tooltip title={job.pending_message || undefined}>
+                        <Tag data-testid="pending-code" data-code={job.pending_code}>
+                          {t(`cluster.pending_${job.pending_code}`, {
+                            defaultValue: job.pending_code,
+                          })}
+                        </Tag>
+                      </Tooltip>
+                    )}
+                  </Space>
+                );
+              },
             },
             { title: t('jobs.accelerators'), key: 'dev', render: (_, job) => devicesLabel(job) },
             { title: t('jobs.owner'), dataIndex: 'owner' },
@@ -149,23 +195,28 @@ function Notebooks({ tenant, canWrite }: { tenant: string; canWrite: boolean }) 
               render: (_, job) => (
                 <Space size="small">
                   {job.open_url && <OpenButton url={job.open_url} />}
-                  {canWrite && ACTIVE_STATES.includes(job.state) && (
-                    <Popconfirm
-                      title={t('notebooks.stopConfirm', { name: job.name })}
-                      okText={t('notebooks.stop')}
-                      cancelText={t('common.no')}
-                      onConfirm={() => {
-                        stop.mutate(job.id, {
-                          onSuccess: () => void message.success(t('notebooks.stopped')),
-                          onError: (e) => void message.error(e.summary),
-                        });
-                      }}
-                    >
-                      <Button size="small" danger icon={<StopOutlined />}>
-                        {t('notebooks.stop')}
-                      </Button>
-                    </Popconfirm>
-                  )}
+                  {/* Stopping is for the notebook's owner and tenant (or platform) admins; the
+                      server says 403 to other members. */}
+                  {canWrite &&
+                    ACTIVE_STATES.includes(job.state) &&
+                    (isTenantAdmin || job.owner === me) && (
+                      <Popconfirm
+                        title={t('notebooks.stopConfirm', { name: job.name })}
+                        description={t('notebooks.stopConfirmBody')}
+                        okText={t('notebooks.stop')}
+                        cancelText={t('common.no')}
+                        onConfirm={() => {
+                          stop.mutate(job.id, {
+                            onSuccess: () => void message.success(t('notebooks.stopped')),
+                            onError: (e) => void message.error(e.summary),
+                          });
+                        }}
+                      >
+                        <Button size="small" danger icon={<StopOutlined />}>
+                          {t('notebooks.stop')}
+                        </Button>
+                      </Popconfirm>
+                    )}
                 </Space>
               ),
             },
@@ -306,7 +357,19 @@ function CreateNotebook({ tenant, onClose }: { tenant: string; onClose: () => vo
             />
           </Form.Item>
         )}
-        <Form.Item name="storage_gib" label={t('notebooks.storage')}>
+        <Form.Item
+          name="storage_gib"
+          label={t('notebooks.storage')}
+          rules={[
+            {
+              required: true,
+              type: 'integer',
+              min: 1,
+              max: 2048,
+              message: t('notebooks.storageRule'),
+            },
+          ]}
+        >
           <InputNumber min={1} max={2048} suffix="GiB" />
         </Form.Item>
         {formError.length > 0 && <Alert type="error" showIcon title={formError.join(' ')} />}

@@ -318,7 +318,10 @@ export const en = {
     vscode: 'VS Code',
     stop: 'Stop',
     stopConfirm: 'Stop notebook {{name}}?',
+    stopConfirmBody:
+      'A stopped notebook cannot be started again, and its workspace volume does not carry over: a copy (Clone, on its page) starts with a new, empty one.',
     stopped: 'Notebook stopped',
+    idleStop: 'GPUs idle: stops {{stop}}',
     launch: 'Launch',
     accelerators: 'Accelerators',
     shareHint: 'Fractional shares are time-sliced GPUs, fine for exploration.',
@@ -326,6 +329,7 @@ export const en = {
     fraction: '{{share}} GPU (shared)',
     whole: '{{n}} GPU(s)',
     storage: 'Workspace volume',
+    storageRule: 'A whole number of GiB, from 1 to 2048.',
     open: 'Open',
     openHint: 'Opens in a new tab through the platform; no token needed.',
   },

@@ -318,7 +318,10 @@ export const zh: Messages = {
     vscode: 'VS Code',
     stop: '停止',
     stopConfirm: '停止开发环境 {{name}}？',
+    stopConfirmBody:
+      '停止后的开发环境无法再次启动，其工作区存储卷也不会保留给副本：副本（在其详情页点击“克隆”）会使用一个新的空存储卷。',
     stopped: '开发环境已停止',
+    idleStop: 'GPU 空闲：将于 {{stop}} 停止',
     launch: '启动',
     accelerators: '加速卡',
     shareHint: '小数份额为时间片共享 GPU，适合探索调试。',
@@ -326,6 +329,7 @@ export const zh: Messages = {
     fraction: '{{share}} 张 GPU（共享）',
     whole: '{{n}} 张 GPU',
     storage: '工作区存储卷',
+    storageRule: '请输入 1 到 2048 之间的整数（GiB）。',
     open: '打开',
     openHint: '在新标签页中经由平台打开，无需令牌。',
   },
