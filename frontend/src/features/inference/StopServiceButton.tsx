@@ -4,7 +4,6 @@ import { App, Button, Popconfirm } from 'antd';
 import { useTranslation } from 'react-i18next';
 import type { InferenceService } from '../../lib/apiTypes';
 import { ACTIVE_STATES } from '../../lib/jobStates';
-import { useSession } from '../auth/api';
 import { useJobAction } from '../jobs/api';
 import { useTenant } from '../tenancy/useTenant';
 import { isJobState } from './labels';
@@ -24,13 +23,11 @@ export function StopServiceButton({
   const { message } = App.useApp();
   const client = useQueryClient();
   const cancel = useJobAction(tenant, 'cancel');
-  const me = useSession().data?.user.username;
-  const { canWrite, isTenantAdmin } = useTenant();
+  const { mayCancel } = useTenant();
   const state = service.state;
   // Only while the job holds or waits for GPUs: an ended job has nothing to stop.
   const active = isJobState(state) && ACTIVE_STATES.includes(state);
-  // As on the job page: the server lets the owner and tenant admins cancel, 403 for others.
-  const allowed = canWrite && (isTenantAdmin || service.owner === me);
+  const allowed = mayCancel(service.owner);
   if (!active || !allowed) return null;
   return (
     <Popconfirm

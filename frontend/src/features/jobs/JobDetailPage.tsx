@@ -33,7 +33,6 @@ import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { useProjects } from '../projects/api';
-import { useSession } from '../auth/api';
 import { useTenant } from '../tenancy/useTenant';
 import { JobUsageSection } from '../telemetry/JobUsageSection';
 
@@ -76,8 +75,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
   const events = useJobEvents(tenant, id);
   const cancel = useJobAction(tenant, 'cancel');
   // Cancel is for the job's owner and tenant (or platform) admins; the server says 403 to others.
-  const me = useSession().data?.user.username;
-  const { isTenantAdmin } = useTenant();
+  const { mayCancel } = useTenant();
   const clone = useJobAction(tenant, 'clone');
   const pools = usePools();
   const projects = useProjects(tenant);
@@ -122,7 +120,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 </Button>
               </Popconfirm>
             )}
-            {canWrite && active && (isTenantAdmin || data.owner === me) && (
+            {canWrite && active && mayCancel(data.owner) && (
               <Popconfirm
                 title={t('jobDetail.cancelConfirm')}
                 okText={t('jobDetail.cancel')}

@@ -85,26 +85,17 @@ function notebookSubmit(values: NotebookValues): JobSubmit {
 export function NotebooksPage() {
   const tenant = useTenant();
   if (tenant.slug === null) return <NoTenantResult />;
-  return (
-    <Notebooks
-      tenant={tenant.slug}
-      canWrite={tenant.canWrite}
-      isTenantAdmin={tenant.isTenantAdmin}
-      me={tenant.user?.username}
-    />
-  );
+  return <Notebooks tenant={tenant.slug} canWrite={tenant.canWrite} mayCancel={tenant.mayCancel} />;
 }
 
 function Notebooks({
   tenant,
   canWrite,
-  isTenantAdmin,
-  me,
+  mayCancel,
 }: {
   tenant: string;
   canWrite: boolean;
-  isTenantAdmin: boolean;
-  me: string | undefined;
+  mayCancel: (owner: string | null | undefined) => boolean;
 }) {
   const { t } = useTranslation();
   const { message } = App.useApp();
@@ -197,26 +188,24 @@ function Notebooks({
                   {job.open_url && <OpenButton url={job.open_url} />}
                   {/* Stopping is for the notebook's owner and tenant (or platform) admins; the
                       server says 403 to other members. */}
-                  {canWrite &&
-                    ACTIVE_STATES.includes(job.state) &&
-                    (isTenantAdmin || job.owner === me) && (
-                      <Popconfirm
-                        title={t('notebooks.stopConfirm', { name: job.name })}
-                        description={t('notebooks.stopConfirmBody')}
-                        okText={t('notebooks.stop')}
-                        cancelText={t('common.no')}
-                        onConfirm={() => {
-                          stop.mutate(job.id, {
-                            onSuccess: () => void message.success(t('notebooks.stopped')),
-                            onError: (e) => void message.error(e.summary),
-                          });
-                        }}
-                      >
-                        <Button size="small" danger icon={<StopOutlined />}>
-                          {t('notebooks.stop')}
-                        </Button>
-                      </Popconfirm>
-                    )}
+                  {ACTIVE_STATES.includes(job.state) && mayCancel(job.owner) && (
+                    <Popconfirm
+                      title={t('notebooks.stopConfirm', { name: job.name })}
+                      description={t('notebooks.stopConfirmBody')}
+                      okText={t('notebooks.stop')}
+                      cancelText={t('common.no')}
+                      onConfirm={() => {
+                        stop.mutate(job.id, {
+                          onSuccess: () => void message.success(t('notebooks.stopped')),
+                          onError: (e) => void message.error(e.summary),
+                        });
+                      }}
+                    >
+                      <Button size="small" danger icon={<StopOutlined />}>
+                        {t('notebooks.stop')}
+                      </Button>
+                    </Popconfirm>
+                  )}
                 </Space>
               ),
             },

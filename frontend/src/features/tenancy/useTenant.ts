@@ -13,6 +13,9 @@ export interface TenantContext {
   isTenantAdmin: boolean;
   /** Viewers read only. */
   canWrite: boolean;
+  /** Whether the user may cancel (stop) a job `owner` submitted: the owner or a tenant admin,
+   * the server's rule (others get a 403), so pages offer Stop/Cancel only then. */
+  mayCancel: (owner: string | null | undefined) => boolean;
 }
 
 export function useTenant(): TenantContext {
@@ -21,13 +24,17 @@ export function useTenant(): TenantContext {
   const current = useCurrentMembership(memberships);
   const isPlatformAdmin = session.data?.user.is_platform_admin ?? false;
   const role = current?.role ?? null;
+  const user = session.data?.user ?? null;
+  const isTenantAdmin = role === 'tenant_admin' || isPlatformAdmin;
+  const canWrite = role !== 'viewer' && (role !== null || isPlatformAdmin);
   return {
     slug: current?.tenant.slug ?? null,
     name: current?.tenant.name ?? null,
     role,
     isPlatformAdmin,
-    user: session.data?.user ?? null,
-    isTenantAdmin: role === 'tenant_admin' || isPlatformAdmin,
-    canWrite: role !== 'viewer' && (role !== null || isPlatformAdmin),
+    user,
+    isTenantAdmin,
+    canWrite,
+    mayCancel: (owner) => canWrite && (isTenantAdmin || (user !== null && owner === user.username)),
   };
 }
