@@ -80,7 +80,7 @@ def build(job: Job) -> ws.WorkloadSpec:
             ws.NotebookSpec(
                 flavor=notebook.get("flavor", "jupyter"),
                 token=notebook_token(job),
-                storage_gib=int(notebook.get("storage_gib", 10)),
+                storage_gib=int(notebook.get("storage_gib", ws.DEFAULT_NOTEBOOK_STORAGE_GIB)),
             )
             if job.kind == "notebook"
             else None

@@ -257,3 +257,8 @@ def test_kubernetes_backend_resolves_the_service_dns_name(world: World, cluster:
     endpoint = backend.notebook_endpoint(build(job))
     assert endpoint.base_url == f"http://zs-nb-{job.pk}.zs-tenant-a.svc:8080/"
     assert endpoint.flavor == "vscode"
+
+    # A notebook stored without a size gets the API's default home volume, not a smaller one.
+    job.spec = {**job.spec, "notebook": {"flavor": "jupyter"}}
+    claim = render_notebook(build(job))[-1]["spec"]["volumeClaimTemplates"][0]
+    assert claim["spec"]["resources"]["requests"]["storage"] == "20Gi"

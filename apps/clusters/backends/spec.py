@@ -186,13 +186,17 @@ class ReplicaGroup:
             _require(is_dns_subdomain(node), f"invalid node name {node!r}")
 
 
+# A notebook's home volume when its submitter names no size (the API's default too).
+DEFAULT_NOTEBOOK_STORAGE_GIB = 20
+
+
 @dataclass(frozen=True)
 class NotebookSpec:
     """A browser IDE: JupyterLab or code-server, protected by ``token``."""
 
     flavor: NotebookFlavor
     token: str = field(repr=False)
-    storage_gib: int = 10
+    storage_gib: int = DEFAULT_NOTEBOOK_STORAGE_GIB
     storage_class: str | None = None
 
     def __post_init__(self) -> None:

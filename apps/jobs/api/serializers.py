@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Max, Sum
 from rest_framework import serializers
 
+from apps.clusters.backends.spec import DEFAULT_NOTEBOOK_STORAGE_GIB
 from apps.clusters.models import Node, ResourcePool
 from apps.governance.policy import runtime_cap
 from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine
@@ -114,7 +115,9 @@ class VolumeSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any
 
 class NotebookOptionsSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     flavor = serializers.ChoiceField(["jupyter", "vscode"], default="jupyter")
-    storage_gib = serializers.IntegerField(min_value=1, max_value=2048, default=20)
+    storage_gib = serializers.IntegerField(
+        min_value=1, max_value=2048, default=DEFAULT_NOTEBOOK_STORAGE_GIB
+    )
 
 
 class InferenceOptionsSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
@@ -320,7 +323,7 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         if validated_data["kind"] == JobKind.NOTEBOOK:
             spec["notebook"] = validated_data.get("notebook") or {
                 "flavor": "jupyter",
-                "storage_gib": 20,
+                "storage_gib": DEFAULT_NOTEBOOK_STORAGE_GIB,
             }
         if validated_data["kind"] == JobKind.INFERENCE:
             spec["inference"] = validated_data.get("inference") or {"port": 8000}
