@@ -1,14 +1,50 @@
 """The Celery application. Broker: Redis in production, ``memory://`` in the embedded default."""
 
 import os
+from typing import Any
 
-from celery import Celery
+from celery import Celery, bootsteps
+from celery.beat import PersistentScheduler
+
+from apps.core import alive
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
 app = Celery("zhisuan")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+ALIVE_EVERY_S = 10.0
+
+
+class AliveStep(bootsteps.StartStopStep):
+    """The worker's liveness file (apps/core/alive.py), touched from the worker's own timer:
+    when the worker's main loop hangs, the timer stops and the file goes stale."""
+
+    requires = ("celery.worker.components:Timer",)
+
+    def __init__(self, worker: Any, **kwargs: Any) -> None:
+        self.tref: Any = None
+
+    def start(self, worker: Any) -> None:
+        alive.touch("worker")
+        self.tref = worker.timer.call_repeatedly(ALIVE_EVERY_S, alive.touch, ("worker",))
+
+    def stop(self, worker: Any) -> None:
+        if self.tref is not None:
+            self.tref.cancel()
+
+
+class AliveScheduler(PersistentScheduler):
+    """Celery's default scheduler that also touches beat's liveness file on every tick."""
+
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        alive.touch("beat")
+        return float(super().tick(*args, **kwargs))
+
+
+app.steps["worker"].add(AliveStep)
+app.conf.beat_scheduler = "config.celery:AliveScheduler"
 
 # The control loop in production: beat ticks these; the embedded default ticks them in-process.
 app.conf.beat_schedule = {

@@ -39,6 +39,10 @@ DOCUMENTED: dict[str, str] = {
     "standard)",
     "ZS_LOG_LEVEL": "root log level (default INFO)",
     "ZS_TOKEN_TTL_DAYS": "default lifetime of a new API token in days (default 90)",
+    "ZS_ALIVE_DIR": "folder where the worker, beat, telemetry collector and autoscaler touch "
+    "their liveness files for exec probes (unset: none written; apps/core/alive.py)",
+    "ZS_NOTEBOOK_HOME_RETENTION_DAYS": "days a stopped notebook's home volume is kept after "
+    "the last notebook using it ended; 0 keeps it until its owner deletes it (default 30)",
     "ZS_THROTTLE_LOGIN": "login attempts allowed per client address (default 20/min)",
     "ZS_THROTTLE_TOKENS": "token API requests allowed per user (default 60/min)",
     "ZS_FRONTEND_DIST": "folder with the built dashboard (default frontend/dist)",

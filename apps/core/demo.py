@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.clusters.backends.spec import DEFAULT_NOTEBOOK_STORAGE_GIB
 from apps.clusters.models import Arch, Cluster, ClusterKind, Device, Node, ResourcePool, Vendor
 from apps.core.demo_history import seed_history
 from apps.jobs.models import Job, JobKind
@@ -188,6 +189,18 @@ def _training(
     }  # fmt: skip
 
 
+def _notebook() -> dict[str, Any]:
+    return {
+        "image": "quay.io/jupyter/base-notebook:latest",
+        "replica_groups": [
+            {"name": "notebook", "replicas": 1, "accelerators": 1, "cpu_milli": 8000,
+             "memory_mib": 65536}
+        ],
+        "accelerator_models": ["A800"],
+        "notebook": {"flavor": "jupyter", "storage_gib": DEFAULT_NOTEBOOK_STORAGE_GIB},
+    }  # fmt: skip
+
+
 def _jobs(cluster: Cluster) -> None:
     """A week of finished jobs (``demo_history``), then a few long-running jobs so the
     dashboard has something live to show."""
@@ -202,6 +215,8 @@ def _jobs(cluster: Cluster) -> None:
         ("nlp", "dave", "llama-7b-pretrain", JobKind.TRAINING, 3, _training(4, 8, 8, "soft"), 12),
         ("vision", "bob", "vit-l-imagenet", JobKind.TRAINING, 4, _training(2, 8, 3), 4),
         ("vision", "bob", "detr-finetune", JobKind.TRAINING, 4, _training(1, 4, 1.5), 2),
+        # A notebook to open, stop and restart with its files (simulated: a page, no kernel).
+        ("vision", "bob", "eda-notebook", JobKind.NOTEBOOK, 4, _notebook(), 8),
     ]
     for slug, username, name, kind, priority, spec, limit_h in demo:
         submit_job(

@@ -43,6 +43,7 @@ from apps.governance.policy import (
 )
 from apps.governance.utilization import UtilizationProvider, get_provider
 from apps.health.checkpoints import latest_checkpoint
+from apps.jobs import homes
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobKind, JobState, OutboxAction
 from apps.runs import services as runs
@@ -75,6 +76,7 @@ class SweepResult:
     escalated: int = 0
     timed_out: int = 0
     runtime_warned: int = 0
+    homes_deleted: int = 0
 
     @property
     def total(self) -> int:
@@ -507,4 +509,5 @@ def sweep(*, provider: UtilizationProvider | None = None) -> SweepResult:
     _idle_pass(provider or get_provider(), now, result)
     _queue_pass(now, result)
     _runtime_pass(now, result)
+    result.homes_deleted = homes.expire(now)
     return result

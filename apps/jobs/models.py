@@ -100,6 +100,11 @@ class Job(models.Model):
     admitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    home_deleted_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Notebooks: when the home volume this notebook mounts was deleted.",
+    )
 
     class Meta:
         ordering = ["-id"]
@@ -204,6 +209,8 @@ class OutboxAction(models.TextChoices):
     # Set an inference service's replica count; the count is read when the row is relayed,
     # so one row per attempt carries the latest decision.
     SCALE = "scale", "Scale inference service"
+    # Remove a notebook's home volume (on the job that made it), once no notebook mounts it.
+    DELETE_HOME = "delete_home", "Delete notebook home volume"
 
 
 class OutboxState(models.TextChoices):

@@ -22,6 +22,9 @@ NOTES: dict[str, str] = {
     "resumeReplicas": "attempt {attempt} starts new replicas",
     "resumeFromStart": "attempt {attempt} starts from the beginning (no complete checkpoint yet)",
     "resumeCheckpoint": "attempt {attempt} resumes from the checkpoint at step {step}",
+    "homeFrom": "restarted by {actor}; mounts the home folder of notebook #{job}",
+    "homeDeletedBy": "files in the home folder deleted by {actor}",
+    "homeExpired": "files in the home folder deleted: no notebook used them for {days} days",
 }
 
 

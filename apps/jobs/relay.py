@@ -80,8 +80,8 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
         entry = (
             OutboxEntry.objects.select_for_update(skip_locked=True)
             .filter(state=OutboxState.PENDING, available_at__lte=timezone.now())
-            # "scale" > "delete" > "apply": a scale is one cheap call; deleting frees
-            # devices before new workloads are created
+            # "scale" > "delete_home" > "delete" > "apply": a scale is one cheap call;
+            # deleting frees devices before new workloads are created
             .order_by("-action", "id")
             .first()
         )
@@ -104,6 +104,9 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
                 else:
                     backend.apply(workload.build(job))
                     entry.state = OutboxState.DONE
+            elif entry.action == OutboxAction.DELETE_HOME:
+                backend.delete_notebook_home(job.pk, job.tenant.slug)
+                entry.state = OutboxState.DONE
             else:
                 logs.collect_job(backend, job)  # the last lines, before the pods go
                 backend.delete(job.pk, job.tenant.slug, job.kind)  # type: ignore[arg-type]
@@ -116,7 +119,7 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
             log.error("outbox %s failed permanently: %s", entry, exc)
             # A failed scale leaves the service running at its old size; the next decision
             # makes the row pending again.
-            if entry.action != OutboxAction.SCALE and job.state in (
+            if entry.action in (OutboxAction.APPLY, OutboxAction.DELETE) and job.state in (
                 JobState.ADMITTED,
                 JobState.DISPATCHING,
             ):

@@ -224,21 +224,30 @@ def request_scale(job: Job) -> OutboxEntry:
 
 
 @transaction.atomic
-def clone_job(*, job: Job, actor: User) -> Job:
+def clone_job(
+    *, job: Job, actor: User, owner: User | None = None, spec: dict[str, Any] | None = None
+) -> Job:
     """A new queued job with the same spec (retry of a finished job, or a copy), under the
-    tenant's runtime cap as it is now."""
+    tenant's runtime cap as it is now; owned by ``actor`` unless ``owner`` is given. A copy
+    of a notebook gets a new home volume (``apps.jobs.homes.restart_notebook`` passes a
+    ``spec`` that keeps the old one)."""
+    if spec is None:
+        spec = job.spec
+        if "home_job" in (spec.get("notebook") or {}):
+            notebook = {k: v for k, v in spec["notebook"].items() if k != "home_job"}
+            spec = {**spec, "notebook": notebook}
     limit = job.max_runtime_s
     cap = runtime_cap(job.tenant, job.kind)
     if cap is not None:
         limit = cap if limit is None else min(limit, cap)
     return submit_job(
         tenant=job.tenant,
-        owner=actor,
+        owner=owner or actor,
         name=job.name,
         kind=JobKind(job.kind),
         pool=job.pool,
         priority=job.priority,
-        spec=job.spec,
+        spec=spec,
         project=job.project,
         max_wait_s=job.max_wait_s,
         max_runtime_s=limit,

@@ -81,6 +81,7 @@ def build(job: Job) -> ws.WorkloadSpec:
                 flavor=notebook.get("flavor", "jupyter"),
                 token=notebook_token(job),
                 storage_gib=int(notebook.get("storage_gib", ws.DEFAULT_NOTEBOOK_STORAGE_GIB)),
+                home_job_id=notebook.get("home_job"),
             )
             if job.kind == "notebook"
             else None

@@ -18,7 +18,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import close_old_connections
 
-from apps.core import embedded
+from apps.core import alive, embedded
 from apps.telemetry import live
 from apps.telemetry.aggregate import Owner, RateTracker, State, build_state
 from apps.telemetry.frames import FrameCutter, View, encode
@@ -140,6 +140,7 @@ def run(
             log.exception("telemetry tick failed")
         finally:
             close_old_connections()
+        alive.touch("telemetry")  # the loop goes on, even after a failed tick
         done += 1
         if ticks <= 0 or done < ticks:
             stop.wait(max(0.05, interval_s - (time.monotonic() - began)))

@@ -209,6 +209,9 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
 }
 
 TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)
+# A stopped notebook's home volume (its files) is deleted this many days after the last
+# notebook that mounts it ended; 0 keeps every one until its owner deletes it (apps/jobs/homes).
+NOTEBOOK_HOME_RETENTION_DAYS = max(0, env.get_int("ZS_NOTEBOOK_HOME_RETENTION_DAYS", 30))
 # Prices are plain decimals; this names their unit for every screen and export.
 CURRENCY = env.get_currency("ZS_CURRENCY", "CNY")
 # Governance webhooks may call private, loopback and link-local addresses (apps/governance/webhook).

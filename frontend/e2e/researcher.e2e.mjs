@@ -152,7 +152,27 @@ process.exitCode = await runScenario('researcher', async (page) => {
     'the notebook page through the proxy',
   );
   check(!/token=/.test(page.url()), 'no token in the notebook URL');
+  await expectVisible(page.getByText('new, 20 GiB'), 'a first notebook gets a new home volume');
   await screenshot(page, 'researcher-notebook');
+
+  // Stopped, then restarted with its files: the new notebook mounts the first one's home.
+  const firstId = /\/notebooks\/(\d+)\//.exec(href ?? '')?.[1];
+  await page.goto(new URL('/notebooks', page.url()).toString());
+  const nbRows = page.getByTestId('notebooks-table').locator('tr', { hasText: notebook });
+  await nbRows.getByRole('button', { name: 'Stop' }).click();
+  await page.locator('.ant-popconfirm').getByRole('button', { name: 'Stop' }).click();
+  const restart = nbRows.getByRole('button', { name: 'Restart' });
+  await expectVisible(restart, `notebook ${notebook} stopped, with a Restart button`);
+  await restart.click();
+  const reopen = nbRows.getByTestId('notebook-open');
+  await expectVisible(reopen, `the restart of ${notebook} running with an Open link`, 60_000);
+  const again = await reopen.getAttribute('href');
+  check(again && again !== href, `the restart opens at its own address (${again})`);
+  await page.goto(new URL(again ?? '', page.url()).toString());
+  await expectVisible(
+    page.getByText(`kept from notebook #${firstId}`),
+    "the restarted notebook mounts the first one's home volume",
+  );
 
   // An inference service: deployed from the form, then its page fills with traffic samples
   // of the simulated replicas (every 10 s) and the autoscaler's decisions.
@@ -184,5 +204,5 @@ process.exitCode = await runScenario('researcher', async (page) => {
   check(charted >= 2, `the traffic history chart shows two or more samples (saw ${charted})`);
   const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running with curves and logs; checkpoint request: ${savedAt}; notebook ${href} opened; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
+  return `job ${name} (#${id}) is running with curves and logs; checkpoint request: ${savedAt}; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
 });

@@ -587,6 +587,32 @@ def cmd_notebook_open(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_notebook_restart(args: argparse.Namespace, out: TextIO) -> int:
+    """Queue a stopped notebook again with its files (the same home volume)."""
+    client = _client(args)
+    job = client.post(client.tenant_path(f"jobs/{args.id}/restart/"))
+    files = (
+        "a new, empty home (it never started, so it kept no files)"
+        if job.get("home_job") == job["id"]
+        else f"the files of notebook {job.get('home_job')}"
+    )
+    print(f"Restarted notebook {args.id} as job {job['id']} ({job['name']}) with {files}: "
+          f"{job['state']}", file=out)  # fmt: skip
+    return 0
+
+
+def cmd_notebook_delete_files(args: argparse.Namespace, out: TextIO) -> int:
+    """Delete the home volume a stopped notebook mounts (for its whole chain of restarts)."""
+    if not args.yes:
+        raise CliError(f"this deletes the files of notebook {args.id} for good; add --yes to "
+                       "confirm", EXIT_USAGE)  # fmt: skip
+    client = _client(args)
+    job = client.post(client.tenant_path(f"jobs/{args.id}/delete-home/"))
+    print(f"Deleted the home volume of notebook {job.get('home_job')} (the files notebook "
+          f"{args.id} used); it can no longer be restarted with them.", file=out)  # fmt: skip
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="zs", description="Zhisuan (智算) command line")
     p.add_argument("--version", action="version", version=f"zs {__version__}")
@@ -672,6 +698,19 @@ def build_parser() -> argparse.ArgumentParser:
     nb_open.set_defaults(func=cmd_notebook_open)
     nb_open.add_argument("id", type=int, help="notebook (job) id")
     nb_open.add_argument("--print-only", action="store_true", help="print the address only")
+    nb_restart = notebook_sub.add_parser(
+        "restart", help="start a stopped notebook again with its files", parents=[common]
+    )
+    nb_restart.set_defaults(func=cmd_notebook_restart)
+    nb_restart.add_argument("id", type=int, help="notebook (job) id")
+    nb_delete = notebook_sub.add_parser(
+        "delete-files",
+        help="delete a stopped notebook's home volume (its files) for good",
+        parents=[common],
+    )
+    nb_delete.set_defaults(func=cmd_notebook_delete_files)
+    nb_delete.add_argument("id", type=int, help="notebook (job) id")
+    nb_delete.add_argument("--yes", action="store_true", help="confirm: the files are lost")
     return p
 
 

@@ -73,8 +73,12 @@ def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
         (j.spec["replica_groups"][0]["replicas"] > 1, j.spec["topology"]["mode"]) for j in done
     }
     assert modes == {(True, "soft"), (False, "none")}
-    # The three live demo jobs come last, and seeding again writes nothing.
-    assert list(Job.objects.order_by("-pk").values_list("state", flat=True)[:3]) == ["queued"] * 3
+    # The four live demo jobs (three training jobs, a notebook) come last; seeding again
+    # writes nothing.
+    assert list(Job.objects.order_by("-pk").values_list("kind", "state")[:4]) == [
+        ("notebook", "queued"),
+        *[("training", "queued")] * 3,
+    ]
     count = Job.objects.count()
     demo.seed()
     assert Job.objects.count() == count

@@ -45,6 +45,7 @@ from apps.clusters.backends.spec import (
 )
 
 from .conftest import (
+    CLAIM_RESOURCE,
     DEPLOY_RESOURCE,
     EVICTION_PATH,
     HYPERNODE_RESOURCE,
@@ -193,6 +194,17 @@ async def test_delete_notebook_removes_all_its_objects(cluster: Cluster) -> None
     assert not cluster.has(STS_RESOURCE, "zs-acme", "zs-nb-202")
     assert not cluster.has(SERVICE_RESOURCE, "zs-acme", "zs-nb-202")
     assert not cluster.has(SECRET_RESOURCE, "zs-acme", "zs-nb-202-token")
+
+
+async def test_delete_notebook_home_removes_only_its_claim(cluster: Cluster) -> None:
+    for name in ("home-zs-nb-202-0", "home-zs-nb-203-0"):
+        cluster.seed(CLAIM_RESOURCE, "zs-acme", ours(202, name, spec={"resources": {}}))
+    assert await run(cluster.backend.delete_notebook_home, 202, "acme") is True
+    assert not cluster.has(CLAIM_RESOURCE, "zs-acme", "home-zs-nb-202-0")
+    assert cluster.has(CLAIM_RESOURCE, "zs-acme", "home-zs-nb-203-0")
+    assert await run(cluster.backend.delete_notebook_home, 202, "acme") is False  # gone: fine
+    deletes = [r for r in cluster.kmock if r.method == "DELETE"]
+    assert [r.params.get("propagationPolicy") for r in deletes] == ["Background", "Background"]
 
 
 async def test_delete_server_error_is_transient(cluster: Cluster) -> None:

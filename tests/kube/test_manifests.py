@@ -14,6 +14,7 @@ from apps.clusters.backends.kubernetes.manifests import (
     ANNOTATION_PREEMPTABLE,
     ANNOTATION_VOLCANO_QUEUE,
     RenderOptions,
+    notebook_home_claim,
     quota_hard,
     render_hypernodes,
     render_inference,
@@ -27,6 +28,7 @@ from apps.clusters.backends.kubernetes.manifests import (
 from apps.clusters.backends.spec import (
     LeafSwitch,
     NetworkTopology,
+    NotebookSpec,
     ReplicaGroup,
     ScalableUnit,
     Spine,
@@ -96,6 +98,9 @@ def _all_workload_specs() -> dict[str, Any]:
         ),
         "notebook-jupyter": notebook_spec(),
         "notebook-vscode": notebook_spec(job_id=203, flavor="vscode"),
+        "notebook-restarted": notebook_spec(
+            job_id=204, notebook=NotebookSpec("jupyter", "t0ken-" + "x" * 26, home_job_id=202)
+        ),
         "inference": inference_spec(),
     }
 
@@ -520,6 +525,24 @@ def test_vscode_notebook_uses_code_server_with_password_from_the_secret() -> Non
     assert container["ports"][0]["containerPort"] == 8080
     assert {e["name"] for e in container["env"] if "valueFrom" in e} == {"PASSWORD"}
     assert {"name": "home", "mountPath": "/home/coder"} in container["volumeMounts"]
+
+
+def test_a_restarted_notebook_mounts_the_claim_its_first_notebook_made() -> None:
+    first = render_notebook(notebook_spec(job_id=202))[2]
+    template = first["spec"]["volumeClaimTemplates"][0]
+    made = f"{template['metadata']['name']}-{first['metadata']['name']}-0"  # the StatefulSet rule
+    assert made == notebook_home_claim(202) == "home-zs-nb-202-0"
+
+    spec = notebook_spec(
+        job_id=204, notebook=NotebookSpec("jupyter", "t0ken-" + "x" * 26, home_job_id=202)
+    )
+    statefulset = render_notebook(spec)[2]
+    assert statefulset["metadata"]["name"] == "zs-nb-204"
+    assert "volumeClaimTemplates" not in statefulset["spec"]  # no new, empty home
+    pod = statefulset["spec"]["template"]["spec"]
+    assert {"name": "home", "persistentVolumeClaim": {"claimName": made}} in pod["volumes"]
+    assert {"name": "home", "mountPath": "/home/jovyan"} in pod["containers"][0]["volumeMounts"]
+    assert [v["name"] for v in pod["volumes"]].count("home") == 1
 
 
 def test_inference_service_and_deployment() -> None:

@@ -191,6 +191,7 @@ async def test_rbac_grants_exactly_what_the_backend_uses(cluster: Cluster) -> No
         backend.read_logs(303, "acme", "inference", since=None, limit=10)
         for job_id, kind in ((101, "training"), (202, "notebook"), (303, "inference")):
             backend.delete(job_id, "acme", kind)  # type: ignore[arg-type]
+        backend.delete_notebook_home(202, "acme")
 
     await asyncio.to_thread(scenario)
 

@@ -56,7 +56,7 @@ def notebook(world: Any, state: str, role: Role = Role.MEMBER) -> Job:
         tenant=world.tenant_a, owner=world.user("a", role), name="explore", kind="notebook",
         pool=make_pool(name=f"nb-{state}-{role.value}"), state=state,
         spec={"image": "quay.io/jupyter/base-notebook:latest",
-              "replica_groups": [{"name": "notebook", "replicas": 1}],
+              "replica_groups": [{"name": "notebook", "replicas": 1, "accelerators": 0}],
               "notebook": {"flavor": "jupyter"}},
     )  # fmt: skip
 
@@ -91,6 +91,32 @@ def test_notebook_open_refuses_what_cannot_be_opened(
     assert "only its owner or a tenant admin" in capsys.readouterr().err
 
     assert zs("notebook", "open", "999999", "--print-only")[0] == 4
+
+
+def test_notebook_restart_and_delete_files(
+    world: Any, logged_in: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stopped = notebook(world, JobState.CANCELLED)
+    Job.objects.filter(pk=stopped.pk).update(started_at=stopped.submitted_at)
+    code, out = zs("notebook", "restart", str(stopped.pk))
+    again = Job.objects.exclude(pk=stopped.pk).get(kind="notebook")
+    assert code == 0 and out == (
+        f"Restarted notebook {stopped.pk} as job {again.pk} (explore) with the files of "
+        f"notebook {stopped.pk}: queued\n"
+    )
+    assert again.spec["notebook"]["home_job"] == stopped.pk and again.owner == stopped.owner
+
+    assert zs("notebook", "restart", str(stopped.pk)) == (2, "")  # the restart holds the files
+    assert f"Notebook #{again.pk} (queued) already uses this home volume" in (
+        capsys.readouterr().err
+    )
+    assert zs("notebook", "delete-files", str(stopped.pk)) == (2, "")  # needs --yes
+    assert "add --yes" in capsys.readouterr().err
+    assert zs("notebook", "delete-files", str(stopped.pk), "--yes")[0] == 2  # still in use
+    Job.objects.filter(pk=again.pk).update(state=JobState.CANCELLED)
+    code, out = zs("notebook", "delete-files", str(again.pk), "--yes")
+    assert code == 0 and f"Deleted the home volume of notebook {stopped.pk}" in out
+    assert Job.objects.filter(home_deleted_at__isnull=False).count() == 2
 
 
 SERVICE_YAML = """

@@ -108,6 +108,11 @@ class ClusterBackend(Protocol):
         """Delete the workload's objects; True if anything was deleted now. Missing is fine."""
         ...
 
+    def delete_notebook_home(self, home_job_id: int, tenant: str) -> bool:
+        """Delete the home volume notebook ``home_job_id`` created (its files are gone for
+        good); True if it was there. The caller makes sure no notebook mounts it."""
+        ...
+
     def list_status(self, namespace: str | None = None) -> tuple[list[WorkloadStatus], str]:
         """Status of every workload we manage (in one namespace, or all) and the cursor from
         which ``watch`` continues."""

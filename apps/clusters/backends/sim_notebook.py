@@ -41,6 +41,10 @@ def _page(spec: WorkloadSpec) -> bytes:
         "Devices": _devices(spec),
         "Nodes": ", ".join(group.node_names) or "not pinned",
     }
+    if spec.notebook and spec.notebook.home_job_id:
+        rows["Home volume"] = f"kept from notebook #{spec.notebook.home_job_id}"
+    elif spec.notebook:
+        rows["Home volume"] = f"new, {spec.notebook.storage_gib} GiB"
     cells = "".join(
         f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows.items()
     )

@@ -80,6 +80,9 @@ class SimulatedBackend:
         # marks with the service's node label): from apply, then from each ``scale`` with nodes.
         self.serve_nodes: dict[int, tuple[str, ...]] = {}
         self._notebook_servers: dict[int, SimulatedNotebookServer] = {}
+        # Notebook home volumes by the id of the notebook that made them: they outlive their
+        # notebooks, as claims do on Kubernetes, until ``delete_notebook_home``.
+        self.notebook_homes: dict[int, str] = {}
         # cluster time -> epoch seconds, fixed once so a line keeps its timestamp across reads
         self._wall_offset = time.time() - self.clock()
 
@@ -103,6 +106,9 @@ class SimulatedBackend:
                 fails=env.get("ZS_SIM_FAIL") == "1",
             )
             self._workloads[spec.job_id] = work
+            if spec.notebook is not None:
+                home = spec.notebook.home_job_id or spec.job_id
+                self.notebook_homes.setdefault(home, spec.tenant)
             if spec.kind == "inference":
                 nodes = {node for group in spec.replica_groups for node in group.node_names}
                 if nodes:
@@ -118,6 +124,13 @@ class SimulatedBackend:
             if work is None:
                 return False
             self._emit("deleted", work)
+            return True
+
+    def delete_notebook_home(self, home_job_id: int, tenant: str) -> bool:
+        with self._lock:
+            if self.notebook_homes.get(home_job_id) != tenant:
+                return False
+            del self.notebook_homes[home_job_id]
             return True
 
     def scale(

@@ -192,17 +192,22 @@ DEFAULT_NOTEBOOK_STORAGE_GIB = 20
 
 @dataclass(frozen=True)
 class NotebookSpec:
-    """A browser IDE: JupyterLab or code-server, protected by ``token``."""
+    """A browser IDE: JupyterLab or code-server, protected by ``token``.
+
+    ``home_job_id`` names the earlier notebook whose home volume this one mounts (a restart
+    that keeps the files); ``None`` creates a new volume of ``storage_gib``."""
 
     flavor: NotebookFlavor
     token: str = field(repr=False)
     storage_gib: int = DEFAULT_NOTEBOOK_STORAGE_GIB
     storage_class: str | None = None
+    home_job_id: int | None = None
 
     def __post_init__(self) -> None:
         _require(self.flavor in NOTEBOOK_FLAVORS, f"unknown notebook flavor {self.flavor!r}")
         _require(len(self.token) >= 16, "notebook token must have at least 16 characters")
         _require(self.storage_gib >= 1, "storage_gib must be >= 1")
+        _require(self.home_job_id is None or self.home_job_id >= 1, "home_job_id must be a job id")
 
 
 @dataclass(frozen=True)

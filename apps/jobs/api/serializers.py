@@ -11,6 +11,7 @@ from rest_framework import serializers
 from apps.clusters.backends.spec import DEFAULT_NOTEBOOK_STORAGE_GIB
 from apps.clusters.models import Node, ResourcePool
 from apps.governance.policy import runtime_cap
+from apps.jobs.homes import home_job_id
 from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine
 from apps.jobs.notebooks import open_path
 from apps.tenancy.models import ADMIN_ROLES, Project
@@ -183,6 +184,11 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         "null otherwise."
     )
 
+    home_job = serializers.SerializerMethodField(
+        help_text="Notebooks: the id of the notebook whose home volume (files) this one "
+        "mounts: its own id, or the first notebook of a chain of restarts. Null for other kinds."
+    )
+
     class Meta:
         model = Job
         fields = [
@@ -193,13 +199,17 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
             "pending_code", "pending_message", "queue_position", "attempt", "failures",
             "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
-            "open_url",
+            "open_url", "home_job", "home_deleted_at",
         ]  # fmt: skip
         read_only_fields = [
             "spec", "requested_devices", "requested_milli", "state", "state_reason",
             "state_changed_at", "pending_code", "pending_message", "queue_position", "attempt",
             "failures", "submitted_at", "admitted_at", "started_at", "finished_at",
+            "home_deleted_at",
         ]  # fmt: skip
+
+    def get_home_job(self, job: Job) -> int | None:
+        return home_job_id(job)
 
     def get_open_url(self, job: Job) -> str | None:
         """Only for the caller who may open it (owner, tenant admin): see apps.jobs.notebooks."""

@@ -18,7 +18,7 @@ from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.core.errors import Conflict
 from apps.core.viewsets import TenantScopedViewSet, request_user
-from apps.jobs import logs, services
+from apps.jobs import homes, logs, services
 from apps.jobs.api.serializers import (
     JobCostSerializer,
     JobEventSerializer,
@@ -111,6 +111,68 @@ class JobViewSet(TenantScopedViewSet[Job]):
         )
         data = JobSerializer(job, context=self.get_serializer_context()).data
         return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses={201: JobSerializer},
+        description="Start a stopped notebook again with its files: a new queued notebook "
+        "that mounts the same home volume, owned by the notebook's owner. Its owner and "
+        "tenant admins only (403). 409 while it or another notebook using that volume is "
+        "active, or when the volume was deleted; 400 for other kinds. Clone instead starts "
+        "a copy with a new, empty home volume.",
+    )
+    @action(detail=True, methods=["post"])
+    def restart(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        source = self._own_notebook("restart it")
+        errors = JobSerializer.clone_errors(source, self.role)
+        if errors:
+            raise ValidationError(errors)
+        try:
+            with transaction.atomic():
+                job = homes.restart_notebook(job=source, actor=request_user(request))
+                audit.record(
+                    actor=request_user(request),
+                    action=AuditAction.CREATE,
+                    instance=job,
+                    tenant=self.tenant,
+                    before=None,
+                    after=audit.snapshot(job),
+                )
+        except homes.HomeConflict as exc:
+            raise Conflict(str(exc)) from exc
+        data = JobSerializer(job, context=self.get_serializer_context()).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses=JobSerializer,
+        description="Delete the home volume (the files) a stopped notebook mounts, for every "
+        "notebook of its chain of restarts; they cannot be restarted with their files after "
+        "this. Its owner and tenant admins only (403). 409 while a notebook using the volume "
+        "is active; 400 for other kinds. Deleting it twice changes nothing.",
+    )
+    @action(detail=True, methods=["post"], url_path="delete-home")
+    def delete_home(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        job = self._own_notebook("delete its files")
+        before = audit.snapshot(job)
+        try:
+            with transaction.atomic():
+                marked = homes.delete_home(job=job, actor=request_user(request))
+                job.refresh_from_db()
+                if marked:
+                    self._audited(job, before)
+        except homes.HomeConflict as exc:
+            raise Conflict(str(exc)) from exc
+        return Response(JobSerializer(job, context=self.get_serializer_context()).data)
+
+    def _own_notebook(self, what: str) -> Job:
+        """The notebook of the URL, for its owner or a tenant admin."""
+        job = self.get_object()
+        if job.kind != JobKind.NOTEBOOK:
+            raise ValidationError({"kind": ["Only notebooks have a home volume."]})
+        if job.owner_id != request_user(self.request).pk and self.role != Role.TENANT_ADMIN:
+            raise PermissionDenied(f"Only the notebook's owner or a tenant admin can {what}.")
+        return job
 
     @extend_schema(methods=["GET"], request=None, responses=CheckpointRequestStateSerializer)
     @extend_schema(

@@ -1299,6 +1299,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/jobs/{id}/delete-home/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Delete the home volume (the files) a stopped notebook mounts, for every notebook of its chain of restarts; they cannot be restarted with their files after this. Its owner and tenant admins only (403). 409 while a notebook using the volume is active; 400 for other kinds. Deleting it twice changes nothing. */
+        post: operations["tenants_jobs_delete_home_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/jobs/{id}/events/": {
         parameters: {
             query?: never;
@@ -1332,6 +1349,23 @@ export interface paths {
         get: operations["tenants_jobs_logs_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/jobs/{id}/restart/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Start a stopped notebook again with its files: a new queued notebook that mounts the same home volume, owned by the notebook's owner. Its owner and tenant admins only (403). 409 while it or another notebook using that volume is active, or when the volume was deleted; 400 for other kinds. Clone instead starts a copy with a new, empty home volume. */
+        post: operations["tenants_jobs_restart_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2397,6 +2431,13 @@ export interface components {
             readonly failures: number;
             /** Format: date-time */
             readonly finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description Notebooks: when the home volume this notebook mounts was deleted.
+             */
+            readonly home_deleted_at: string | null;
+            /** @description Notebooks: the id of the notebook whose home volume (files) this one mounts: its own id, or the first notebook of a chain of restarts. Null for other kinds. */
+            readonly home_job: number | null;
             readonly id: number;
             kind: components["schemas"]["JobKindEnum"];
             /** @default 3 */
@@ -6768,6 +6809,29 @@ export interface operations {
             };
         };
     };
+    tenants_jobs_delete_home_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
     tenants_jobs_events_list: {
         parameters: {
             query?: never;
@@ -6814,6 +6878,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobLogs"];
+                };
+            };
+        };
+    };
+    tenants_jobs_restart_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
         };

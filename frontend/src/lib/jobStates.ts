@@ -1,4 +1,4 @@
-import type { JobState } from './apiTypes';
+import type { Job, JobState } from './apiTypes';
 
 /** States in which a job holds or waits for resources (cancel/stop make sense). */
 export const ACTIVE_STATES: JobState[] = [
@@ -10,3 +10,15 @@ export const ACTIVE_STATES: JobState[] = [
   'preempted',
   'restarting',
 ];
+
+/** States in which a job has ended. */
+export const ENDED_STATES: JobState[] = ['succeeded', 'failed', 'cancelled'];
+
+/** An ended notebook whose files (its home volume) are still kept: it may be restarted with
+ * them, or they may be deleted. The server deletes them a number of days after the last
+ * notebook using them ended. */
+export function keepsFiles(job: Job): boolean {
+  return (
+    job.kind === 'notebook' && ENDED_STATES.includes(job.state) && job.home_deleted_at === null
+  );
+}

@@ -65,6 +65,8 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     finished_at: null,
     allocations: [],
     open_url: null,
+    home_job: null,
+    home_deleted_at: null,
     ...overrides,
   };
 }

@@ -67,6 +67,7 @@ from .manifests import (
     Manifest,
     RenderOptions,
     notebook_base_path,
+    notebook_home_claim,
     render_hypernodes,
     render_priority_classes,
     render_queue,
@@ -121,6 +122,14 @@ KINDS: dict[tuple[str, str], KindInfo] = {
         KindInfo("v1", "ResourceQuota", "resourcequotas", True, "core", "resource_quota"),
         KindInfo("v1", "Secret", "secrets", True, "core", "secret"),
         KindInfo("v1", "Service", "services", True, "core", "service"),
+        KindInfo(
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            True,
+            "core",
+            "persistent_volume_claim",
+        ),
         KindInfo("apps/v1", "StatefulSet", "statefulsets", True, "apps", "stateful_set"),
         KindInfo("apps/v1", "Deployment", "deployments", True, "apps", "deployment"),
         KindInfo(
@@ -139,6 +148,7 @@ STATEFULSET = KINDS["apps/v1", "StatefulSet"]
 DEPLOYMENT = KINDS["apps/v1", "Deployment"]
 SERVICE = KINDS["v1", "Service"]
 SECRET = KINDS["v1", "Secret"]
+CLAIM = KINDS["v1", "PersistentVolumeClaim"]
 
 # The status-bearing object of each workload kind, and the cursor key of its watch stream.
 STATUS_KINDS: tuple[tuple[str, WorkloadKind, KindInfo], ...] = (
@@ -734,6 +744,13 @@ class KubernetesBackend:
             # After the objects: a failed delete is retried with the pods still placeable.
             self._serve_nodes(job_id, ())
         return deleted
+
+    def delete_notebook_home(self, home_job_id: int, tenant: str) -> bool:
+        # Background: nothing of ours waits on it, and a pod still mounting the claim (a
+        # notebook being torn down) holds it through the claim's protection finalizer anyway.
+        return self.remove(
+            CLAIM, namespace_for(tenant), notebook_home_claim(home_job_id), propagation="Background"
+        )
 
     def list_status(self, namespace: str | None = None) -> tuple[list[WorkloadStatus], str]:
         statuses: list[WorkloadStatus] = []

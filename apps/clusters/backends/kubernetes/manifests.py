@@ -41,6 +41,7 @@ from ..spec import (
     label_safe,
     namespace_for,
     priority_class_name,
+    workload_name,
 )
 
 Manifest = dict[str, Any]
@@ -503,6 +504,12 @@ def notebook_secret_name(spec: WorkloadSpec) -> str:
     return f"{spec.object_name}-token"
 
 
+def notebook_home_claim(job_id: int) -> str:
+    """The claim the StatefulSet of notebook ``job_id`` made from its volume template
+    (``<template>-<statefulset>-<ordinal>``): the home a restart of it mounts again."""
+    return f"{_HOME_VOLUME}-{workload_name(job_id, 'notebook')}-0"
+
+
 def notebook_base_path(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS) -> str:
     """The URL path JupyterLab is configured to serve under (``--ServerApp.base_url``)."""
     return options.notebook_base_url.format(
@@ -561,6 +568,15 @@ def render_notebook(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS
         extra_mounts=[{"name": _HOME_VOLUME, "mountPath": image.home}],
         run_as=(image.run_as_user, image.run_as_group),
     )
+    if notebook.home_job_id is not None:
+        # A restart mounts the home its first notebook's template made, which the platform
+        # keeps until it is deleted on purpose (by its owner or the retention task).
+        template["spec"]["volumes"].append(
+            {
+                "name": _HOME_VOLUME,
+                "persistentVolumeClaim": {"claimName": notebook_home_claim(notebook.home_job_id)},
+            }
+        )
     labels = workload_labels(spec)
     claim_spec: Manifest = {
         "accessModes": ["ReadWriteOnce"],
@@ -599,11 +615,12 @@ def render_notebook(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS
                 "whenDeleted": "Retain",
                 "whenScaled": "Retain",
             },
-            "volumeClaimTemplates": [
-                {"metadata": {"name": _HOME_VOLUME, "labels": labels}, "spec": claim_spec}
-            ],
         },
     }
+    if notebook.home_job_id is None:
+        statefulset["spec"]["volumeClaimTemplates"] = [
+            {"metadata": {"name": _HOME_VOLUME, "labels": labels}, "spec": claim_spec}
+        ]
     return [secret, service, statefulset]
 
 

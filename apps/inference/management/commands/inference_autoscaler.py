@@ -15,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import close_old_connections
 
+from apps.core import alive
 from apps.inference.services import autoscale_tick
 
 log = logging.getLogger("zhisuan.inference")
@@ -38,5 +39,6 @@ class Command(BaseCommand):
                 log.exception("inference autoscaler tick failed")
             finally:
                 close_old_connections()
+            alive.touch("autoscaler")
             done += 1
             time.sleep(max(0.0, interval - (time.monotonic() - started)))

@@ -16,9 +16,9 @@ import {
   Typography,
 } from 'antd';
 import { useTranslation } from 'react-i18next';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { JobStateTag } from '../../components/JobStateTag';
-import { ACTIVE_STATES } from '../../lib/jobStates';
+import { ACTIVE_STATES, keepsFiles } from '../../lib/jobStates';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryErrorResult } from '../../components/QueryErrorResult';
 import type { Allocation, Job, JobEvent } from '../../lib/apiTypes';
@@ -32,6 +32,7 @@ import { reasonLabel } from './reasons';
 import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
+import { NotebookFileActions } from '../notebooks/NotebookFiles';
 import { useProjects } from '../projects/api';
 import { useTenant } from '../tenancy/useTenant';
 import { JobUsageSection } from '../telemetry/JobUsageSection';
@@ -136,6 +137,13 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 </Button>
               </Popconfirm>
             )}
+            {keepsFiles(data) && mayCancel(data.owner) && (
+              <NotebookFileActions
+                tenant={tenant}
+                job={data}
+                onRestarted={(restarted) => void navigate(`/jobs/${restarted.id}`)}
+              />
+            )}
           </>
         }
       />
@@ -210,6 +218,25 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
               <Descriptions.Item label={t('jobDetail.finished')}>
                 {formatDateTime(data.finished_at, language)}
               </Descriptions.Item>
+              {data.kind === 'notebook' && data.home_job !== null && (
+                <Descriptions.Item label={t('jobDetail.homeVolume')}>
+                  <span data-testid="home-volume">
+                    {data.home_job === data.id ? (
+                      t('jobDetail.homeOwn')
+                    ) : (
+                      <Link to={`/jobs/${data.home_job}`}>#{data.home_job}</Link>
+                    )}
+                    {data.home_deleted_at !== null && (
+                      <Typography.Text type="secondary">
+                        {' '}
+                        {t('jobDetail.homeDeleted', {
+                          at: formatDateTime(data.home_deleted_at, language),
+                        })}
+                      </Typography.Text>
+                    )}
+                  </span>
+                </Descriptions.Item>
+              )}
               <Descriptions.Item label={t('jobDetail.reason')}>
                 <StateReason job={data} events={events.data} />
               </Descriptions.Item>

@@ -99,21 +99,29 @@ export function useSubmitJob(tenant: string) {
   });
 }
 
-export function useJobAction(tenant: string, action: 'cancel' | 'clone') {
+/** What a job's owner (or a tenant admin) may do to it; restart and delete-home are for
+ * notebooks: start a stopped one again with its files, or delete those files for good. */
+export type JobAction = 'cancel' | 'clone' | 'restart' | 'delete-home';
+
+function postAction(tenant: string, id: number, action: JobAction): Promise<Job> {
+  const init = { params: { path: { tenant, id } } };
+  switch (action) {
+    case 'cancel':
+      return unwrap(api.POST('/api/v1/tenants/{tenant}/jobs/{id}/cancel/', init));
+    case 'clone':
+      return unwrap(api.POST('/api/v1/tenants/{tenant}/jobs/{id}/clone/', init));
+    case 'restart':
+      return unwrap(api.POST('/api/v1/tenants/{tenant}/jobs/{id}/restart/', init));
+    case 'delete-home':
+      return unwrap(api.POST('/api/v1/tenants/{tenant}/jobs/{id}/delete-home/', init));
+  }
+}
+
+/** The job the action answers with: the job itself, or the new one (clone, restart). */
+export function useJobAction(tenant: string, action: JobAction) {
   const client = useQueryClient();
   return useMutation<Job, ApiError, number>({
-    mutationFn: (id) =>
-      action === 'cancel'
-        ? unwrap(
-            api.POST('/api/v1/tenants/{tenant}/jobs/{id}/cancel/', {
-              params: { path: { tenant, id } },
-            }),
-          )
-        : unwrap(
-            api.POST('/api/v1/tenants/{tenant}/jobs/{id}/clone/', {
-              params: { path: { tenant, id } },
-            }),
-          ),
+    mutationFn: (id) => postAction(tenant, id, action),
     onSuccess: (job) => {
       client.setQueryData(jobKeys.detail(tenant, job.id), job);
       void client.invalidateQueries({ queryKey: jobKeys.all(tenant) });

@@ -41,7 +41,16 @@ export function eventMessage(
   if (!isJobNote(key)) return event.message;
   // Every placeholder of the catalogue named (i18next's types ask for the union's), then
   // the event's own values.
-  const args = { owner: '', actor: '', nodes: '', tier: '', attempt: '', step: '' };
+  const args = {
+    owner: '',
+    actor: '',
+    nodes: '',
+    tier: '',
+    attempt: '',
+    step: '',
+    job: '',
+    days: '',
+  };
   Object.assign(args, event.message_args);
   if (isNoteTier(args.tier)) args.tier = t(`jobNoteTier.${args.tier}`);
   return t(`jobNote.${key}`, args);

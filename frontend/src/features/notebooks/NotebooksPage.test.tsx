@@ -2,10 +2,15 @@ import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { stubFetch } from '../../test/fetchStub';
 import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
-import { renderApp } from '../../test/renderApp';
+import { ALICE, renderApp } from '../../test/renderApp';
 import { GOV, makeFlag } from '../governance/fixtures';
 
 const JOBS = '/api/v1/tenants/vision/jobs/';
+const rowIn = (table: HTMLElement, name: string): HTMLElement => {
+  const row = within(table).getByText(name).closest('tr');
+  if (!row) throw new Error(`no row for ${name}`);
+  return row;
+};
 const NOTEBOOK = makeJob({
   id: 21,
   name: 'explore',
@@ -37,8 +42,11 @@ describe('notebooks', () => {
     expect(requests.find((r) => r.path === JOBS)?.query).toBe('kind=notebook&page_size=50');
     fireEvent.click(within(table).getByRole('button', { name: /Stop/ }));
     const confirm = await screen.findByRole('tooltip');
-    // The confirmation says what a stop means for the workspace volume (no restart).
-    expect(confirm.textContent).toContain('cannot be started again');
+    // The confirmation says the files are kept for a restart (a clone starts empty).
+    expect(confirm.textContent).toContain(
+      'The files in its home folder are kept until they are deleted or the retention period ends',
+    );
+    expect(confirm.textContent).toContain('Clone starts with an empty home folder');
     fireEvent.click(within(confirm).getByRole('button', { name: 'Stop' }));
     await waitFor(() => {
       expect(within(table).getByTestId('job-state').getAttribute('data-state')).toBe('cancelled');
@@ -215,5 +223,146 @@ describe('notebooks', () => {
     const flagRequests = requests.filter((r) => r.path === `${GOV}/flags/`);
     expect(flagRequests).toHaveLength(1);
     expect(flagRequests[0]?.query).toBe('state=warned&state=extended&page_size=500');
+  });
+});
+
+describe('notebook files', () => {
+  const STOPPED = {
+    ...NOTEBOOK,
+    id: 24,
+    name: 'stopped',
+    state: 'cancelled' as const,
+    home_job: 24,
+  };
+  const LIST = [
+    { ...NOTEBOOK, home_job: 21 },
+    STOPPED,
+    { ...STOPPED, id: 25, name: 'done', state: 'succeeded' as const, home_job: 25 },
+    {
+      ...STOPPED,
+      id: 26,
+      name: 'wiped',
+      state: 'failed' as const,
+      home_job: 26,
+      home_deleted_at: '2026-12-01T00:00:00Z',
+    },
+    { ...STOPPED, id: 27, name: 'alices', owner: 'alice', home_job: 27 },
+  ];
+  const buttons = (row: HTMLElement) =>
+    within(row)
+      .queryAllByRole('button')
+      .map((b) => b.textContent);
+
+  it('offers Restart and Delete files on ended notebooks that keep their files', async () => {
+    stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB), [`GET ${JOBS}`]: page(LIST) });
+    const view = renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    await within(table).findByText('alices');
+    expect(buttons(rowIn(table, 'explore'))).toEqual(['Stop']);
+    expect(buttons(rowIn(table, 'stopped'))).toEqual(['Restart', 'Delete files']);
+    expect(buttons(rowIn(table, 'done'))).toEqual(['Restart', 'Delete files']);
+    // Its files are gone: nothing to restart with, and a tag says so.
+    expect(buttons(rowIn(table, 'wiped'))).toEqual([]);
+    expect(within(rowIn(table, 'wiped')).getByTestId('files-deleted').textContent).toBe(
+      'Files deleted',
+    );
+    expect(within(table).getAllByTestId('files-deleted')).toHaveLength(1);
+    // Another member's notebook: the server says 403, so no buttons.
+    expect(buttons(rowIn(table, 'alices'))).toEqual([]);
+    view.unmount();
+
+    // A tenant admin may restart any member's notebook.
+    stubFetch({ 'GET /api/v1/auth/session/': sessionOf(ALICE), [`GET ${JOBS}`]: page(LIST) });
+    renderApp('/notebooks');
+    const adminTable = await screen.findByTestId('notebooks-table');
+    await within(adminTable).findByText('alices');
+    expect(buttons(rowIn(adminTable, 'alices'))).toEqual(['Restart', 'Delete files']);
+    expect(within(adminTable).getAllByRole('button', { name: /Restart/ })).toHaveLength(3);
+  });
+
+  it('offers neither while a restart of the same files is active', async () => {
+    const RESTARTED = {
+      ...NOTEBOOK,
+      id: 28,
+      name: 'again',
+      state: 'running' as const,
+      home_job: 24,
+    };
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([
+        RESTARTED,
+        STOPPED,
+        { ...STOPPED, id: 25, name: 'done', home_job: 25 },
+      ]),
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    await within(table).findByText('done');
+    expect(buttons(rowIn(table, 'stopped'))).toEqual([]); // #28 mounts its files now
+    expect(within(rowIn(table, 'stopped')).getByTestId('files-in-use').textContent).toBe(
+      'Files in use by #28',
+    );
+    expect(buttons(rowIn(table, 'done'))).toEqual(['Restart', 'Delete files']);
+  });
+
+  it('restarts a stopped notebook with its files and names the new one', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([STOPPED]),
+      [`POST ${JOBS}24/restart/`]: {
+        status: 201,
+        body: { ...STOPPED, id: 30, state: 'queued' },
+      },
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    fireEvent.click(await within(table).findByRole('button', { name: /Restart/ }));
+    expect(await screen.findByText('Restarted as notebook #30')).toBeTruthy();
+    expect(requests.filter((r) => r.method === 'POST').map((r) => [r.path, r.body])).toEqual([
+      [`${JOBS}24/restart/`, undefined],
+    ]);
+  });
+
+  it("shows the server's reason when a restart is refused", async () => {
+    const BUSY = 'Notebook #30 still uses these files: stop it first.';
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: page([STOPPED]),
+      [`POST ${JOBS}24/restart/`]: { status: 409, body: { detail: BUSY } },
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    fireEvent.click(await within(table).findByRole('button', { name: /Restart/ }));
+    expect(await screen.findByText(BUSY)).toBeTruthy();
+  });
+
+  it('asks before deleting the files, then marks them deleted', async () => {
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      [`GET ${JOBS}`]: [
+        page([STOPPED]),
+        page([{ ...STOPPED, home_deleted_at: '2026-12-02T00:00:00Z' }]),
+      ],
+      [`POST ${JOBS}24/delete-home/`]: {
+        status: 200,
+        body: { ...STOPPED, home_deleted_at: '2026-12-02T00:00:00Z' },
+      },
+    });
+    renderApp('/notebooks');
+    const table = await screen.findByTestId('notebooks-table');
+    fireEvent.click(await within(table).findByRole('button', { name: /Delete files/ }));
+    const confirm = await screen.findByRole('tooltip');
+    expect(within(confirm).getByText('Delete the files of stopped?')).toBeTruthy();
+    expect(confirm.textContent).toContain('deleted for good');
+    expect(confirm.textContent).toContain('can no longer be restarted with them');
+    expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+    fireEvent.click(within(confirm).getByRole('button', { name: 'Delete files' }));
+    expect(await within(table).findByTestId('files-deleted')).toBeTruthy();
+    expect(within(table).queryByRole('button', { name: /Restart/ })).toBeNull();
+    expect(within(table).queryByRole('button', { name: /Delete files/ })).toBeNull();
+    expect(requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual([
+      `${JOBS}24/delete-home/`,
+    ]);
   });
 });

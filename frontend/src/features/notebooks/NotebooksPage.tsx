@@ -14,6 +14,7 @@ import {
   Space,
   Tag,
   Tooltip,
+  Typography,
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -22,7 +23,7 @@ import { CreateButton } from '../../components/CreateButton';
 import { CursorPager } from '../../components/CursorPager';
 import { FormModal } from '../../components/FormModal';
 import { JobStateTag } from '../../components/JobStateTag';
-import { ACTIVE_STATES } from '../../lib/jobStates';
+import { ACTIVE_STATES, keepsFiles } from '../../lib/jobStates';
 import { NoTenantResult } from '../../components/NoTenantResult';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
@@ -35,6 +36,7 @@ import { devicesLabel, modelsOf, nameRules } from '../jobs/helpers';
 import { useJobAction, useJobs, usePools, useSubmitJob } from '../jobs/api';
 import { useActiveIdleFlags } from '../governance/api';
 import { useTenant } from '../tenancy/useTenant';
+import { NotebookFileActions } from './NotebookFiles';
 import { poolOptions } from '../../lib/poolOptions';
 
 type Flavor = 'jupyter' | 'vscode';
@@ -105,6 +107,13 @@ function Notebooks({
   const stop = useJobAction(tenant, 'cancel');
   const idle = useActiveIdleFlags(tenant).data;
   const [open, setOpen] = useState(false);
+  // Homes a listed notebook is using now: a stopped notebook of the same chain can be neither
+  // restarted nor have its files deleted meanwhile (the server would answer 409).
+  const homesInUse = new Map(
+    (notebooks.data?.results ?? [])
+      .filter((job) => ACTIVE_STATES.includes(job.state))
+      .map((job) => [job.home_job, job.id]),
+  );
 
   const flavorOf = (job: Job): string => {
     const spec = job.spec as { notebook?: { flavor?: string } } | null;
@@ -152,6 +161,11 @@ function Notebooks({
                 return (
                   <Space size={4}>
                     <JobStateTag state={s} />
+                    {job.home_deleted_at !== null && (
+                      <Tooltip title={formatDateTime(job.home_deleted_at, language)}>
+                        <Tag data-testid="files-deleted">{t('notebooks.filesDeleted')}</Tag>
+                      </Tooltip>
+                    )}
                     {stopAt && (
                       // Idle GPUs: the sweep stops it then unless kept running (on its page).
                       <Link to={`/jobs/${job.id}`} data-testid="idle-stop">
@@ -206,6 +220,15 @@ function Notebooks({
                       </Button>
                     </Popconfirm>
                   )}
+                  {keepsFiles(job) &&
+                    mayCancel(job.owner) &&
+                    (homesInUse.has(job.home_job) ? (
+                      <Typography.Text type="secondary" data-testid="files-in-use">
+                        {t('notebooks.filesInUse', { id: homesInUse.get(job.home_job) ?? '' })}
+                      </Typography.Text>
+                    ) : (
+                      <NotebookFileActions tenant={tenant} job={job} size="small" />
+                    ))}
                 </Space>
               ),
             },

@@ -156,6 +156,8 @@ export const en = {
     IdleCleared: 'GPUs busy again',
     IdleExtended: 'Idle grace extended',
     IdleExempt: 'Exempted from idle rules',
+    RestartedWithFiles: 'Restarted with its files',
+    HomeDeleted: 'Files deleted',
     CheckpointRequested: 'Checkpoint requested',
   },
   // Sentences the platform writes on job events (apps/jobs/notes.py NOTES: same keys and
@@ -170,6 +172,9 @@ export const en = {
     resumeReplicas: 'attempt {{attempt}} starts new replicas',
     resumeFromStart: 'attempt {{attempt}} starts from the beginning (no complete checkpoint yet)',
     resumeCheckpoint: 'attempt {{attempt}} resumes from the checkpoint at step {{step}}',
+    homeFrom: 'restarted by {{actor}}; mounts the home folder of notebook #{{job}}',
+    homeDeletedBy: 'files in the home folder deleted by {{actor}}',
+    homeExpired: 'files in the home folder deleted: no notebook used them for {{days}} days',
   },
   // The `tier` of a placed note (the scheduling core's Tier names).
   jobNoteTier: { node: 'node', leaf: 'leaf', su: 'su', spine: 'spine', any: 'any' },
@@ -307,6 +312,9 @@ export const en = {
     devices: 'Devices',
     timeline: 'State timeline',
     noEvents: 'No events yet.',
+    homeVolume: 'Home volume',
+    homeOwn: 'Its own',
+    homeDeleted: '(deleted {{at}})',
   },
   notebooks: {
     title: 'Notebooks',
@@ -319,7 +327,7 @@ export const en = {
     stop: 'Stop',
     stopConfirm: 'Stop notebook {{name}}?',
     stopConfirmBody:
-      'A stopped notebook cannot be started again, and its workspace volume does not carry over: a copy (Clone, on its page) starts with a new, empty one.',
+      'The files in its home folder are kept until they are deleted or the retention period ends: Restart brings them back (Clone starts with an empty home folder).',
     stopped: 'Notebook stopped',
     idleStop: 'GPUs idle: stops {{stop}}',
     launch: 'Launch',
@@ -332,6 +340,16 @@ export const en = {
     storageRule: 'A whole number of GiB, from 1 to 2048.',
     open: 'Open',
     openHint: 'Opens in a new tab through the platform; no token needed.',
+    restart: 'Restart',
+    restartHint: 'Start it again with its files: a new notebook with the same home folder.',
+    restarted: 'Restarted as notebook #{{id}}',
+    deleteFiles: 'Delete files',
+    deleteFilesConfirm: 'Delete the files of {{name}}?',
+    deleteFilesBody:
+      'The files in its home folder are deleted for good: the notebook can no longer be restarted with them.',
+    deletedFiles: 'Files of {{name}} deleted',
+    filesInUse: 'Files in use by #{{id}}',
+    filesDeleted: 'Files deleted',
   },
   quotas: {
     title: 'Quotas & Pools',

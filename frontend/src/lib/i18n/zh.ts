@@ -155,6 +155,8 @@ export const zh: Messages = {
     IdleCleared: 'GPU 恢复忙碌',
     IdleExtended: '空闲宽限已延长',
     IdleExempt: '已豁免空闲规则',
+    RestartedWithFiles: '带原有文件重新启动',
+    HomeDeleted: '文件已删除',
     CheckpointRequested: '已请求保存检查点',
   },
   jobNote: {
@@ -167,6 +169,9 @@ export const zh: Messages = {
     resumeReplicas: '尝试 #{{attempt}} 启动新的副本',
     resumeFromStart: '尝试 #{{attempt}} 从头开始（尚无完整的检查点）',
     resumeCheckpoint: '尝试 #{{attempt}} 从第 {{step}} 步的检查点恢复',
+    homeFrom: '由 {{actor}} 重新启动；挂载开发环境 #{{job}} 的主目录',
+    homeDeletedBy: '主目录中的文件已由 {{actor}} 删除',
+    homeExpired: '主目录中的文件已删除：已有 {{days}} 天没有开发环境使用它们',
   },
   jobNoteTier: {
     node: '单节点',
@@ -307,6 +312,9 @@ export const zh: Messages = {
     devices: '设备',
     timeline: '状态时间线',
     noEvents: '暂无事件。',
+    homeVolume: '主目录存储卷',
+    homeOwn: '本开发环境自有',
+    homeDeleted: '（已于 {{at}} 删除）',
   },
   notebooks: {
     title: '开发环境',
@@ -319,7 +327,7 @@ export const zh: Messages = {
     stop: '停止',
     stopConfirm: '停止开发环境 {{name}}？',
     stopConfirmBody:
-      '停止后的开发环境无法再次启动，其工作区存储卷也不会保留给副本：副本（在其详情页点击“克隆”）会使用一个新的空存储卷。',
+      '主目录中的文件会一直保留，直到被删除或超过保留期限：点击“重新启动”即可带着这些文件继续使用（“克隆”则从空的主目录开始）。',
     stopped: '开发环境已停止',
     idleStop: 'GPU 空闲：将于 {{stop}} 停止',
     launch: '启动',
@@ -332,6 +340,15 @@ export const zh: Messages = {
     storageRule: '请输入 1 到 2048 之间的整数（GiB）。',
     open: '打开',
     openHint: '在新标签页中经由平台打开，无需令牌。',
+    restart: '重新启动',
+    restartHint: '带着原有文件再次启动：新建一个挂载同一主目录的开发环境。',
+    restarted: '已重新启动为开发环境 #{{id}}',
+    deleteFiles: '删除文件',
+    deleteFilesConfirm: '删除 {{name}} 的文件？',
+    deleteFilesBody: '主目录中的文件将被永久删除，此后该开发环境无法再带着这些文件重新启动。',
+    deletedFiles: '{{name}} 的文件已删除',
+    filesInUse: '文件正由 #{{id}} 使用',
+    filesDeleted: '文件已删除',
   },
   quotas: {
     title: '配额与资源池',
