@@ -10,14 +10,13 @@ Websockets (Jupyter kernels) go through ``apps.jobs.notebook_socket`` with the s
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import AsyncIterator
 from http.cookies import CookieError, SimpleCookie
 
 import httpx
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
@@ -25,6 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from apps.accounts.models import User
 from apps.clusters.backends import NotebookEndpoint
+from apps.jobs.notebook_pages import page
 from apps.jobs.notebooks import Refusal, endpoint_for, notebook_for
 
 logger = logging.getLogger(__name__)
@@ -43,15 +43,6 @@ _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _TIMEOUT = httpx.Timeout(10.0, read=300.0)  # long reads: kernels and file downloads
 _VSCODE_COOKIE = "code-server-session"
 _vscode_sessions: dict[str, str] = {}  # upstream base URL -> code-server session cookie
-
-
-def _page(status: int, message: str) -> HttpResponse:
-    body = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>Notebook</title></head>"
-        f"<body><h1>Notebook</h1><p>{html.escape(message)}</p>"
-        "<p><a href='/notebooks'>Back to notebooks</a></p></body></html>"
-    )
-    return HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
 
 
 def _same_origin(request: HttpRequest) -> bool:
@@ -134,15 +125,15 @@ async def notebook_proxy(
     if not user.is_authenticated:
         if request.method in _SAFE_METHODS:
             return redirect(f"/login?{urlencode({'next': request.get_full_path()})}")
-        return _page(401, "Sign in to the platform first.")
+        return page(request, 401, "signIn")
     if request.method not in _SAFE_METHODS and not _same_origin(request):
-        return _page(403, "Cross-site requests to a notebook are refused.")
+        return page(request, 403, "crossSite")
     assert isinstance(user, User)
     try:
         job = await sync_to_async(notebook_for)(user, int(job_id))
         endpoint = await sync_to_async(endpoint_for)(job)
     except Refusal as refusal:
-        return _page(refusal.status, refusal.message)
+        return page(request, refusal.status, refusal.key, **refusal.args_)
 
     url = endpoint.base_url + path
     if request.META.get("QUERY_STRING"):
@@ -161,7 +152,7 @@ async def notebook_proxy(
     except httpx.HTTPError as exc:
         await client.aclose()
         logger.warning("notebook %s unreachable at %s: %s", job.pk, endpoint.base_url, exc)
-        return _page(502, f"Notebook {job.name} did not answer; try again in a moment.")
+        return page(request, 502, "noAnswer", name=job.name)
 
     response = StreamingHttpResponse(
         _stream(upstream, client, endpoint.token), status=upstream.status_code

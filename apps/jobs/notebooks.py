@@ -12,6 +12,7 @@ from apps.accounts.models import User
 from apps.clusters.backends import BackendError, NotebookEndpoint, NotFoundError
 from apps.clusters.registry import get_backend
 from apps.jobs.models import Job, JobKind, JobState
+from apps.jobs.notebook_pages import text
 from apps.jobs.workload import build
 from apps.tenancy.models import ADMIN_ROLES
 from apps.tenancy.selectors import role_in, visible_tenants
@@ -27,12 +28,15 @@ def open_path(job: Job) -> str | None:
 
 
 class Refusal(Exception):  # noqa: N818  # a refusal is an outcome, not a failure
-    """Why a notebook cannot be opened, as an HTTP status and a sentence for the page."""
+    """Why a notebook cannot be opened: an HTTP status and a message of the proxy pages'
+    catalogue (``apps.jobs.notebook_pages``) with its arguments; ``message`` is the English."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, status: int, key: str, **args: str) -> None:
         self.status = status
-        self.message = message
+        self.key = key
+        self.args_ = args
+        self.message = text(key, "en", **args)
+        super().__init__(self.message)
 
 
 def notebook_for(user: User, job_id: int) -> Job:
@@ -45,13 +49,11 @@ def notebook_for(user: User, job_id: int) -> Job:
     )
     role = role_in(user, job.tenant) if job is not None else None
     if job is None or role is None:
-        raise Refusal(404, "No such notebook.")
+        raise Refusal(404, "noSuch")
     if job.owner_id != user.pk and role not in ADMIN_ROLES:
-        raise Refusal(403, "Only the notebook's owner or a tenant admin can open it.")
+        raise Refusal(403, "notYours")
     if job.state != JobState.RUNNING:
-        raise Refusal(
-            409, f"Notebook {job.name} is {job.get_state_display().lower()}, not running."
-        )
+        raise Refusal(409, "notRunning", name=job.name, state=job.state)
     return job
 
 
@@ -60,6 +62,6 @@ def endpoint_for(job: Job) -> NotebookEndpoint:
     try:
         return get_backend().notebook_endpoint(build(job))
     except NotFoundError as exc:
-        raise Refusal(409, f"Notebook {job.name} is not serving yet: {exc}") from exc
+        raise Refusal(409, "notServing", name=job.name, detail=str(exc)) from exc
     except BackendError as exc:
-        raise Refusal(502, f"The cluster could not say where notebook {job.name} is.") from exc
+        raise Refusal(502, "noAddress", name=job.name) from exc

@@ -118,14 +118,18 @@ def update_run(
     config: dict[str, Any] | None = None,
     merge_config: bool = True,
     tags: Sequence[str] | None = None,
+    add_tags: Sequence[str] | None = None,
     state: RunState | None = None,
 ) -> Run:
-    """Change hyperparameters (merged into the stored ones by default), tags or state."""
+    """Change hyperparameters (merged into the stored ones by default), tags (``tags``
+    replaces them, ``add_tags`` adds to them, under the row lock) or state."""
     run = Run.objects.select_for_update().get(pk=run.pk)
     if config is not None:
         run.config = {**run.config, **config} if merge_config else dict(config)
     if tags is not None:
         run.tags = list(dict.fromkeys(tags))
+    if add_tags:
+        run.tags = list(dict.fromkeys([*run.tags, *add_tags]))
     if state is not None:
         run.state = state
     run.updated_at = timezone.now()

@@ -1,6 +1,7 @@
 """The simulated cluster's inventory from the database: nodes, devices, and who runs where.
 
-A GPU listed in an Allocation of a *running* job is busy; everything else idles. The same map
+A GPU listed in an Allocation of a *running* job is busy (a notebook's only lightly: its user is
+mostly reading and typing); everything else idles. The same map
 (GPU -> job, tenant, pool) labels frames for authorization, whatever the source is.
 """
 
@@ -10,7 +11,7 @@ from typing import cast
 
 from apps.clusters.backends.spec import WorkloadKind, namespace_for, workload_name
 from apps.clusters.models import Device, Node, Vendor
-from apps.jobs.models import Allocation, JobState
+from apps.jobs.models import Allocation, JobKind, JobState
 from apps.telemetry.sources.simulated import GpuSlot, Inventory, NodeSlot
 
 
@@ -24,7 +25,7 @@ def load_inventory() -> Inventory:
         (row["node_id"], row["index"]): row["uuid"]
         for row in Device.objects.values("node_id", "index", "uuid")
     }
-    running: dict[tuple[int, int], tuple[int, str, str, int, str]] = {}
+    running: dict[tuple[int, int], tuple[int, str, str, int, str, bool]] = {}
     allocations = Allocation.objects.filter(job__state=JobState.RUNNING).values(
         "node_id",
         "devices",
@@ -46,6 +47,7 @@ def load_inventory() -> Inventory:
                 namespace_for(str(row["job__tenant__slug"])),
                 int(row["job__tenant_id"]),
                 str(row["job__tenant__slug"]),
+                row["job__kind"] == JobKind.NOTEBOOK,
             )
     gpus: list[GpuSlot] = []
     node_slots: list[NodeSlot] = []
@@ -65,6 +67,7 @@ def load_inventory() -> Inventory:
                     namespace=job[2] if job else "",
                     tenant_id=job[3] if job else None,
                     pool_id=node["pool_id"],
+                    interactive=job[5] if job else False,
                 )
             )
     return Inventory(gpus=tuple(gpus), nodes=tuple(node_slots))

@@ -91,11 +91,17 @@ class MetricSender:
                 self._cond.notify()
 
     def update_run(self, changes: dict[str, Any]) -> None:
-        """Queue a PATCH of the run (config merged, tags replaced); the latest values win."""
+        """Queue a PATCH of the run (config merged, tags to add collected); for other fields
+        the latest values win."""
         with self._cond:
             current = self._update or {}
             for k, v in changes.items():
-                current[k] = {**current.get("config", {}), **v} if k == "config" else v
+                if k == "config":
+                    current[k] = {**current.get("config", {}), **v}
+                elif k == "add_tags":
+                    current[k] = list(dict.fromkeys([*current.get(k, []), *v]))
+                else:
+                    current[k] = v
             self._update = current
             self._cond.notify()
 

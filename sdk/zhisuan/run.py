@@ -170,14 +170,17 @@ class Run:
     def tag(self, *tags: str) -> None:
         """Add tags to the run: 1-64 letters, digits and ``_ . : / @ + -``; others are
         dropped with a warning."""
+        added: list[str] = []
         for t in tags:
             if not isinstance(t, str) or not TAG_PATTERN.match(t):
                 self._warn_once(f"tag:{t}", f"tag {t!r} is not valid (1-64 letters, digits "
                                 "and _ . : / @ + -); dropped")  # fmt: skip
             elif t not in self._tags:
                 self._tags.append(t)
-        if self._sender is not None:
-            self._sender.update_run({"tags": list(self._tags)})
+                added.append(t)
+        # Added to the server's tags, not replacing them: the dashboard may have set some.
+        if self._sender is not None and added:
+            self._sender.update_run({"add_tags": added})
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         return self._sender.flush(timeout_s) if self._sender else True

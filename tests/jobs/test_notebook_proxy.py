@@ -4,6 +4,7 @@ these tests make a real HTTP hop through the proxy."""
 
 from __future__ import annotations
 
+from html import unescape
 from typing import Any
 
 import httpx
@@ -15,7 +16,8 @@ from apps.accounts.models import User
 from apps.clusters.backends.kubernetes.backend import KubernetesBackend
 from apps.clusters.backends.kubernetes.manifests import render_notebook
 from apps.clusters.backends.sim_notebook import SIMULATED_TITLE
-from apps.jobs.models import Job
+from apps.jobs.models import Job, JobState
+from apps.jobs.notebook_pages import STATES_ZH
 from apps.jobs.relay import reconcile, relay
 from apps.jobs.workload import build, notebook_token
 from apps.scheduling.loop import run_cycle
@@ -23,6 +25,7 @@ from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.factories import make_membership, make_user
 from tests.jobs.conftest import Cluster, training_body
+from tests.ui_catalogue import section
 
 pytestmark = pytest.mark.django_db
 
@@ -185,6 +188,36 @@ def test_not_running_notebook_is_409_and_its_server_stops(world, client_for, clu
     assert cluster.backend.notebook_server_count() == 0
     assert owner.get(f"/notebooks/{job_id}/")[0].status_code == 409
     assert api.get(f"/api/v1/tenants/tenant-a/jobs/{job_id}/").json()["open_url"] is None
+
+
+def test_refusal_pages_speak_the_readers_language(world, client_for, cluster) -> None:
+    api = client_for(world.user("a", Role.MEMBER))
+    created = api.post("/api/v1/tenants/tenant-a/jobs/", notebook_body(cluster), format="json")
+    url = f"/notebooks/{created.json()['id']}/"
+    owner = Browser(world.user("a", Role.MEMBER))
+    # The browser's language when the dashboard never said (no cookie).
+    response, body = owner.get(url, headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"})
+    assert response.status_code == 409 and response["Content-Language"] == "zh-CN"
+    assert "开发环境 explore 当前状态为“排队中”，未在运行。" in body.decode()  # noqa: RUF001
+    assert "<html lang='zh-CN'>" in body.decode() and "返回开发环境列表" in body.decode()
+    # The dashboard's choice wins over the browser's.
+    owner.client.cookies["zs_lang"] = "en"
+    response, body = owner.get(url, headers={"Accept-Language": "zh-CN"})
+    assert b"Notebook explore is queued, not running." in body
+    viewer = Browser(world.user("a", Role.VIEWER))
+    viewer.client.cookies["zs_lang"] = "zh"
+    response, body = viewer.get(url)
+    assert response.status_code == 403
+    assert "只有开发环境的所有者或租户管理员可以打开它。" in body.decode()
+    viewer.client.cookies["zs_lang"] = "fr"  # not one of ours: the browser's, then English
+    assert "Only the notebook's owner or a tenant admin can open it." in unescape(
+        viewer.get(url)[1].decode()
+    )
+
+
+def test_the_pages_name_job_states_as_the_dashboard_does() -> None:
+    assert section("jobState", "zh") == STATES_ZH
+    assert set(STATES_ZH) == set(JobState.values)
 
 
 def test_training_job_is_not_a_notebook(world, client_for, cluster) -> None:

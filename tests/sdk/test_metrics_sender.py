@@ -112,7 +112,11 @@ def test_config_and_tags_are_patched(platform):
     for p in platform.patches:
         merged.update(p.get("config", {}))
     assert merged == {"lr": 3e-4, "batch": 512, "warmup": 100}
-    assert platform.patches[-1]["tags"] == ["sweep", "7b"]
+    run.tag("7b", "lr-3e-4")  # a repeat is not sent again
+    assert run.flush(5)
+    added = [t for p in platform.patches for t in p.get("add_tags", [])]
+    assert added == ["sweep", "7b", "lr-3e-4"]
+    assert all("tags" not in p for p in platform.patches)  # never replaces the run's tags
     run.finish(timeout_s=1)
 
 

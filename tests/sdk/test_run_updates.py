@@ -66,6 +66,17 @@ def test_a_bad_tag_is_dropped_without_losing_the_hyperparameters(login, caplog):
     assert "refused" not in caplog.text
 
 
+def test_sdk_tags_add_to_tags_set_on_the_dashboard(login):
+    # Before: tag() sent the SDK's whole list, so a tag a colleague set meanwhile was lost.
+    run = zhisuan.init(name="exp", tags=["sft"], **login)
+    assert run.flush(20)
+    Run.objects.filter(pk=present(run.id)).update(tags=["sft", "baseline"])  # the dashboard
+    zhisuan.tags("7b", "sft")
+    assert run.flush(20)
+    zhisuan.finish(timeout_s=10)
+    assert Run.objects.get(pk=present(run.id)).tags == ["sft", "baseline", "7b"]
+
+
 def test_a_refused_run_says_which_field(world, login, caplog):
     # Before: only "HTTP 400: Invalid input.", not that the project was the problem.
     elsewhere = make_project(tenant=world.tenant_b)

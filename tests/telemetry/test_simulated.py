@@ -5,7 +5,14 @@ from __future__ import annotations
 from apps.telemetry import metrics as m
 from apps.telemetry.aggregate import RateTracker
 from apps.telemetry.exporter import render
-from apps.telemetry.sources.simulated import GpuSlot, Inventory, NodeSlot, SimulatedSource
+from apps.telemetry.sources.simulated import (
+    IDLE_POWER_W,
+    GpuSlot,
+    Inventory,
+    NodeSlot,
+    SimulatedSource,
+    gpu_values,
+)
 
 
 def inventory() -> Inventory:
@@ -35,6 +42,19 @@ def test_busy_gpus_follow_load_and_idle_gpus_idle() -> None:
         assert all(v[m.POWER] < 70 for v in idle)
         assert min(v[m.GPU_TEMP] for v in busy) > max(v[m.GPU_TEMP] for v in idle)
         assert set(busy[0]) == set(m.GPU_METRICS)
+
+
+def test_a_notebooks_gpu_holds_memory_but_mostly_waits_for_its_user() -> None:
+    slot = GpuSlot(hostname="n0", gpu=0, model_name="A800", job_id=9, interactive=True,
+                   pod="zs-nb-9-notebook-0", namespace="zs-a")  # fmt: skip
+    training = GpuSlot(hostname="n0", gpu=0, model_name="A800", job_id=9)
+    for tick in range(1000, 1600):
+        values = gpu_values(slot, 1, tick)
+        # Below the idle governance's 10 % threshold all the time: a notebook left open idles.
+        assert values[m.GPU_UTIL] <= 4 and values[m.TENSOR_ACTIVE] == 0
+        assert 0.15 * 81_920 <= values[m.FB_USED] <= 0.35 * 81_920  # the kernel's tensors
+        assert IDLE_POWER_W < values[m.POWER] < 100
+        assert gpu_values(training, 1, tick)[m.GPU_UTIL] >= 70  # a training job's is busy
 
 
 def test_same_seed_same_values_other_seed_other_values() -> None:

@@ -41,13 +41,21 @@ class RunSerializer(serializers.ModelSerializer[Run]):
     tags = serializers.ListField(
         child=serializers.RegexField(TAG_PATTERN), max_length=64, required=False
     )
+    add_tags = serializers.ListField(
+        child=serializers.RegexField(TAG_PATTERN),
+        max_length=64,
+        required=False,
+        write_only=True,
+        help_text="Tags to add to the run's own (kept in order, no repeats), where ``tags`` "
+        "replaces them: the SDK's tag() sends these, so tags set on the dashboard stay.",
+    )
     keys = MetricKeySerializer(many=True, read_only=True)
 
     class Meta:
         model = Run
         fields = [
             "id", "name", "project", "job", "job_state", "owner", "state", "config", "tags",
-            "simulated", "keys", "created_at", "updated_at",
+            "add_tags", "simulated", "keys", "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = [
             "job", "job_state", "owner", "simulated", "keys", "created_at", "updated_at",
@@ -72,7 +80,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             name=validated_data["name"],
             project=validated_data.get("project"),
             config=validated_data.get("config"),
-            tags=validated_data.get("tags") or (),
+            tags=[*(validated_data.get("tags") or ()), *(validated_data.get("add_tags") or ())],
         )
 
     def update(self, instance: Run, validated_data: dict[str, Any]) -> Run:
@@ -83,6 +91,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             run=instance,
             config=validated_data.get("config"),
             tags=validated_data.get("tags"),
+            add_tags=validated_data.get("add_tags"),
             state=RunState(state) if state else None,
         )
         if "name" in validated_data and validated_data["name"] != run.name:

@@ -1,7 +1,10 @@
 """The simulated cluster's telemetry: load-following, deterministic values per GPU and node.
 
 A GPU held by a running job is busy (utilization ~70-98 % with noise, memory 60-95 % used,
-power 250-400 W, temperature following power); any other GPU idles. Noise is a hash of
+power 250-400 W, temperature following power), except a notebook's: a person reading and
+typing leaves it nearly idle (utilization 0-4 %, memory held by the kernel, power near idle),
+so the idle governance of a notebook can be seen on the simulated cluster. Any other GPU
+idles. Noise is a hash of
 (seed, GPU, tick), so the same seed and inventory give the same numbers on every run, and the
 class keeps only the node counters (node-exporter totals must grow monotonically). Pure Python:
 the inventory is plain data, loaded from the database by :mod:`apps.telemetry.inventory`.
@@ -35,6 +38,7 @@ class GpuSlot:
     namespace: str = ""
     tenant_id: int | None = None
     pool_id: int | None = None
+    interactive: bool = False  # held by a notebook: mostly waiting for its user
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +172,26 @@ def gpu_values(slot: GpuSlot, seed: int, tick: int) -> dict[str, float]:
             m.PCIE_RX: 1e5 * n1,
         }
     job = _mix(seed ^ slot.job_id)
+    if slot.interactive:
+        power = IDLE_POWER_W + 15.0 + 10.0 * n1
+        held = float(round(fb_total * (0.15 + 0.2 * _unit(_mix(job ^ 7)))))
+        sparse = float(round(4.0 * n1))
+        return {
+            m.GPU_UTIL: sparse,
+            m.FB_USED: held,
+            m.FB_FREE: fb_total - held,
+            m.GPU_TEMP: round(28.0 + 0.12 * power + n2, 1),
+            m.POWER: round(power, 1),
+            m.SM_ACTIVE: round(sparse / 100.0 * 0.9, 3),
+            m.TENSOR_ACTIVE: 0.0,
+            m.ECC_SBE: ecc_sbe,
+            m.ECC_DBE: 0.0,
+            m.XID: 0.0,
+            m.NVLINK_TX: 0.0,
+            m.NVLINK_RX: 0.0,
+            m.PCIE_TX: 1.0e7 * n2,
+            m.PCIE_RX: 1.0e7 * n1,
+        }
     phase = _unit(job) * 2 * math.pi
     wave = 0.5 + 0.5 * math.sin(tick / 30.0 + phase)  # a training job's step rhythm
     load = min(1.0, max(0.0, 0.55 * wave + 0.45 * n1))

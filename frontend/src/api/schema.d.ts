@@ -3295,6 +3295,8 @@ export interface components {
         };
         /** @description A run: its job (if any), hyperparameters, tags, state and the summary of its series. */
         PatchedRunRequest: {
+            /** @description Tags to add to the run's own (kept in order, no repeats), where ``tags`` replaces them: the SDK's tag() sends these, so tags set on the dashboard stay. */
+            add_tags?: string[];
             config?: {
                 [key: string]: unknown;
             };
@@ -3750,6 +3752,8 @@ export interface components {
         };
         /** @description A run: its job (if any), hyperparameters, tags, state and the summary of its series. */
         RunRequest: {
+            /** @description Tags to add to the run's own (kept in order, no repeats), where ``tags`` replaces them: the SDK's tag() sends these, so tags set on the dashboard stay. */
+            add_tags?: string[];
             config?: {
                 [key: string]: unknown;
             };

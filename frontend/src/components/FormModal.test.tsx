@@ -1,6 +1,6 @@
 import { StyleProvider } from '@ant-design/cssinjs';
 import { QueryClient, QueryClientProvider, useMutation } from '@tanstack/react-query';
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Form, Input } from 'antd';
 import { describe, expect, it, vi } from 'vitest';
@@ -111,6 +111,41 @@ describe('FormModal', () => {
     await user.click(dialog.getByRole('button', { name: 'Save' }));
     await waitFor(() => {
       expect(save).toHaveBeenCalledTimes(2);
+    });
+  });
+
+  it('sends one request for Enter pressed twice in a field', async () => {
+    const user = userEvent.setup();
+    const { save, answer } = openRequest();
+    const dialog = renderDialog(save);
+    await user.type(dialog.getByLabelText('Name'), 'alpha{Enter}{Enter}');
+    await waitFor(() => {
+      expect(save).toHaveBeenCalledTimes(1);
+    });
+    await user.type(dialog.getByLabelText('Name'), '{Enter}'); // still open: nothing
+    expect(save).toHaveBeenCalledTimes(1);
+    answer(false);
+    await waitFor(() => {
+      expect(dialog.getByRole<HTMLButtonElement>('button', { name: /Save/ }).disabled).toBe(false);
+    });
+    await user.type(dialog.getByLabelText('Name'), '{Enter}'); // a retry after the refusal
+    await waitFor(() => {
+      expect(save).toHaveBeenCalledTimes(2);
+    });
+  });
+
+  it('leaves Enter to an input method that is composing', async () => {
+    const user = userEvent.setup();
+    const save = vi.fn(() => Promise.resolve({}));
+    const dialog = renderDialog(save);
+    const field = dialog.getByLabelText('Name');
+    await user.type(field, '模型');
+    fireEvent.keyDown(field, { key: 'Enter', isComposing: true }); // picks the characters
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(save).not.toHaveBeenCalled();
+    fireEvent.keyDown(field, { key: 'Enter' });
+    await waitFor(() => {
+      expect(save).toHaveBeenCalledWith({ name: '模型' }, expect.anything());
     });
   });
 

@@ -1,6 +1,6 @@
 import { useQueryClient, type Mutation, type MutationCache } from '@tanstack/react-query';
 import { Form, Modal } from 'antd';
-import { useRef, useState, type ReactNode } from 'react';
+import { useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 
 interface Props {
@@ -64,6 +64,19 @@ export function FormModal({ title, okText, form, pending, onClose, children }: P
     });
   };
 
+  // Enter in a field submits as OK does, through the same guard: the form's own implicit
+  // submission bypasses it, so a quick second Enter sent a second request. Not while an input
+  // method is composing (Enter picks the characters), nor in a Select's search box (Enter
+  // picks the option).
+  const onKeyDownCapture = (event: KeyboardEvent<HTMLDivElement>) => {
+    const target = event.target;
+    if (event.key !== 'Enter' || event.nativeEvent.isComposing) return;
+    if (!(target instanceof HTMLInputElement) || !SUBMITTING_INPUTS.has(target.type)) return;
+    if (target.getAttribute('role') === 'combobox') return;
+    event.preventDefault();
+    onOk();
+  };
+
   const locked = busy || pending;
   return (
     <Modal
@@ -77,10 +90,15 @@ export function FormModal({ title, okText, form, pending, onClose, children }: P
       okButtonProps={{ disabled: locked }}
       destroyOnHidden
     >
-      <Form.Provider onFormFinish={onFormFinish}>{children}</Form.Provider>
+      <div onKeyDownCapture={onKeyDownCapture}>
+        <Form.Provider onFormFinish={onFormFinish}>{children}</Form.Provider>
+      </div>
     </Modal>
   );
 }
+
+/** Input types whose Enter submits their form in a browser (implicit submission). */
+const SUBMITTING_INPUTS = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number']);
 
 function isPending(mutation: Mutation): boolean {
   return mutation.state.status === 'pending';

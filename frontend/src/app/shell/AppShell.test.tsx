@@ -55,6 +55,8 @@ describe('app shell', () => {
     expect(screen.getByText('刷新').closest('button')).not.toBeNull();
     expect(window.localStorage.getItem('zhisuan.language')).toBe('zh');
     expect(document.documentElement.lang).toBe('zh-CN');
+    // The server's own pages (the notebook proxy's messages) follow the same choice.
+    expect(document.cookie).toContain('zs_lang=zh');
   });
 
   it('offers each role only the areas it may use', async () => {

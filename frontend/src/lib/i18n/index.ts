@@ -24,8 +24,12 @@ export function storedLanguage(): Language {
   }
 }
 
+/** The cookie the server's own pages (the notebook proxy's messages) read the language from. */
+export const LANGUAGE_COOKIE = 'zs_lang';
+
 function applyDocumentLanguage(language: Language): void {
   document.documentElement.lang = language === 'zh' ? 'zh-CN' : 'en';
+  document.cookie = `${LANGUAGE_COOKIE}=${language}; path=/; max-age=31536000; SameSite=Lax`;
 }
 
 export async function setLanguage(language: Language): Promise<void> {
