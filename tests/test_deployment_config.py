@@ -34,6 +34,11 @@ def test_compose_defines_the_production_stack_with_health_checks() -> None:
     assert {"postgres", "redis", *processes} <= set(services)
     for name in ("postgres", "redis", "web", "worker"):
         assert "healthcheck" in services[name], name
+    for name in ("worker", "beat", "telemetry", "autoscaler"):  # their loops' liveness files
+        assert services[name]["healthcheck"]["test"] == [
+            "CMD", "python", "-m", "apps.core.alive", name, "60"
+        ]  # fmt: skip
+        assert services[name]["environment"]["ZS_ALIVE_DIR"] == "/tmp/alive"  # noqa: S108
     for name in processes:
         env = services[name]["environment"]
         assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.prod"

@@ -104,9 +104,11 @@ def test_validation_is_a_400_with_field_errors(world: World, client_for: Client)
     typo = payload(pool.pk, max_replica=8, gpus=2, name="Bad_Name")
     response = client.post(URL.format("tenant-a"), typo, format="json")
     assert response.status_code == 400
-    assert response.json()["errors"] == {
+    rule = "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
+    assert response.json()["errors"] == {  # every problem in one answer
         "max_replica": ["Unknown field; it cannot be set on an inference service."],
         "gpus": ["Unknown field; it cannot be set on an inference service."],
+        "name": [rule],
     }
     urgent = client.post(URL.format("tenant-a"), payload(pool.pk, priority=1), format="json")
     assert urgent.json()["errors"] == {
@@ -114,11 +116,7 @@ def test_validation_is_a_400_with_field_errors(world: World, client_for: Client)
     }
     typo.pop("max_replica"), typo.pop("gpus")
     response = client.post(URL.format("tenant-a"), typo, format="json")
-    assert response.json()["errors"] == {
-        "name": [
-            "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
-        ]
-    }
+    assert response.json()["errors"] == {"name": [rule]}
     assert InferenceService.objects.count() == 0
     assert Job.objects.count() == 0
 

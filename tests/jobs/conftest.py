@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,20 @@ def training_body(pool: ResourcePool, **overrides: object) -> dict[str, object]:
         "replica_groups": [{"name": "worker", "replicas": 2, "accelerators": 8}],
         "accelerator_model": "A800",
         "topology": {"mode": "soft", "highest_tier": "leaf"},
+    }
+    body.update(overrides)
+    return body
+
+
+def notebook_body(cluster: Cluster, **overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": "explore",
+        "kind": "notebook",
+        "pool": cluster.pool.pk,
+        "image": "quay.io/jupyter/base-notebook:latest",
+        "replica_groups": [{"name": "notebook", "replicas": 1, "accelerators": 1}],
+        "accelerator_model": "A800",
+        "notebook": {"flavor": "jupyter", "storage_gib": 5},
     }
     body.update(overrides)
     return body

@@ -17,7 +17,7 @@ from apps.jobs.relay import reconcile, relay
 from apps.scheduling.loop import run_cycle
 from apps.tenancy.models import Role
 from tests.conftest import World
-from tests.jobs.conftest import Cluster, training_body
+from tests.jobs.conftest import Cluster, notebook_body, training_body
 
 pytestmark = pytest.mark.django_db
 
@@ -30,18 +30,6 @@ def tick(cluster: Cluster, seconds: float = 0) -> None:
     relay()
     reconcile(grace_s=3600)
     relay()
-
-
-def notebook_body(cluster: Cluster) -> dict[str, Any]:
-    return {
-        "name": "explore",
-        "kind": "notebook",
-        "pool": cluster.pool.pk,
-        "image": "quay.io/jupyter/base-notebook:latest",
-        "replica_groups": [{"name": "notebook", "replicas": 1, "accelerators": 1}],
-        "accelerator_model": "A800",
-        "notebook": {"flavor": "jupyter", "storage_gib": 5},
-    }
 
 
 def started_notebook(client, cluster: Cluster) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from apps.scheduling.loop import run_cycle
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.factories import make_membership, make_user
-from tests.jobs.conftest import Cluster, training_body
+from tests.jobs.conftest import Cluster, notebook_body, training_body
 from tests.ui_catalogue import section
 
 pytestmark = pytest.mark.django_db
@@ -36,20 +36,6 @@ def tick(cluster: Cluster, seconds: float = 0) -> None:
     relay()
     reconcile(grace_s=3600)
     relay()
-
-
-def notebook_body(cluster: Cluster, **overrides: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "name": "explore",
-        "kind": "notebook",
-        "pool": cluster.pool.pk,
-        "image": "quay.io/jupyter/base-notebook:latest",
-        "replica_groups": [{"name": "notebook", "replicas": 1, "accelerators": 1}],
-        "accelerator_model": "A800",
-        "notebook": {"flavor": "jupyter", "storage_gib": 5},
-    }
-    body.update(overrides)
-    return body
 
 
 class Browser:

@@ -127,6 +127,13 @@ def test_nested_field_errors_print_one_line_per_leaf(logged_in, tmp_path, capsys
     assert code == 2
     assert "  replica_groups[0].gpus: Unknown field; it cannot be set on a job.\n" in err
     assert "{" not in err
+    # A typo at the top is reported beside the nested one, in one answer.
+    text = text.replace("name:", "priviledged: true\nname:", 1)
+    code, _ = zs("submit", "-f", job_file(tmp_path, text))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "  priviledged: Unknown field; it cannot be set on a job.\n" in err
+    assert "  replica_groups[0].gpus: Unknown field; it cannot be set on a job.\n" in err
 
 
 def test_flattening_field_errors_of_either_shape():

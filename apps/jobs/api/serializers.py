@@ -68,11 +68,20 @@ class RejectUnknownFields:
     unknown_field = "Unknown field; it cannot be set on a job."
 
     def to_internal_value(self, data: Any) -> Any:
+        unknown: dict[str, Any] = {}
         if isinstance(data, dict):
-            unknown = sorted(str(key) for key in data if key not in self.fields)
-            if unknown:
-                raise serializers.ValidationError({key: [self.unknown_field] for key in unknown})
-        return super().to_internal_value(data)  # type: ignore[misc]
+            unknown = {str(k): [self.unknown_field] for k in data if k not in self.fields}
+        try:
+            value = super().to_internal_value(data)  # type: ignore[misc]
+        except serializers.ValidationError as exc:
+            # Every problem in one answer: the unknown keys and those of the known fields
+            # (a typo inside a replica group reported beside one at the top).
+            if unknown and isinstance(exc.detail, dict):
+                raise serializers.ValidationError({**exc.detail, **unknown}) from exc
+            raise
+        if unknown:
+            raise serializers.ValidationError(dict(sorted(unknown.items())))
+        return value
 
 
 class ReplicaGroupSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):

@@ -100,17 +100,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
         errors = JobSerializer.clone_errors(source, self.role)
         if errors:
             raise ValidationError(errors)
-        job = services.clone_job(job=source, actor=request_user(request))
-        audit.record(
-            actor=request_user(request),
-            action=AuditAction.CREATE,
-            instance=job,
-            tenant=self.tenant,
-            before=None,
-            after=audit.snapshot(job),
-        )
-        data = JobSerializer(job, context=self.get_serializer_context()).data
-        return Response(data, status=status.HTTP_201_CREATED)
+        return self._created(services.clone_job(job=source, actor=request_user(request)))
 
     @extend_schema(
         request=None,
@@ -129,17 +119,22 @@ class JobViewSet(TenantScopedViewSet[Job]):
             raise ValidationError(errors)
         try:
             with transaction.atomic():
-                job = homes.restart_notebook(job=source, actor=request_user(request))
-                audit.record(
-                    actor=request_user(request),
-                    action=AuditAction.CREATE,
-                    instance=job,
-                    tenant=self.tenant,
-                    before=None,
-                    after=audit.snapshot(job),
+                return self._created(
+                    homes.restart_notebook(job=source, actor=request_user(request))
                 )
         except homes.HomeConflict as exc:
             raise Conflict(str(exc)) from exc
+
+    def _created(self, job: Job) -> Response:
+        """A job made from another (clone, restart): audited, answered with 201."""
+        audit.record(
+            actor=request_user(self.request),
+            action=AuditAction.CREATE,
+            instance=job,
+            tenant=self.tenant,
+            before=None,
+            after=audit.snapshot(job),
+        )
         data = JobSerializer(job, context=self.get_serializer_context()).data
         return Response(data, status=status.HTTP_201_CREATED)
 

@@ -153,29 +153,13 @@ def gpu_values(slot: GpuSlot, seed: int, tick: int) -> dict[str, float]:
     n1 = _unit(_mix(base ^ tick))
     n2 = _unit(_mix(base ^ (tick << 1) ^ 0xABCDEF))
     ecc_sbe = float(_mix(base) % 3 == 0) * float(_mix(base) % 5)  # a few GPUs carry old SBEs
-    if slot.job_id is None:
-        power = IDLE_POWER_W + 5.0 * n1
-        return {
-            m.GPU_UTIL: 0.0,
-            m.FB_USED: 0.0,
-            m.FB_FREE: fb_total,
-            m.GPU_TEMP: round(28.0 + 0.12 * power + n2, 1),
-            m.POWER: round(power, 1),
-            m.SM_ACTIVE: 0.0,
-            m.TENSOR_ACTIVE: 0.0,
-            m.ECC_SBE: ecc_sbe,
-            m.ECC_DBE: 0.0,
-            m.XID: 0.0,
-            m.NVLINK_TX: 0.0,
-            m.NVLINK_RX: 0.0,
-            m.PCIE_TX: 1e5 * n2,
-            m.PCIE_RX: 1e5 * n1,
-        }
-    job = _mix(seed ^ slot.job_id)
-    if slot.interactive:
-        power = IDLE_POWER_W + 15.0 + 10.0 * n1
-        held = float(round(fb_total * (0.15 + 0.2 * _unit(_mix(job ^ 7)))))
-        sparse = float(round(4.0 * n1))
+    if slot.job_id is None or slot.interactive:
+        # Idle, or a notebook's: memory its kernel holds, a little work now and then.
+        held, sparse, power, pcie = 0.0, 0.0, IDLE_POWER_W + 5.0 * n1, 1e5
+        if slot.job_id is not None:
+            kernel = _unit(_mix(_mix(seed ^ slot.job_id) ^ 7))
+            held = float(round(fb_total * (0.15 + 0.2 * kernel)))
+            sparse, power, pcie = float(round(4.0 * n1)), IDLE_POWER_W + 15.0 + 10.0 * n1, 1e7
         return {
             m.GPU_UTIL: sparse,
             m.FB_USED: held,
@@ -189,9 +173,10 @@ def gpu_values(slot: GpuSlot, seed: int, tick: int) -> dict[str, float]:
             m.XID: 0.0,
             m.NVLINK_TX: 0.0,
             m.NVLINK_RX: 0.0,
-            m.PCIE_TX: 1.0e7 * n2,
-            m.PCIE_RX: 1.0e7 * n1,
+            m.PCIE_TX: pcie * n2,
+            m.PCIE_RX: pcie * n1,
         }
+    job = _mix(seed ^ slot.job_id)
     phase = _unit(job) * 2 * math.pi
     wave = 0.5 + 0.5 * math.sin(tick / 30.0 + phase)  # a training job's step rhythm
     load = min(1.0, max(0.0, 0.55 * wave + 0.45 * n1))
