@@ -117,10 +117,10 @@ def _mark_deleted(owner_job: Job, home: int, now: datetime, why: Note) -> int:
     chain = list(sharing(home).filter(home_deleted_at__isnull=True))
     for member in chain:
         services.record_event(member, reason="HomeDeleted", message=why)
-    marked = sharing(home).filter(home_deleted_at__isnull=True).update(home_deleted_at=now)
+    Job.objects.filter(pk__in=[member.pk for member in chain]).update(home_deleted_at=now)
     if owner_job.started_at is not None:  # one that never ran made no volume
         services.enqueue_outbox(owner_job, OutboxAction.DELETE_HOME)
-    return marked
+    return len(chain)
 
 
 def expire(now: datetime | None = None, days: int | None = None) -> int:

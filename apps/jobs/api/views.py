@@ -82,10 +82,8 @@ class JobViewSet(TenantScopedViewSet[Job]):
     def cancel(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """The job's owner, tenant admins and platform admins cancel it (403 for others).
         Cancelling a job that already ended changes nothing and records nothing."""
-        job = self.get_object()
+        job = self._owner_or_admin(self.get_object(), "the job's", "cancel it")
         user = request_user(request)
-        if job.owner_id != user.pk and self.role != Role.TENANT_ADMIN:
-            raise PermissionDenied("Only the job's owner or a tenant admin can cancel it.")
         before = audit.snapshot(job)
         job = services.cancel_job(job=job, actor=user)
         if audit.snapshot(job) != before:
@@ -165,8 +163,13 @@ class JobViewSet(TenantScopedViewSet[Job]):
         job = self.get_object()
         if job.kind != JobKind.NOTEBOOK:
             raise ValidationError({"kind": ["Only notebooks have a home volume."]})
+        return self._owner_or_admin(job, "the notebook's", what)
+
+    def _owner_or_admin(self, job: Job, whose: str, what: str) -> Job:
+        """``job`` when the caller owns it or is a tenant admin (platform admins act as one);
+        403 for other members."""
         if job.owner_id != request_user(self.request).pk and self.role != Role.TENANT_ADMIN:
-            raise PermissionDenied(f"Only the notebook's owner or a tenant admin can {what}.")
+            raise PermissionDenied(f"Only {whose} owner or a tenant admin can {what}.")
         return job
 
     @extend_schema(methods=["GET"], request=None, responses=CheckpointRequestStateSerializer)
