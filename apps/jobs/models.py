@@ -80,6 +80,9 @@ class Job(models.Model):
     state_changed_at = models.DateTimeField(default=timezone.now)
     pending_code = models.CharField(max_length=32, blank=True)
     pending_message = models.CharField(max_length=500, blank=True)
+    # The same reason as the scheduling core's phrases (apps/scheduling/core/text.py), so the
+    # dashboard can say it in the reader's language; [] when it has none.
+    pending_detail = models.JSONField(default=list, blank=True)
     queue_position = models.PositiveIntegerField(null=True, blank=True)
     max_wait_s = models.PositiveIntegerField(null=True, blank=True)
     max_runtime_s = models.PositiveIntegerField(

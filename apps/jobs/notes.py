@@ -4,13 +4,16 @@ The English text is stored in ``JobEvent.message`` as before (the CLI, the API a
 read it); the key and the arguments travel beside it so the dashboard can say the same in the
 reader's language (``jobNote`` in frontend/src/lib/i18n/en.ts; tests/jobs/test_notes.py holds
 the two catalogues to the same keys and placeholders). Text that comes from elsewhere (a
-cluster's status message, a user's note) stays a plain string.
+cluster's status message, a user's note) stays a plain string. A preemption's reason is the
+scheduling core's own phrase (``scheduler_note``; its key is in ``schedulerNote``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from apps.scheduling.core.text import PHRASES, Phrase
 
 NOTES: dict[str, str] = {
     "submittedBy": "submitted by {owner}",
@@ -37,7 +40,8 @@ class Note:
 
     @property
     def text(self) -> str:
-        return NOTES[self.key].format(**self.args)
+        template = NOTES[self.key] if self.key in NOTES else PHRASES[self.key]
+        return template.format(**self.args)
 
 
 def note(key: str, **args: str | int) -> Note:
@@ -45,6 +49,17 @@ def note(key: str, **args: str | int) -> Note:
     made = Note(key, args)
     made.text  # noqa: B018 - formats now, so a wrong key or argument fails at the call site
     return made
+
+
+def scheduler_note(said: Phrase) -> Note:
+    """A sentence of the scheduling core (a preemption's reason) as an event's note: the
+    dashboard finds its key in ``schedulerNote``. Only flat phrases fit an event."""
+    args: dict[str, str | int] = {}
+    for name, value in said.args.items():
+        if not isinstance(value, str | int):
+            raise TypeError(f"{said.key}: argument {name} is not a value; events take values")
+        args[name] = value
+    return Note(said.key, args)
 
 
 Message = str | Note

@@ -19,7 +19,7 @@ from apps.clusters.models import Node
 from apps.core.events import publish_pools_changed
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobState, OutboxAction
-from apps.jobs.notes import note
+from apps.jobs.notes import note, scheduler_note
 from apps.quotas.models import Quota
 from apps.scheduling import core
 from apps.scheduling.models import Hold, SchedulerLock
@@ -105,7 +105,7 @@ def _preempt(decision: core.Preemption, applied: Applied) -> None:
             victim,
             JobState.PREEMPTED,
             reason="Preempted",
-            message=decision.reason,
+            message=scheduler_note(decision.reason),
             extra={"attempt": victim.attempt + 1},
         )
     except jobs.StaleState:
@@ -144,7 +144,12 @@ def _admit(
                 nodes=len({r.node_id for r in placement.replicas}),
                 tier=placement.tier.name.lower(),
             ),
-            extra={"admitted_at": now, "pending_code": "", "pending_message": ""},
+            extra={
+                "admitted_at": now,
+                "pending_code": "",
+                "pending_message": "",
+                "pending_detail": [],
+            },
         )
     except jobs.StaleState:
         applied.skipped[job_id] = "changed concurrently"
@@ -180,15 +185,25 @@ def _record_pending(decisions: core.Decisions) -> None:
     for pk, pool_id, position, code, message in current:
         new_position, reason = order[pk]
         new = (new_position, reason.code.value, reason.message[:500])
+        # The detail is written with the message it says in other words: comparing the
+        # message is enough.
         if (position, code, message) != new:
             changed.append(
-                Job(pk=pk, queue_position=new[0], pending_code=new[1], pending_message=new[2])
+                Job(
+                    pk=pk,
+                    queue_position=new[0],
+                    pending_code=new[1],
+                    pending_message=new[2],
+                    pending_detail=reason.text.as_json(),
+                )
             )
         if code != new[1]:
             publish_pools_changed(pool_id)  # the topology's queue is counted by reason
     # Informational fields only: bulk_update never touches ``state``.
     Job.objects.bulk_update(
-        changed, ["queue_position", "pending_code", "pending_message"], batch_size=200
+        changed,
+        ["queue_position", "pending_code", "pending_message", "pending_detail"],
+        batch_size=200,
     )
 
 

@@ -93,6 +93,10 @@ def test_quota_limits_admission_and_pending_reason_says_why(world, client_for, c
     assert waiting["state"] == "queued"
     assert waiting["pending_code"] == "quota"
     assert "over its limit of 24" in waiting["pending_message"]
+    # The same reason as phrases, for the dashboard to say in the reader's language.
+    [clause] = waiting["pending_detail"]
+    assert clause["key"] == "overQuota"
+    assert clause["args"]["tenant"] == "tenant-a" and clause["args"]["limit"] == "24"
     assert waiting["queue_position"] == 1
 
 
@@ -117,5 +121,10 @@ def test_high_priority_job_preempts_low_priority_work(world, client_for, cluster
     assert Job.objects.get(pk=high["id"]).state == "running"
     victim = victims.get()
     assert victim.state == "queued" and victim.priority == 5 and victim.attempt == 1
+    # The scheduler's reason in English, and as its phrase for the dashboard.
+    preempted = JobEvent.objects.get(job=victim, reason="Preempted")
+    assert preempted.message.startswith(f"preempted by job {high['id']} (P1, tenant 'tenant-b')")
+    assert preempted.message_key == "preemptedBy"
+    assert preempted.message_args["victimPriority"] == 5
     requeued = JobEvent.objects.get(job=victim, reason="Requeued")
     assert requeued.message == "attempt 1 starts from the beginning (no complete checkpoint yet)"

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from apps.jobs.models import JobEvent
-from apps.jobs.notes import NOTES, note
+from apps.jobs.notes import NOTES, note, scheduler_note
+from apps.scheduling.core.text import PHRASES, phrase
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.jobs.conftest import Cluster, training_body
@@ -56,6 +57,19 @@ def test_every_note_the_code_writes_is_in_the_catalogue() -> None:
                 used.add(str(node.args[0].value))
     assert {"submittedBy", "placed", "resumeCheckpoint"} <= used  # the scan finds the calls
     assert used <= set(NOTES)
+
+
+def test_the_scheduler_s_phrases_travel_as_notes_under_their_own_keys() -> None:
+    # One key, one catalogue: the dashboard looks in jobNote first, then schedulerNote.
+    assert not set(NOTES) & set(PHRASES)
+    said = phrase("reclaimedBy", tenant="nlp", job="7", priority=1, victimTenant="vision",
+                  model="A800", pool="train")  # fmt: skip
+    made = scheduler_note(said)
+    assert (made.key, made.text) == ("reclaimedBy", str(said))
+    assert made.args["priority"] == 1
+    with pytest.raises(TypeError):
+        scheduler_note(phrase("heldShort", shape=phrase("shapeTotal", need=8, model="A800"),
+                              held=8, model="A800", jobs="1"))  # fmt: skip
 
 
 def test_a_wrong_key_or_missing_argument_fails_where_it_is_written() -> None:

@@ -36,6 +36,7 @@ from apps.quotas.selectors import usage_milli
 from apps.quotas.services import set_quota
 from apps.scheduling import core
 from apps.scheduling.apply import Applied, _preempt
+from apps.scheduling.core.text import phrase
 from apps.scheduling.loop import run_cycle
 from apps.tenancy.models import Role, Tenant
 from tests.factories import make_membership, make_node, make_pool, make_tenant, make_user
@@ -136,7 +137,9 @@ class QuotaMachine(RuleBasedStateMachine):
             return
         decision = core.Preemption(
             victim_job_id=str(job.pk), victim_tenant=job.tenant.slug, preemptor_job_id="0",
-            kind=core.PreemptionKind.PRIORITY, reason="property test",
+            kind=core.PreemptionKind.PRIORITY,
+            reason=phrase("preemptedBy", job="0", priority=0, tenant="t", devices="8",
+                          model="A800", pool="p", victimPriority=job.priority),
         )  # fmt: skip
         with transaction.atomic():
             _preempt(decision, Applied())

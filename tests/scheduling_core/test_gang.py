@@ -57,5 +57,5 @@ def test_cpu_only_replicas_are_part_of_the_gang():
     assert pending(d)["cpu"].code == PendingCode.RESOURCES
     assert pending(d)["cpu"].message == (
         "enough free A800 by count, but no placement also gives each replica its CPU, memory "
-        "and labels ('worker': 0m CPU, 0Mi; 'ps': 200000m CPU, 0Mi)"
+        "and labels ('worker' needs 0m CPU and 0Mi, 'ps' needs 200000m CPU and 0Mi)"
     )

@@ -36,7 +36,7 @@ def test_no_match_names_what_the_pool_offers():
     reason = pending(d)["h100"]
     assert reason.code == PendingCode.NO_MATCH
     assert reason.message == (
-        "no schedulable node in pool 'train' matches model in {H100}; the pool has "
+        "no schedulable node in pool 'train' matches model in [H100]; the pool has "
         "910B/huawei/arm64, A800/nvidia/x86_64"
     )
 

@@ -31,7 +31,7 @@ def test_p1_preempts_the_lowest_priority_victim():
     pre = d.preemptions[0]
     assert pre.kind == PreemptionKind.PRIORITY
     assert pre.preemptor_job_id == "urgent"
-    assert pre.reason == (
+    assert str(pre.reason) == (
         "preempted by job urgent (P1, tenant 't1'), which needs 8 A800 in pool 'train'; "
         "P5 work yields to P0-P2"
     )

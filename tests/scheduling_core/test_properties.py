@@ -34,6 +34,7 @@ from apps.scheduling.core import (
 )
 
 from .helpers import NOW, ago
+from .test_text import english_from_json
 
 TENANTS = ("t1", "t2", "t3")
 MODELS = {"A800": ("nvidia", "x86_64"), "910B": ("huawei", "arm64")}
@@ -253,6 +254,7 @@ def check(snap: ClusterSnapshot, queue: list[PendingJob], policy: Policy, d: Dec
         assert job_id in placements or job_id in pending
     for reason in d.pending:
         assert reason.message.strip()
+        assert english_from_json(reason.text.as_json()) == reason.message  # the dashboard's
     for job_id, placement in placements.items():
         assert job_id in jobs
         assert (job_id in pending) == placement.partial

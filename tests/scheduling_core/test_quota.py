@@ -43,7 +43,7 @@ def test_lender_within_guarantee_reclaims_the_borrowers_newest_work():
     assert victims(d) == ["t2-new"]
     pre = d.preemptions[0]
     assert pre.kind == PreemptionKind.RECLAIM
-    assert pre.reason == (
+    assert str(pre.reason) == (
         "reclaimed by tenant 't1' for job mine (P2): tenant 't2' was borrowing A800 above its "
         "guarantee in pool 'train'"
     )

@@ -11,6 +11,7 @@ from apps.scheduling.core.index import ClusterState
 from apps.scheduling.core.placement import Placed, place_in_class, placement_tiers
 from apps.scheduling.core.preemption import find_victims, may_preempt
 from apps.scheduling.core.request import Request, build_request, compatible_classes
+from apps.scheduling.core.text import Text
 
 from .helpers import job, nodes, running, snap, whole
 from .test_properties import clusters, queues
@@ -54,7 +55,7 @@ def test_ruling_out_before_trials_never_loses_a_victim_set(snap, queue, quotas, 
         state.hold(ns, "holder", 1)
     for queued in queue:
         req = build_request(queued)
-        if isinstance(req, str) or not may_preempt(queued, policy):
+        if isinstance(req, Text) or not may_preempt(queued, policy):
             continue
         plain = _search(state, req, policy, tight=tight, pruned=False)
         quick = _search(state, req, policy, tight=tight, pruned=True)
@@ -80,7 +81,7 @@ def test_a_gang_kept_to_one_leaf_is_ruled_out_when_no_leaf_can_ever_have_the_roo
     policy = Policy(quotas=False)
     big = job("big", whole(2, 8), priority=1, topology=TopologyMode.HARD, max_tier=Tier.LEAF)
     req = build_request(big)
-    assert not isinstance(req, str)
+    assert not isinstance(req, Text)
     cls = compatible_classes(state, req)[0]
     trials = []
 
@@ -98,7 +99,7 @@ def test_a_gang_kept_to_one_leaf_is_ruled_out_when_no_leaf_can_ever_have_the_roo
     # Across leaves the same gang does find its victims.
     spread = job("spread", whole(2, 8), priority=1)
     req2 = build_request(spread)
-    assert not isinstance(req2, str)
+    assert not isinstance(req2, Text)
     loose = max(placement_tiers(cls, req2, policy, tight=False))
     got = find_victims(
         state,

@@ -56,6 +56,9 @@ class QueueEntrySerializer(serializers.Serializer[Any]):
     waiting_s = serializers.FloatField()
     pending_code = serializers.CharField()
     pending_message = serializers.CharField(allow_null=True)
+    pending_detail = serializers.ListField(
+        child=serializers.JSONField(), allow_null=True, help_text="as on the job"
+    )
     held_nodes = serializers.IntegerField()
 
 
@@ -121,6 +124,7 @@ class PoolViewSet(
                     "waiting_s": (now - job.submitted_at).total_seconds(),
                     "pending_code": job.pending_code,
                     "pending_message": job.pending_message if visible else None,
+                    "pending_detail": job.pending_detail if visible else None,
                     "held_nodes": holds.get(job.pk, 0),
                 }
             )

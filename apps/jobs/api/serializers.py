@@ -193,6 +193,14 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         "null otherwise."
     )
 
+    pending_detail = serializers.ListField(
+        child=serializers.JSONField(),
+        read_only=True,
+        help_text="pending_message as the scheduler's phrases: a list of {key, args}, an "
+        "argument being a value, a phrase, a list of phrases (clauses), {items: [...]} or "
+        "{time: ISO 8601}; the keys are apps/scheduling/core/text.py's. Empty when the "
+        "message has none.",
+    )
     home_job = serializers.SerializerMethodField(
         help_text="Notebooks: the id of the notebook whose home volume (files) this one "
         "mounts: its own id, or the first notebook of a chain of restarts. Null for other kinds."
@@ -206,8 +214,8 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "volumes", "notebook", "inference", "max_wait_s", "max_runtime_s", "max_retries",
             "spec",
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
-            "pending_code", "pending_message", "queue_position", "attempt", "failures",
-            "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
+            "pending_code", "pending_message", "pending_detail", "queue_position", "attempt",
+            "failures", "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
             "open_url", "home_job", "home_deleted_at",
         ]  # fmt: skip
         read_only_fields = [

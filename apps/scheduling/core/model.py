@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import IntEnum, StrEnum
 
+from .text import Phrase, Text
+
 FULL_DEVICE_MILLI = 1000
 """A whole device expressed in milli-devices; fractional shares are strictly below it."""
 
@@ -403,15 +405,20 @@ class Preemption:
     victim_tenant: str
     preemptor_job_id: str
     kind: PreemptionKind
-    reason: str
+    reason: Phrase
 
 
 @dataclass(frozen=True, slots=True)
 class PendingReason:
     job_id: str
     code: PendingCode
-    message: str
+    text: Text
     over_max_wait: bool = False
+
+    @property
+    def message(self) -> str:
+        """The reason in English (the API's ``pending_message``, the CLI, logs)."""
+        return str(self.text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from itertools import chain
 from .index import ClassIndex, ClusterState, NodeState
 from .model import Packing, PendingJob, Policy, ReplicaPlacement, Tier, TopologyMode
 from .request import Demand, Request
+from .text import Text
 from .topology import (
     DomainKey,
     candidate_domains,
@@ -225,7 +226,7 @@ def placement_tiers(cls: ClassIndex, req: Request, policy: Policy, *, tight: boo
 
 def place_in_class(
     state: ClusterState, cls: ClassIndex, req: Request, policy: Policy, *, tight: bool = False
-) -> Placed | str | None:
+) -> Placed | Text | None:
     """Place the whole job in ``cls``.
 
     Returns the placement (the state now holds it), a quota reason (nothing changed), or

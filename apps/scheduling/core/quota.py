@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from .model import FULL_DEVICE_MILLI, Quota
+from .text import Text, say
 
 QuotaKey = tuple[str, str, str]  # tenant, pool, accelerator model
 
@@ -59,21 +60,27 @@ class QuotaLedger:
         self.usage[key] += delta_milli
         self._models_of[(key[0], key[1])].add(key[2])
 
-    def check(self, key: QuotaKey, milli: int) -> str | None:
+    def check(self, key: QuotaKey, milli: int) -> Text | None:
         """``None`` when ``milli`` more fits under the limit, else a reason a person can act on."""
         if not self.enabled or milli <= 0:
             return None
         tenant, pool, model = key
         if key not in self._limits:
-            return f"tenant '{tenant}' has no {model} quota in pool '{pool}'"
+            return say("noQuota", tenant=tenant, model=model, pool=pool)
         g, b = self._limits[key]
         after = self.usage[key] + milli
         if after <= g + b:
             return None
-        return (
-            f"quota: tenant '{tenant}' would use {fmt_devices(after)} {model} in pool '{pool}', "
-            f"over its limit of {fmt_devices(g + b)} (guarantee {fmt_devices(g)} + borrowing "
-            f"{fmt_devices(b)}); {fmt_devices(self.usage[key])} in use"
+        return say(
+            "overQuota",
+            tenant=tenant,
+            after=fmt_devices(after),
+            model=model,
+            pool=pool,
+            limit=fmt_devices(g + b),
+            guarantee=fmt_devices(g),
+            borrow=fmt_devices(b),
+            used=fmt_devices(self.usage[key]),
         )
 
     def within_guarantee_after(self, key: QuotaKey, milli: int) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .index import ClassIndex, ClusterState, Selector
 from .model import FULL_DEVICE_MILLI, PendingJob, ReplicaGroup
+from .text import Items, Text, phrase, say
 
 
 @dataclass(slots=True)
@@ -52,27 +53,24 @@ class Request:
         return self.demands[0]
 
 
-def _invalid_group(g: ReplicaGroup) -> str | None:
+def _invalid_group(g: ReplicaGroup) -> Text | None:
     if g.replicas < 1:
-        return f"group '{g.name}' needs at least one replica"
+        return say("groupNoReplicas", group=g.name)
     if g.accelerators < 0 or g.cpu_milli < 0 or g.memory_mib < 0:
-        return f"group '{g.name}' has a negative resource request"
+        return say("groupNegative", group=g.name)
     if g.accelerator_milli and not 0 < g.accelerator_milli < FULL_DEVICE_MILLI:
-        return (
-            f"group '{g.name}' asks for {g.accelerator_milli} milli of a device; a share must be "
-            "between 1 and 999 milli (use accelerators=1 for a whole device)"
-        )
+        return say("groupBadShare", group=g.name, milli=g.accelerator_milli)
     if g.accelerators and g.accelerator_milli:
-        return f"group '{g.name}' asks for whole devices and a fractional share at once"
+        return say("groupMixed", group=g.name)
     return None
 
 
-def build_request(job: PendingJob) -> Request | str:
+def build_request(job: PendingJob) -> Request | Text:
     """A normalised request, or the reason the job can never be scheduled as written."""
     if not 0 <= job.priority <= 5:
-        return f"priority {job.priority} is not one of P0..P5"
+        return say("badPriority", priority=job.priority)
     if not job.groups:
-        return "the job has no replica groups"
+        return say("noGroups")
     demands: list[Demand] = []
     names: set[str] = set()
     for g in job.groups:
@@ -80,7 +78,7 @@ def build_request(job: PendingJob) -> Request | str:
         if problem:
             return problem
         if g.name in names:
-            return f"replica group name '{g.name}' is used twice"
+            return say("groupTwice", group=g.name)
         names.add(g.name)
         demands.append(
             Demand(
@@ -137,15 +135,23 @@ def compatible_classes(state: ClusterState, req: Request) -> list[ClassIndex]:
     ]
 
 
-def describe_constraints(req: Request) -> str:
-    parts: list[str] = []
+def describe_constraints(req: Request) -> Items:
+    """What the job's accelerator groups accept: models, vendors, architectures."""
     models: set[str] = set()
+    vendors: set[str] = set()
+    arches: set[str] = set()
     for d in req.demands:
         if d.needs_accelerator:
             models |= d.group.models
             if d.group.vendor:
-                parts.append(f"vendor {d.group.vendor}")
+                vendors.add(d.group.vendor)
             if d.group.arch:
-                parts.append(f"arch {d.group.arch}")
-    head = "model in {" + ", ".join(sorted(models)) + "}" if models else "any model"
-    return ", ".join([head, *sorted(set(parts))])
+                arches.add(d.group.arch)
+    head = phrase("models", models=", ".join(sorted(models))) if models else phrase("anyModel")
+    return Items(
+        (
+            head,
+            *(phrase("arch", arch=a) for a in sorted(arches)),
+            *(phrase("vendor", vendor=v) for v in sorted(vendors)),
+        )
+    )

@@ -56,9 +56,10 @@ from .placement import Placed, place_cpu_only, place_in_class, place_partial, pl
 from .plan import Planner, Slot, plannable
 from .preemption import apply_victims, find_victims, may_preempt
 from .quota import QuotaKey, fmt_devices
-from .reasons import capacity, fmt_duration, hold_drain, no_match, over_max_wait
+from .reasons import capacity, fmt_duration, held_until, hold_drain, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
+from .text import EMPTY, Text, phrase, say
 from .topology import could_ever_fit, tier_of
 
 
@@ -227,14 +228,14 @@ class Scheduler:
         seen: set[str] = set()
         for job in queue:
             if job.job_id in seen:
-                self._pend(job, PendingCode.INVALID, "the job id appears twice in the queue")
+                self._pend(job, PendingCode.INVALID, say("duplicateId"))
                 continue
             seen.add(job.job_id)
             if job.job_id in self.state.running:
-                self._pend(job, PendingCode.INVALID, "a job with this id is already running")
+                self._pend(job, PendingCode.INVALID, say("alreadyRunning"))
                 continue
             req = self.state.request_for(job, build_request)
-            if isinstance(req, str):
+            if isinstance(req, Text):
                 self._pend(job, PendingCode.INVALID, req)
                 continue
             levels.setdefault(_band(job.priority) if by_band else job.priority, []).append(req)
@@ -296,31 +297,30 @@ class Scheduler:
         job, st, policy = req.job, self.state, self.policy
         if not policy.backfill and job.pool in self._blocked:
             blocker = self._blocked[job.pool]
-            self._pend(
-                job,
-                PendingCode.BLOCKED,
-                f"waiting behind job {blocker} in pool '{job.pool}' (backfill is off, so the "
-                "queue is served strictly in order)",
-            )
+            self._pend(job, PendingCode.BLOCKED, say("blockedBehind", job=blocker, pool=job.pool))
             return
         if req.has_shares and not policy.sharing:
-            self._pend(job, PendingCode.SHARING_DISABLED, "GPU sharing is disabled by policy")
+            self._pend(job, PendingCode.SHARING_DISABLED, say("sharingDisabled"))
             return
         quota_hold = self._quota_holds.get((job.tenant, job.pool))
         if quota_hold is not None and self._quota_held_from(req, quota_hold):
             self._pend(
                 job,
                 PendingCode.QUOTA,
-                f"tenant '{job.tenant}' keeps its quota room in pool '{job.pool}' for starving "
-                f"job {quota_hold.job_id} (P{quota_hold.priority})",
+                say(
+                    "quotaKeptStarving",
+                    tenant=job.tenant,
+                    pool=job.pool,
+                    job=quota_hold.job_id,
+                    priority=quota_hold.priority,
+                ),
             )
             return
         if self._rooms and self._room_kept_from(req):
             self._pend(
                 job,
                 PendingCode.QUOTA,
-                f"tenant '{job.tenant}' keeps quota room in pool '{job.pool}' for a planned "
-                "large job, and this job is not declared to end before that one starts",
+                say("quotaKeptPlanned", tenant=job.tenant, pool=job.pool),
             )
             return
         self._fast_key = None
@@ -340,7 +340,7 @@ class Scheduler:
             key: tuple[object, ...] = (req.shape, job.tenant, patient, backfills)
             code = self._fastfail.get(key)
             if code is not None:
-                self._pend(job, code, "")
+                self._pend(job, code, EMPTY)
                 return
             self._fast_key = key
         scored = policy.packing in SCORED and req.total_replicas == 1
@@ -359,15 +359,14 @@ class Scheduler:
             self._fail(
                 req,
                 PendingCode.RESOURCES,
-                f"no node in pool '{job.pool}' has {d.cpu}m CPU and {d.mem}Mi memory free for "
-                f"every '{d.name}' replica",
+                say("cpuShortEvery", pool=job.pool, cpu=d.cpu, mem=d.mem, group=d.name),
             )
             return
         classes = compatible_classes(st, req)
         if not classes:
             self._fail(req, PendingCode.NO_MATCH, no_match(st, req))
             return
-        quota_fail: dict[ClassKey, str] = {}
+        quota_fail: dict[ClassKey, Text] = {}
         tight = (
             policy.topology
             and job.topology.mode == TopologyMode.SOFT
@@ -398,11 +397,11 @@ class Scheduler:
             if isinstance(res, Placed):
                 self._commit(req, cls.model, res)
                 return
-            if isinstance(res, str):
+            if isinstance(res, Text):
                 quota_fail[cls.key] = res
             elif shape is not None:
                 self._nofit.add((cls.key, shape))
-        note = ""
+        note = EMPTY
         if may_preempt(job, policy):
             for cls in classes:
                 vkey = (cls.key, shape, job.tenant)
@@ -412,7 +411,7 @@ class Scheduler:
                     return
                 if shape is not None:
                     self._novictims.add(vkey)
-            note = "; preempting eligible P4/P5 work would not make room"
+            note = say("noPreemptRoom")
         code, why = self._explain(req, classes, quota_fail)
         why += note
         if not policy.gang and job.topology.mode != TopologyMode.HARD:
@@ -425,8 +424,12 @@ class Scheduler:
                     self._pend(
                         job,
                         PendingCode.PARTIAL,
-                        f"gang is off: {len(partial.replicas)} of {req.total_replicas} replicas "
-                        f"placed; the rest: {why}",
+                        say(
+                            "gangOff",
+                            placed=len(partial.replicas),
+                            total=req.total_replicas,
+                            rest=why,
+                        ),
                     )
                     return
         slot = self._slots.get(job.job_id)
@@ -435,10 +438,7 @@ class Scheduler:
                 code = PendingCode.RESERVED
             if not self._quiet:
                 wait = timedelta(seconds=max(0.0, slot.start - self.now.timestamp()))
-                why += (
-                    f"; planned to start within {fmt_duration(wait)} on "
-                    f"{len(slot.nodes)} held nodes"
-                )
+                why += say("plannedStart", wait=fmt_duration(wait), nodes=len(slot.nodes))
             self._fail(req, code, why)
             return
         starving = is_starving(req, policy, self.now)
@@ -455,10 +455,7 @@ class Scheduler:
             held = self._hold(req, classes, {} if hold_anyway else quota_fail)
             if held is not None:
                 code = PendingCode.RESERVED
-                why += (
-                    f"; {len(held.node_ids)} nodes are held for it until "
-                    f"{held.expires_at.isoformat()}"
-                )
+                why += held_until(len(held.node_ids), held.expires_at)
                 if not self._quiet:
                     why += hold_drain(self.state, held.node_ids, self.now)
         self._fail(req, code, why)
@@ -467,7 +464,7 @@ class Scheduler:
         self,
         req: Request,
         classes: list[ClassIndex],
-        quota_fail: dict[ClassKey, str],
+        quota_fail: dict[ClassKey, Text],
         shape: tuple[object, ...] | None,
     ) -> None:
         """One-replica jobs under a scored packing: the best node over every class."""
@@ -492,13 +489,13 @@ class Scheduler:
         self._commit(req, cls.model, placed)
 
     def _explain(
-        self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
-    ) -> tuple[PendingCode, str]:
+        self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, Text]
+    ) -> tuple[PendingCode, Text]:
         open_classes = [c for c in classes if c.key not in quota_fail]
         if not open_classes:
             return PendingCode.QUOTA, quota_fail[classes[0].key]
         if self._quiet:
-            return PendingCode.CAPACITY, ""
+            return PendingCode.CAPACITY, EMPTY
         k = max(req.main.k, 1)
         best = max(open_classes, key=lambda c: (k <= c.max_devices, c.cap[min(k, c.max_devices)]))
         return capacity(self.state, best, req, self.policy, tight=self._tight)
@@ -526,16 +523,25 @@ class Scheduler:
         for entry, kind in zip(victims, kinds, strict=True):
             victim = entry.job
             if kind == PreemptionKind.RECLAIM:
-                why = (
-                    f"reclaimed by tenant '{job.tenant}' for job {job.job_id} "
-                    f"(P{job.priority}): tenant '{victim.tenant}' was borrowing {cls.model} "
-                    f"above its guarantee in pool '{job.pool}'"
+                why = phrase(
+                    "reclaimedBy",
+                    tenant=job.tenant,
+                    job=job.job_id,
+                    priority=job.priority,
+                    victimTenant=victim.tenant,
+                    model=cls.model,
+                    pool=job.pool,
                 )
             else:
-                why = (
-                    f"preempted by job {job.job_id} (P{job.priority}, tenant '{job.tenant}'), "
-                    f"which needs {fmt_devices(req.accel_milli)} {cls.model} in pool "
-                    f"'{job.pool}'; P{victim.priority} work yields to P0-P2"
+                why = phrase(
+                    "preemptedBy",
+                    job=job.job_id,
+                    priority=job.priority,
+                    tenant=job.tenant,
+                    devices=fmt_devices(req.accel_milli),
+                    model=cls.model,
+                    pool=job.pool,
+                    victimPriority=victim.priority,
                 )
             self._preemptions.append(
                 Preemption(victim.job_id, victim.tenant, job.job_id, kind, why)
@@ -701,7 +707,7 @@ class Scheduler:
         return timedelta(seconds=drain) if 0 < drain < INF else None
 
     def _hold(
-        self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, str]
+        self, req: Request, classes: list[ClassIndex], quota_fail: dict[ClassKey, Text]
     ) -> Reservation | None:
         if len(self._reservations) >= self.policy.max_holds:
             return None
@@ -857,21 +863,21 @@ class Scheduler:
         self._nofit.clear()
         self._novictims.clear()
 
-    def _fail(self, req: Request, code: PendingCode, why: str) -> None:
+    def _fail(self, req: Request, code: PendingCode, why: Text) -> None:
         if self._fast_key is not None:
             self._fastfail[self._fast_key] = code
         if not self.policy.backfill:
             self._blocked.setdefault(req.job.pool, req.job.job_id)
         self._pend(req.job, code, why)
 
-    def _pend(self, job: PendingJob, code: PendingCode, why: str) -> None:
+    def _pend(self, job: PendingJob, code: PendingCode, why: Text) -> None:
         if self._quiet:
             waited = job.max_wait is not None and self.now - job.submit_time > job.max_wait
-            self._pending.append(PendingReason(job.job_id, code, "", over_max_wait=waited))
+            self._pending.append(PendingReason(job.job_id, code, EMPTY, over_max_wait=waited))
             return
         late = over_max_wait(job, self.now)
         if late:
-            why = f"{why}; {late}"
+            why += late
         self._pending.append(PendingReason(job.job_id, code, why, over_max_wait=late is not None))
 
 

@@ -17,12 +17,13 @@ from typing import cast
 from .index import ClassIndex, LeafKey, NodeState, SuKey
 from .model import Packing, Tier, TopologyMode, TopologyRequirement
 
-TIER_NAMES = {
-    Tier.NODE: "one node",
-    Tier.LEAF: "one leaf switch",
-    Tier.SU: "one Scalable Unit",
-    Tier.SPINE: "one spine",
-    Tier.ANY: "the pool",
+# Each tier's name in a pending reason (a key of ``text.PHRASES``).
+TIER_PHRASES = {
+    Tier.NODE: "tierNode",
+    Tier.LEAF: "tierLeaf",
+    Tier.SU: "tierSu",
+    Tier.SPINE: "tierSpine",
+    Tier.ANY: "tierPool",
 }
 
 DomainKey = LeafKey | SuKey | str | NodeState | None

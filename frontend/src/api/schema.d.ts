@@ -2450,6 +2450,8 @@ export interface components {
             readonly open_url: string | null;
             readonly owner: string | null;
             readonly pending_code: string;
+            /** @description pending_message as the scheduler's phrases: a list of {key, args}, an argument being a value, a phrase, a list of phrases (clauses), {items: [...]} or {time: ISO 8601}; the keys are apps/scheduling/core/text.py's. Empty when the message has none. */
+            readonly pending_detail: unknown[];
             readonly pending_message: string;
             pool: number;
             /** @default 4 */
@@ -3561,6 +3563,8 @@ export interface components {
             job: number | null;
             name: string | null;
             pending_code: string;
+            /** @description as on the job */
+            pending_detail: unknown[] | null;
             pending_message: string | null;
             position: number | null;
             priority: number;

@@ -56,6 +56,7 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     state_changed_at: '2026-11-30T00:00:00Z',
     pending_code: '',
     pending_message: '',
+    pending_detail: [],
     queue_position: null,
     attempt: 0,
     failures: 0,

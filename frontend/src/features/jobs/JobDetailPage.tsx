@@ -28,6 +28,7 @@ import { devicesLabel, WAITING_ON_GPUS } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
 import { EventDetail, StateReason } from './JobReasons';
+import { schedulerText } from './schedulerText';
 import { reasonLabel } from './reasons';
 import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
@@ -162,14 +163,12 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
             description={
               <>
                 {data.pending_code !== '' && (
-                  // The category is translated; the scheduler's detail sentence (numbers,
-                  // names) comes from the server as written.
                   <Tag data-testid="pending-code" data-code={data.pending_code}>
                     {t(`cluster.pending_${data.pending_code}`, { defaultValue: data.pending_code })}
                   </Tag>
                 )}
                 {data.pending_message !== ''
-                  ? data.pending_message
+                  ? schedulerText(t, language, data.pending_detail, data.pending_message)
                   : t('jobDetail.pendingNoReason')}
                 {WAITING_ON_GPUS.has(data.pending_code) && (
                   <PoolNow pool={data.pool} model={data.accelerator_model ?? null} />

@@ -48,6 +48,31 @@ describe('job reasons', () => {
     expect(screen.getByText('已放置到 2 个节点，拓扑层级：叶交换机')).toBeTruthy();
   });
 
+  it('says the scheduler’s reason for a preemption', async () => {
+    await setLanguage('zh');
+    const preempted = event({
+      to_state: 'preempted',
+      reason: 'Preempted',
+      message: "preempted by job 42 (P1, tenant 'nlp'), which needs 8 A800 in pool 'train'; ...",
+      message_key: 'preemptedBy',
+      message_args: {
+        job: '42',
+        priority: '1',
+        tenant: 'nlp',
+        devices: '8',
+        model: 'A800',
+        pool: 'train',
+        victimPriority: '5',
+      },
+    });
+    render(<EventDetail event={preempted} />);
+    expect(
+      screen.getByText(
+        '被作业 42（P1，租户 “nlp”）抢占，该作业需要资源池 “train” 中的 8 张 A800；P5 作业须为 P0-P2 让路',
+      ),
+    ).toBeTruthy();
+  });
+
   it('keeps a message from elsewhere, or with a key this build does not know, as sent', async () => {
     await setLanguage('zh');
     const cluster = event({ to_state: 'running', reason: 'Running', message: 'pods ready' });

@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
+import { setLanguage } from '../../lib/i18n';
 import { BOB, makeJob, page, POOLS, sessionOf, TOPOLOGY } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
 
@@ -409,6 +410,30 @@ describe('job detail', () => {
       'In this pool now: 8 GPUs free as whole servers in one leaf, 8 in one Scalable Unit, ' +
         '8 in all; 3 free GPUs are stranded on part-used servers.',
     );
+  });
+
+  it('says the scheduler’s reason in the reader’s language', async () => {
+    await setLanguage('zh');
+    const waiting = makeJob({
+      queue_position: 2,
+      pending_code: 'quota',
+      pending_message: "tenant 'vision' has no A800 quota in pool 'a800-train'",
+      pending_detail: [
+        { key: 'noQuota', args: { tenant: 'vision', model: 'A800', pool: 'a800-train' } },
+      ],
+    });
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: waiting },
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+    });
+    renderApp('/jobs/11');
+    const pending = await screen.findByTestId('pending-reason');
+    expect(
+      within(pending).getByText('租户 “vision” 在资源池 “a800-train” 中没有 A800 配额'),
+    ).toBeTruthy();
+    expect(within(pending).queryByText(/has no A800 quota/)).toBeNull();
   });
 
   it('shows pending reason, queue position, timeline and replicas; cancels', async () => {

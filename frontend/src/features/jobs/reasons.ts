@@ -1,5 +1,7 @@
 import type { TFunction } from 'i18next';
+import { currentLanguage } from '../../lib/i18n';
 import { en } from '../../lib/i18n/en';
+import { schedulerText } from './schedulerText';
 
 /**
  * A reason the server records on job events (apps/jobs: `transition`, `record_event`). The
@@ -30,14 +32,19 @@ function isNoteTier(tier: string): tier is NoteTier {
 
 /**
  * An event's message in the user's language where the platform wrote it from its catalogue
- * (`message_key`, apps/jobs/notes.py); anything else (a cluster's words, a key this build
- * does not know) as the server sent it.
+ * (`message_key`, apps/jobs/notes.py: its own notes, or the scheduler's phrase for a
+ * preemption); anything else (a cluster's words, a key this build does not know) as the
+ * server sent it.
  */
 export function eventMessage(
   t: TFunction,
   event: { message: string; message_key: string; message_args: Record<string, string> },
 ): string {
   const key = event.message_key;
+  if (key !== '' && !isJobNote(key)) {
+    const said = [{ key, args: event.message_args }];
+    return schedulerText(t, currentLanguage(), said, event.message);
+  }
   if (!isJobNote(key)) return event.message;
   // Every placeholder of the catalogue named (i18next's types ask for the union's), then
   // the event's own values.

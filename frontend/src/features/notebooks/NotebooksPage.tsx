@@ -34,6 +34,7 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { devicesLabel, modelsOf, nameRules } from '../jobs/helpers';
 import { useJobAction, useJobs, usePools, useSubmitJob } from '../jobs/api';
+import { schedulerText } from '../jobs/schedulerText';
 import { useActiveIdleFlags } from '../governance/api';
 import { useTenant } from '../tenancy/useTenant';
 import { NotebookFileActions } from './NotebookFiles';
@@ -175,7 +176,12 @@ function Notebooks({
                       </Link>
                     )}
                     {s === 'queued' && job.pending_code !== '' && (
-                      <Tooltip title={job.pending_message || undefined}>
+                      <Tooltip
+                        title={
+                          schedulerText(t, language, job.pending_detail, job.pending_message) ||
+                          undefined
+                        }
+                      >
                         <Tag data-testid="pending-code" data-code={job.pending_code}>
                           {t(`cluster.pending_${job.pending_code}`, {
                             defaultValue: job.pending_code,

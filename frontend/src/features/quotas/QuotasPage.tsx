@@ -23,6 +23,7 @@ import type { Pool, Quota, QueueEntry } from '../../lib/apiTypes';
 import { formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { usePoolQueue, usePools } from '../jobs/api';
+import { schedulerText } from '../jobs/schedulerText';
 import { useTenant } from '../tenancy/useTenant';
 import { useAllQuotas, usePatchQuota, useTenantQuotas } from './api';
 
@@ -366,7 +367,10 @@ function PoolQueue({ id, name }: { id: number | null; name: string }) {
             {
               title: t('pools.reason'),
               key: 'reason',
-              render: (_, e) => e.pending_message ?? e.pending_code,
+              render: (_, e) =>
+                e.pending_message === null
+                  ? e.pending_code
+                  : schedulerText(t, currentLanguage(), e.pending_detail, e.pending_message),
             },
             { title: t('pools.holds'), dataIndex: 'held_nodes' },
           ]}

@@ -178,6 +178,75 @@ export const en = {
   },
   // The `tier` of a placed note (the scheduling core's Tier names).
   jobNoteTier: { node: 'node', leaf: 'leaf', su: 'su', spine: 'spine', any: 'any' },
+  // The scheduler's sentences, phrase by phrase: why a job waits, why one was preempted
+  // (apps/scheduling/core/text.py; the same keys and placeholders:
+  // tests/scheduling_core/test_text.py).
+  schedulerNote: {
+    duplicateId: 'the job id appears twice in the queue',
+    alreadyRunning: 'a job with this id is already running',
+    badPriority: 'priority {{priority}} is not one of P0..P5',
+    noGroups: 'the job has no replica groups',
+    groupNoReplicas: "group '{{group}}' needs at least one replica",
+    groupNegative: "group '{{group}}' has a negative resource request",
+    groupBadShare:
+      "group '{{group}}' asks for {{milli}} milli of a device; a share must be between 1 and 999 milli (use accelerators=1 for a whole device)",
+    groupMixed: "group '{{group}}' asks for whole devices and a fractional share at once",
+    groupTwice: "replica group name '{{group}}' is used twice",
+    blockedBehind:
+      "waiting behind job {{job}} in pool '{{pool}}' (backfill is off, so the queue is served strictly in order)",
+    sharingDisabled: 'GPU sharing is disabled by policy',
+    overMaxWait: 'waited {{waited}}, over its max wait of {{limit}}',
+    noQuota: "tenant '{{tenant}}' has no {{model}} quota in pool '{{pool}}'",
+    overQuota:
+      "quota: tenant '{{tenant}}' would use {{after}} {{model}} in pool '{{pool}}', over its limit of {{limit}} (guarantee {{guarantee}} + borrowing {{borrow}}); {{used}} in use",
+    quotaKeptStarving:
+      "tenant '{{tenant}}' keeps its quota room in pool '{{pool}}' for starving job {{job}} (P{{priority}})",
+    quotaKeptPlanned:
+      "tenant '{{tenant}}' keeps quota room in pool '{{pool}}' for a planned large job, and this job is not declared to end before that one starts",
+    poolMissing: "pool '{{pool}}' does not exist",
+    noMatch: "no schedulable node in pool '{{pool}}' matches {{wanted}}; the pool has {{offered}}",
+    anyModel: 'any model',
+    models: 'model in [{{models}}]',
+    vendor: 'vendor {{vendor}}',
+    arch: 'arch {{arch}}',
+    noAcceleratorNodes: 'no schedulable accelerator nodes',
+    replicaTooBig:
+      "each '{{group}}' replica needs {{k}} {{model}} on one node, but the largest {{model}} node in pool '{{pool}}' has {{most}}",
+    sharesShort:
+      "needs {{replicas}} x {{milli}}m shares of {{model}}; the most left on a shared device is {{best}}m and {{free}} whole {{model}} are free in pool '{{pool}}'",
+    cpuShort:
+      "no node in pool '{{pool}}' has {{cpu}}m CPU and {{mem}}Mi memory free for '{{group}}'",
+    cpuShortEvery:
+      "no node in pool '{{pool}}' has {{cpu}}m CPU and {{mem}}Mi memory free for every '{{group}}' replica",
+    shapeReplicas: '{{need}} {{model}} ({{replicas}} x {{k}})',
+    shapeTotal: '{{need}} {{model}}',
+    topologyShort: 'needs {{shape}} under {{tier}}; largest free block under {{tier}} is {{block}}',
+    softTopologyWait:
+      'soft topology: it waits for that within its topology patience (or while nodes held for it drain), then takes any placement',
+    capacityShort:
+      "needs {{shape}} in pool '{{pool}}'; {{usable}} free on nodes that can host a {{k}}-device replica ({{free}} free in total)",
+    heldShort:
+      'needs {{shape}}; {{held}} of the free {{model}} are held for starving job(s) {{jobs}}',
+    resourcesShort:
+      'enough free {{model}} by count, but no placement also gives each replica its CPU, memory and labels ({{asks}})',
+    ask: "'{{group}}' needs {{cpu}}m CPU and {{mem}}Mi",
+    askLabels: "'{{group}}' needs {{cpu}}m CPU and {{mem}}Mi on nodes labelled {{labels}}",
+    tierNode: 'one node',
+    tierLeaf: 'one leaf switch',
+    tierSu: 'one Scalable Unit',
+    tierSpine: 'one spine',
+    tierPool: 'the pool',
+    noPreemptRoom: 'preempting eligible P4/P5 work would not make room',
+    gangOff: 'gang is off: {{placed}} of {{total}} replicas placed; the rest: {{rest}}',
+    plannedStart: 'planned to start within {{wait}} on {{nodes}} held nodes',
+    heldUntil: '{{nodes}} nodes are held for it until {{until}}',
+    drainUnknown: 'some of them run work without a runtime limit, so when they drain is unknown',
+    drainWithin: 'the runtime limits of the work on them free them within {{wait}}',
+    reclaimedBy:
+      "reclaimed by tenant '{{tenant}}' for job {{job}} (P{{priority}}): tenant '{{victimTenant}}' was borrowing {{model}} above its guarantee in pool '{{pool}}'",
+    preemptedBy:
+      "preempted by job {{job}} (P{{priority}}, tenant '{{tenant}}'), which needs {{devices}} {{model}} in pool '{{pool}}'; P{{victimPriority}} work yields to P0-P2",
+  },
   jobKind: { training: 'Training', notebook: 'Notebook', inference: 'Inference' },
   priority: {
     p0: 'P0 – critical (preempts P4/P5)',

@@ -180,6 +180,70 @@ export const zh: Messages = {
     spine: '脊交换机',
     any: '不限',
   },
+  schedulerNote: {
+    duplicateId: '该作业 ID 在队列中出现了两次',
+    alreadyRunning: '已有同一 ID 的作业在运行',
+    badPriority: '优先级 {{priority}} 不在 P0..P5 之内',
+    noGroups: '该作业没有副本组',
+    groupNoReplicas: '副本组 “{{group}}” 至少需要一个副本',
+    groupNegative: '副本组 “{{group}}” 的资源请求为负数',
+    groupBadShare:
+      '副本组 “{{group}}” 申请 {{milli}} milli 的设备份额；份额须在 1 到 999 milli 之间（整卡请用 accelerators=1）',
+    groupMixed: '副本组 “{{group}}” 同时申请了整卡和分数份额',
+    groupTwice: '副本组名 “{{group}}” 用了两次',
+    blockedBehind: '在资源池 “{{pool}}” 中排在作业 {{job}} 之后（回填已关闭，队列严格按顺序调度）',
+    sharingDisabled: '策略已关闭 GPU 共享',
+    overMaxWait: '已等待 {{waited}}，超过其最长等待时间 {{limit}}',
+    noQuota: '租户 “{{tenant}}” 在资源池 “{{pool}}” 中没有 {{model}} 配额',
+    overQuota:
+      '配额：租户 “{{tenant}}” 在资源池 “{{pool}}” 中将使用 {{after}} 张 {{model}}，超过其上限 {{limit}}（保障 {{guarantee}} + 可借用 {{borrow}}）；已使用 {{used}}',
+    quotaKeptStarving:
+      '租户 “{{tenant}}” 在资源池 “{{pool}}” 中的配额余量留给了等待过久的作业 {{job}}（P{{priority}}）',
+    quotaKeptPlanned:
+      '租户 “{{tenant}}” 在资源池 “{{pool}}” 中的配额余量留给了一个已计划的大作业，而本作业未声明会在其开始前结束',
+    poolMissing: '资源池 “{{pool}}” 不存在',
+    noMatch: '资源池 “{{pool}}” 中没有可调度的节点满足 {{wanted}}；该资源池有 {{offered}}',
+    anyModel: '任意型号',
+    models: '型号属于 [{{models}}]',
+    vendor: '厂商 {{vendor}}',
+    arch: '架构 {{arch}}',
+    noAcceleratorNodes: '没有可调度的加速卡节点',
+    replicaTooBig:
+      '每个 “{{group}}” 副本需要在一个节点上有 {{k}} 张 {{model}}，但资源池 “{{pool}}” 中最大的 {{model}} 节点只有 {{most}} 张',
+    sharesShort:
+      '需要 {{replicas}} × {{milli}}m 的 {{model}} 份额；共享设备上剩余最多的是 {{best}}m，资源池 “{{pool}}” 中空闲整卡 {{free}} 张 {{model}}',
+    cpuShort:
+      '资源池 “{{pool}}” 中没有节点能为 “{{group}}” 提供空闲的 {{cpu}}m CPU 和 {{mem}}Mi 内存',
+    cpuShortEvery:
+      '资源池 “{{pool}}” 中没有节点能为每个 “{{group}}” 副本提供空闲的 {{cpu}}m CPU 和 {{mem}}Mi 内存',
+    shapeReplicas: '{{need}} 张 {{model}}（{{replicas}} × {{k}}）',
+    shapeTotal: '{{need}} 张 {{model}}',
+    topologyShort: '需要在{{tier}}下有 {{shape}}；{{tier}}下最大的空闲块为 {{block}}',
+    softTopologyWait:
+      '软拓扑：在拓扑等待期内（或为它保留的节点腾空期间）继续等待，之后接受任意放置',
+    capacityShort:
+      '在资源池 “{{pool}}” 中需要 {{shape}}；能容纳 {{k}} 卡副本的节点上空闲 {{usable}} 张（共空闲 {{free}} 张）',
+    heldShort: '需要 {{shape}}；空闲的 {{model}} 中有 {{held}} 张为等待过久的作业 {{jobs}} 保留',
+    resourcesShort:
+      '空闲的 {{model}} 数量足够，但没有一种放置能同时满足每个副本的 CPU、内存和标签（{{asks}}）',
+    ask: '“{{group}}” 需要 {{cpu}}m CPU 和 {{mem}}Mi',
+    askLabels: '“{{group}}” 需要 {{cpu}}m CPU 和 {{mem}}Mi，且节点带标签 {{labels}}',
+    tierNode: '同一节点',
+    tierLeaf: '同一叶交换机',
+    tierSu: '同一 Scalable Unit',
+    tierSpine: '同一 Spine',
+    tierPool: '整个资源池',
+    noPreemptRoom: '抢占可抢占的 P4/P5 作业也腾不出空间',
+    gangOff: '未启用成组调度：已放置 {{placed}}/{{total}} 个副本；其余：{{rest}}',
+    plannedStart: '计划在 {{wait}} 内于 {{nodes}} 个保留节点上启动',
+    heldUntil: '已为它保留 {{nodes}} 个节点，直到 {{until}}',
+    drainUnknown: '其中有的节点运行着没有运行时长上限的作业，何时腾空未知',
+    drainWithin: '按其上作业的运行时长上限，这些节点将在 {{wait}} 内腾空',
+    reclaimedBy:
+      '被租户 “{{tenant}}” 为作业 {{job}}（P{{priority}}）回收：租户 “{{victimTenant}}” 在资源池 “{{pool}}” 中借用的 {{model}} 超出了其保障',
+    preemptedBy:
+      '被作业 {{job}}（P{{priority}}，租户 “{{tenant}}”）抢占，该作业需要资源池 “{{pool}}” 中的 {{devices}} 张 {{model}}；P{{victimPriority}} 作业须为 P0-P2 让路',
+  },
   jobKind: { training: '训练', notebook: '开发环境', inference: '推理' },
   priority: {
     p0: 'P0 – 紧急（可抢占 P4/P5）',
