@@ -5,7 +5,7 @@ PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 NPM_STAMP := frontend/node_modules/.installed
 
-.PHONY: run test lint typecheck test-backend test-frontend e2e schema frontend fuzz-api bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap migrate seed manifests
+.PHONY: run test lint typecheck test-backend test-frontend e2e schema messages frontend fuzz-api bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap migrate seed manifests
 
 run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
 	$(PY) manage.py serve
@@ -40,6 +40,7 @@ lint: $(VENV_STAMP)
 test-backend: $(VENV_STAMP)
 	scripts/ensure-services.sh
 	scripts/ensure-prometheus.sh
+	scripts/ensure-gettext.sh
 	$(PY) -m pytest
 
 test-frontend: $(NPM_STAMP)
@@ -52,6 +53,13 @@ e2e: $(VENV_STAMP) frontend
 schema: $(VENV_STAMP) ## regenerate the committed OpenAPI schema and the frontend client
 	DJANGO_SETTINGS_MODULE=config.settings.dev $(PY) manage.py spectacular --file openapi/schema.yaml --validate --fail-on-warn
 	cd frontend && npm run --silent gen:api
+
+# Only the code under apps/ and config/ holds the API's sentences.
+MESSAGE_IGNORES := $(foreach d,.venv frontend sdk agent bench tests docs platform var openapi scripts locale,--ignore '$(d)/*')
+messages: $(VENV_STAMP) ## refresh locale/zh_Hans/.../django.po from the marked sentences (translate the new ones), then compile it
+	scripts/ensure-gettext.sh
+	DJANGO_SETTINGS_MODULE=config.settings.dev $(PY) manage.py makemessages -l zh_Hans --no-obsolete --no-location $(MESSAGE_IGNORES)
+	msgfmt --check -o locale/zh_Hans/LC_MESSAGES/django.mo locale/zh_Hans/LC_MESSAGES/django.po
 
 fuzz-api: $(VENV_STAMP) ## a deeper schemathesis run than make test's: FUZZ_EXAMPLES random cases per operation and mode, per kind of caller
 	scripts/ensure-services.sh

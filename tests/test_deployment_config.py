@@ -207,6 +207,17 @@ def test_the_image_collects_static_files_where_no_volume_hides_them() -> None:
                     assert not in_image.is_relative_to(mount["mountPath"]), (name, mount)
 
 
+def test_the_image_carries_the_code_and_the_translations() -> None:
+    # LOCALE_PATHS: without it the image would answer Chinese readers in English, silently.
+    from django.conf import settings
+
+    copied = set(re.findall(r"^COPY (\S+)/ ", (ROOT / "platform" / "images" / "Dockerfile")
+                            .read_text(), re.M))  # fmt: skip
+    for path in settings.LOCALE_PATHS:
+        assert Path(path).relative_to(ROOT).as_posix() in copied
+    assert {"apps", "config"} <= copied
+
+
 def test_every_image_the_install_runs_is_built_by_a_dockerfile_here() -> None:
     """Each Dockerfile in platform/images names the image it builds (`-t <image>`); every
     image a manifest or the compose file runs is one of them (the slow-node probes' nccl-tests

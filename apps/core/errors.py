@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -57,7 +58,7 @@ def json_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
         errors = _flatten(exc.detail)
         if not isinstance(errors, dict):
             errors = {"non_field_errors": errors}
-        response.data = {"detail": "Invalid input.", "errors": errors}
+        response.data = {"detail": _("Invalid input."), "errors": errors}
     else:
         detail = response.data.get("detail") if isinstance(response.data, dict) else None
         response.data = {"detail": str(detail or exc)}
@@ -68,12 +69,12 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     """Django's handler404: a path under /api/ that no route matches answers in the API's
     JSON shape, as every other API error does; other paths (admin, static) keep Django's."""
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+        return JsonResponse({"detail": _("Not found.")}, status=status.HTTP_404_NOT_FOUND)
     return page_not_found(request, exception or Http404())
 
 
 def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Django's handler500 for /api paths: still JSON, never an HTML page."""
     return JsonResponse(
-        {"detail": "Internal server error."}, status=status.HTTP_500_INTERNAL_SERVER_ERROR
+        {"detail": _("Internal server error.")}, status=status.HTTP_500_INTERNAL_SERVER_ERROR
     )

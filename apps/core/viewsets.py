@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db import models, transaction
 from django.db.models import ProtectedError, QuerySet, RestrictedError
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, viewsets
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -115,7 +116,7 @@ class PlatformModelViewSet(AuditedModelViewSet[M], Generic[M]):
     def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)
         if request.method not in SAFE_METHODS and not request_user(request).is_platform_admin:
-            raise exceptions.PermissionDenied("Only platform admins can change this.")
+            raise exceptions.PermissionDenied(_("Only platform admins can change this."))
 
 
 class TenantScopedViewSet(AuditedModelViewSet[M], Generic[M]):
@@ -141,11 +142,11 @@ class TenantScopedViewSet(AuditedModelViewSet[M], Generic[M]):
         tenant = visible_tenants(user).filter(slug=kwargs.get("tenant")).first()
         role = role_in(user, tenant) if tenant is not None else None
         if tenant is None or role is None:
-            raise exceptions.NotFound("No such tenant.")
+            raise exceptions.NotFound(_("No such tenant."))
         if role not in self.read_roles:
-            raise exceptions.PermissionDenied("Your role in this tenant cannot see this.")
+            raise exceptions.PermissionDenied(_("Your role in this tenant cannot see this."))
         if request.method not in SAFE_METHODS and role not in self.write_roles:
-            raise exceptions.PermissionDenied("Your role in this tenant cannot change this.")
+            raise exceptions.PermissionDenied(_("Your role in this tenant cannot change this."))
         self.tenant, self.role = tenant, role
 
     def scoped_queryset(self, queryset: QuerySet[M]) -> QuerySet[M]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from apps.governance.models import IdlePolicy, QueueAction
 from apps.governance.rules import BUILTIN_RULE
 from apps.jobs.models import JobKind
@@ -126,11 +128,17 @@ def looser_fields(default: Policy, values: dict[str, Any]) -> dict[str, list[str
             continue
         bound = getattr(default, name)
         if (sign > 0 and values[name] < bound) or (sign < 0 and values[name] > bound):
-            word = "at least" if sign > 0 else "at most"
-            errors[name] = [f"Must be {word} the platform default ({bound:g})."]
+            said = (
+                _("Must be at least the platform default ({bound}).")
+                if sign > 0
+                else _("Must be at most the platform default ({bound}).")
+            )
+            errors[name] = [said.format(bound=f"{bound:g}")]
     cap = default.max_runtime_s
     if "max_runtime_s" in values and cap is not None:
         value = values["max_runtime_s"]
         if value is None or value > cap:
-            errors["max_runtime_s"] = [f"Must be at most the platform default ({cap})."]
+            errors["max_runtime_s"] = [
+                _("Must be at most the platform default ({bound}).").format(bound=cap)
+            ]
     return errors

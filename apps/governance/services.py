@@ -18,6 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.accounting.services import held_milli
 from apps.accounts.models import User
@@ -295,11 +296,17 @@ def keep_running(*, flag: IdleFlag) -> IdleFlag:
             .get(pk=flag.pk)
         )
         if flag.state not in ACTIVE_FLAG_STATES:
-            raise FlagActionError(f"The flag is {flag.state}: there is no pending stop to defer.")
+            raise FlagActionError(
+                _("The flag is {state}: there is no pending stop to defer.").format(
+                    state=flag.state
+                )
+            )
         policy = effective_policy(flag.tenant)
         if not rules.may_extend(flag.extensions_used, policy.max_extensions):
             raise FlagActionError(
-                f"No extensions left ({flag.extensions_used} of {policy.max_extensions} used)."
+                _("No extensions left ({used} of {most} used).").format(
+                    used=flag.extensions_used, most=policy.max_extensions
+                )
             )
         now = timezone.now()
         assert flag.stop_at is not None
@@ -322,7 +329,7 @@ def exempt(*, flag: IdleFlag, actor: User, reason: str) -> IdleFlag:
     with transaction.atomic():
         flag = IdleFlag.objects.select_for_update().select_related("job").get(pk=flag.pk)
         if flag.state == FlagState.STOPPED:
-            raise FlagActionError("The job was already stopped.")
+            raise FlagActionError(_("The job was already stopped."))
         flag.state = FlagState.EXEMPT
         flag.exempt_reason = reason[:300]
         flag.exempted_by = actor
@@ -335,7 +342,7 @@ def exempt(*, flag: IdleFlag, actor: User, reason: str) -> IdleFlag:
 
 def exempt_job(*, job: Job, actor: User, reason: str) -> IdleFlag:
     """Exempt a job before any warning (e.g. a debugging session known to sit idle)."""
-    flag, _ = IdleFlag.objects.get_or_create(
+    flag, _created = IdleFlag.objects.get_or_create(
         job=job, defaults={"tenant_id": job.tenant_id, "state": FlagState.EXEMPT}
     )
     return exempt(flag=flag, actor=actor, reason=reason)
@@ -421,7 +428,7 @@ def _runtime_pass(now: datetime, result: SweepResult) -> None:
     if not soon:
         return
     # One query for the runs already warned, so a warned job costs no lock per pass.
-    told = set(_warned_runs([c.pk for c, _ in soon]).values_list("job_id", flat=True))
+    told = set(_warned_runs([c.pk for c, _rest in soon]).values_list("job_id", flat=True))
     for candidate, left in soon:
         if candidate.pk not in told:
             result.runtime_warned += _warn_runtime(candidate, left, now)

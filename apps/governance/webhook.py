@@ -22,6 +22,7 @@ import ssl
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 TIMEOUT_S = 10
 
@@ -47,27 +48,31 @@ def resolve(url: str) -> tuple[str, int, str]:
     call (one bad address among several refuses them all: the resolver may pick it later)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UnsafeTargetError("Use an http:// or https:// URL with a host name.")
+        raise UnsafeTargetError(_("Use an http:// or https:// URL with a host name."))
     host = parts.hostname
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
-        raise UnsafeTargetError("The URL's port is not a number from 1 to 65535.") from exc
+        raise UnsafeTargetError(_("The URL's port is not a number from 1 to 65535.")) from exc
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise UnsafeTargetError(f"The host name {host} does not resolve.") from exc
+        raise UnsafeTargetError(
+            _("The host name {host} does not resolve.").format(host=host)
+        ) from exc
     addresses = [str(info[4][0]) for info in infos]
     if not addresses:
-        raise UnsafeTargetError(f"The host name {host} does not resolve.")
+        raise UnsafeTargetError(_("The host name {host} does not resolve.").format(host=host))
     if not settings.WEBHOOK_ALLOW_PRIVATE:
         for address in addresses:
             why = _refused(ipaddress.ip_address(address.split("%", 1)[0]))
             if why is not None:
                 raise UnsafeTargetError(
-                    f"{host} resolves to {address}, a {why} address: webhooks may only call "
-                    "public addresses (an operator can allow private ones with "
-                    "ZS_WEBHOOK_ALLOW_PRIVATE)."
+                    _(
+                        "{host} resolves to {address}, a {kind} address: webhooks may only call "
+                        "public addresses (an operator can allow private ones with "
+                        "ZS_WEBHOOK_ALLOW_PRIVATE)."
+                    ).format(host=host, address=address, kind=why)
                 )
     return host, port, addresses[0]
 

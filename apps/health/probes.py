@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.accounts.models import User
 from apps.clusters.backends.base import BackendError, PermanentError
@@ -71,7 +72,9 @@ def request_probe_run(*, pool: ResourcePool, actor: User) -> ProbeRun:
     )
     if busy is not None:
         raise ProbeRunBusyError(
-            f"Pool {pool.name} already has probe run {busy.pk} {busy.state}: wait for it to end"
+            _("Pool {pool} already has probe run {run} {state}: wait for it to end").format(
+                pool=pool.name, run=busy.pk, state=busy.state
+            )
         )
     run = ProbeRun.objects.create(pool=pool, requested_by=actor)
 

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.accounts import tokens
 from apps.accounts.models import User
@@ -270,8 +271,10 @@ class NodeHeldError(Exception):
         self.incidents = incidents
         names = ", ".join(f"#{i.pk} ({i.fault})" for i in incidents)
         super().__init__(
-            f"{node.name} is held by open incident(s) {names}: resolve them after the repair "
-            "(resolving the last one uncordons the node)"
+            _(
+                "{node} is held by open incident(s) {incidents}: resolve them after the repair "
+                "(resolving the last one uncordons the node)"
+            ).format(node=node.name, incidents=names)
         )
 
 
@@ -332,16 +335,26 @@ def set_spare(*, node: Node, spare: bool) -> bool:
         return False
     if spare and Allocation.objects.filter(node=node, job__state__in=HOLDING).exists():
         raise NodeBusyError(
-            f"{node.name} runs jobs: drain it (or let them end) before making it a spare"
+            _("{node} runs jobs: drain it (or let them end) before making it a spare").format(
+                node=node.name
+            )
         )
     if spare:
         capacity, guaranteed, short = guarantee_shortfall(node)
         if short:
             assert node.pool is not None
             raise GuaranteeError(
-                f"Making {node.name} a spare would leave pool {node.pool.name} "
-                f"{capacity} {node.accelerator_model} devices for {guaranteed} guaranteed "
-                f"({short} short): lower the guarantees first"
+                _(
+                    "Making {node} a spare would leave pool {pool} {capacity} {model} devices "
+                    "for {guaranteed} guaranteed ({short} short): lower the guarantees first"
+                ).format(
+                    node=node.name,
+                    pool=node.pool.name,
+                    capacity=capacity,
+                    model=node.accelerator_model,
+                    guaranteed=guaranteed,
+                    short=short,
+                )
             )
     Node.objects.filter(pk=node.pk).update(is_spare=spare)
     node.is_spare = spare

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.accounts.models import User
 from apps.jobs import services
@@ -51,10 +52,10 @@ def _lock_home(job: Job) -> tuple[Job, int]:
     """Lock the home job's row: restarts and deletes of one chain happen one at a time."""
     home = home_job_id(job)
     if home is None:
-        raise HomeConflict("Only notebooks have a home volume.")
+        raise HomeConflict(_("Only notebooks have a home volume."))
     owner = Job.objects.select_for_update(of=("self",)).filter(pk=home).first()
     if owner is None:  # pragma: no cover - the home job is never deleted while jobs point at it
-        raise HomeConflict("The notebook that made this home volume no longer exists.")
+        raise HomeConflict(_("The notebook that made this home volume no longer exists."))
     return owner, home
 
 
@@ -69,13 +70,19 @@ def restart_notebook(*, job: Job, actor: User) -> Job:
     with transaction.atomic():
         owner_job, home = _lock_home(job)
         if job.state not in TERMINAL:
-            raise HomeConflict(f"Notebook {job.name} is {job.state}; stop it first.")
+            raise HomeConflict(
+                _("Notebook {name} is {state}; stop it first.").format(
+                    name=job.name, state=job.state
+                )
+            )
         if owner_job.home_deleted_at is not None:
-            raise HomeConflict("Its home volume was deleted; clone it to start with a new one.")
+            raise HomeConflict(_("Its home volume was deleted; clone it to start with a new one."))
         active = _active(home)
         if active is not None:
             raise HomeConflict(
-                f"Notebook #{active.pk} ({active.state}) already uses this home volume."
+                _("Notebook #{job} ({state}) already uses this home volume.").format(
+                    job=active.pk, state=active.state
+                )
             )
         spec: dict[str, Any] = dict(job.spec)
         notebook = dict(spec.get("notebook") or {})
@@ -104,7 +111,9 @@ def delete_home(*, job: Job, actor: User) -> int:
         active = _active(home)
         if active is not None:
             raise HomeConflict(
-                f"Notebook #{active.pk} ({active.state}) uses this home volume; stop it first."
+                _("Notebook #{job} ({state}) uses this home volume; stop it first.").format(
+                    job=active.pk, state=active.state
+                )
             )
         return _mark_deleted(
             owner_job, home, timezone.now(), note("homeDeletedBy", actor=str(actor))

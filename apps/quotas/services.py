@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.clusters.models import Node, ResourcePool
 from apps.quotas.models import Quota
@@ -47,16 +48,29 @@ def validate_guarantees(
     capacity = pool_capacity(pool, accelerator_model)
     if capacity == 0:
         raise ValidationError(
-            {"accelerator_model": [f"Pool {pool.name} has no {accelerator_model} devices."]}
+            {
+                "accelerator_model": [
+                    _("Pool {pool} has no {model} devices.").format(
+                        pool=pool.name, model=accelerator_model
+                    )
+                ]
+            }
         )
     others = guaranteed(pool.pk, accelerator_model, but=tenant)
     if others + guarantee > capacity:
         raise ValidationError(
             {
                 "guarantee": [
-                    f"Guarantees in {pool.name} for {accelerator_model} would total "
-                    f"{others + guarantee}, but the pool has {capacity} "
-                    f"({capacity - others} left to guarantee)."
+                    _(
+                        "Guarantees in {pool} for {model} would total {total}, but the pool has "
+                        "{capacity} ({left} left to guarantee)."
+                    ).format(
+                        pool=pool.name,
+                        model=accelerator_model,
+                        total=others + guarantee,
+                        capacity=capacity,
+                        left=capacity - others,
+                    )
                 ]
             }
         )
@@ -72,8 +86,15 @@ def validate_covers_usage(
         raise ValidationError(
             {
                 "borrow_limit": [
-                    f"{tenant.slug} holds {used / FULL:g} {accelerator_model} devices in "
-                    f"{pool.name}; guarantee + borrow limit cannot be cut below that."
+                    _(
+                        "{tenant} holds {used} {model} devices in {pool}; guarantee + borrow "
+                        "limit cannot be cut below that."
+                    ).format(
+                        tenant=tenant.slug,
+                        used=f"{used / FULL:g}",
+                        model=accelerator_model,
+                        pool=pool.name,
+                    )
                 ]
             }
         )
@@ -102,7 +123,7 @@ def set_quota(
         tenant=tenant, pool=pool, accelerator_model=accelerator_model,
         limit=guarantee + borrow_limit,
     )  # fmt: skip
-    quota, _ = Quota.objects.update_or_create(
+    quota, _created = Quota.objects.update_or_create(
         tenant=tenant,
         pool=pool,
         accelerator_model=accelerator_model,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,7 +23,9 @@ from apps.tenancy.models import Tenant
 class IsPlatformAdmin(PlatformAdminOnly):
     """A replay reads every tenant's jobs, so only platform admins run or read one."""
 
-    message = "Only platform admins run what-if replays (they read every tenant's jobs)."
+    message = gettext_lazy(
+        "Only platform admins run what-if replays (they read every tenant's jobs)."
+    )
 
 
 class WaitSerializer(serializers.Serializer[dict[str, Any]]):
@@ -220,14 +224,18 @@ class NodeChangeSerializer(serializers.Serializer[dict[str, Any]]):
         pool: ResourcePool = attrs["pool"]
         has = Node.objects.filter(pool=pool, is_spare=False).count()
         if attrs["nodes"] == 0:
-            raise serializers.ValidationError({"nodes": "Add or remove at least one node."})
+            raise serializers.ValidationError({"nodes": _("Add or remove at least one node.")})
         if attrs["nodes"] > 0 and has == 0:
             raise serializers.ValidationError(
-                {"pool": "This pool has no node whose shape new ones could copy."}
+                {"pool": _("This pool has no node whose shape new ones could copy.")}
             )
         if -attrs["nodes"] > has:
             raise serializers.ValidationError(
-                {"nodes": f"This pool has {has} nodes; it cannot lose {-attrs['nodes']}."}
+                {
+                    "nodes": _("This pool has {has} nodes; it cannot lose {lose}.").format(
+                        has=has, lose=-attrs["nodes"]
+                    )
+                }
             )
         return attrs
 
@@ -271,7 +279,11 @@ class QuotaChangeSerializer(serializers.Serializer[dict[str, Any]]):
         model = attrs["accelerator_model"]
         if pool_capacity(pool, model) == 0:  # the quota console's check
             raise serializers.ValidationError(
-                {"accelerator_model": f"Pool {pool.name} has no {model} devices."}
+                {
+                    "accelerator_model": _("Pool {pool} has no {model} devices.").format(
+                        pool=pool.name, model=model
+                    )
+                }
             )
         return attrs
 
@@ -353,26 +365,28 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
 
     def validate_policies(self, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):
-            raise serializers.ValidationError("Each policy at most once.")
+            raise serializers.ValidationError(_("Each policy at most once."))
         return value
 
     def validate_node_changes(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         pools = [c["pool"].pk for c in value]
         if len(set(pools)) != len(pools):
-            raise serializers.ValidationError("Each pool at most once.")
+            raise serializers.ValidationError(_("Each pool at most once."))
         return value
 
     def validate_quota_changes(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         keys = [(c["tenant"].slug, c["pool"].pk, c["accelerator_model"]) for c in value]
         if len(set(keys)) != len(keys):
             raise serializers.ValidationError(
-                "Each tenant's quota of a model in a pool at most once."
+                _("Each tenant's quota of a model in a pool at most once.")
             )
         return value
 
     def validate_maintenance(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(value) > MAX_MAINTENANCE:
-            raise serializers.ValidationError(f"At most {MAX_MAINTENANCE} windows.")
+            raise serializers.ValidationError(
+                _("At most {count} windows.").format(count=MAX_MAINTENANCE)
+            )
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -380,7 +394,7 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         late = [w for w in windows if w["start_h"] >= attrs.get("hours", 168.0)]
         if late:
             raise serializers.ValidationError(
-                {"maintenance": "A window must start inside the replayed hours."}
+                {"maintenance": _("A window must start inside the replayed hours.")}
             )
         problems = whatif.scenario_problems(
             stored_node_changes(attrs.get("node_changes", [])),

@@ -57,6 +57,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The reader's language for the API's own sentences (field errors above all): the
+    # dashboard's zs_lang cookie, else Accept-Language; scripts that send neither get English.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -127,6 +130,8 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LANGUAGE_COOKIE_NAME = "zs_lang"  # set by the dashboard ("en" or "zh"; "zh" means zh-hans)
+LOCALE_PATHS = [BASE_DIR / "locale"]  # locale/zh_Hans: our sentences; Django's and DRF's ship
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -99,7 +99,7 @@ def test_only_running_training_jobs_of_the_tenant_take_a_request(
 
     refused = member.post(f"{JOBS}/{nb}/checkpoint/", {}, format="json")
     assert refused.status_code == 400
-    assert refused.json()["errors"] == {"kind": ["a notebook job saves no checkpoints"]}
+    assert refused.json()["errors"] == {"kind": ["A notebook job saves no checkpoints."]}
     waiting = member.post(f"{JOBS}/{queued}/checkpoint/", {}, format="json")
     assert waiting.status_code == 409 and "only a running job" in waiting.json()["detail"]
     long_reason = member.post(f"{JOBS}/{big}/checkpoint/", {"reason": "x" * 201}, format="json")

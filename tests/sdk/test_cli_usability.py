@@ -459,7 +459,7 @@ def test_checkpoint_asks_a_running_job_and_refuses_one_that_is_not(logged_in, tm
     job = Job.objects.get()
     code, _ = zs("checkpoint", str(job.pk))  # queued: nothing runs to save one
     assert code == 2
-    assert "only a running job can save one (HTTP 409)" in capsys.readouterr().err
+    assert "only a running job can save one. (HTTP 409)" in capsys.readouterr().err
     Job.objects.filter(pk=job.pk).update(state=JobState.RUNNING)
     code, out = zs("checkpoint", str(job.pk), "--reason", "before I stop it")
     assert code == 0, capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.core.fields import WindowTimeField
@@ -84,7 +85,11 @@ class TenantPolicyChangeSerializer(TenantPolicySerializer):
         both = [rule for rule in attrs.get("reset", []) if rule in attrs]
         if both:
             raise serializers.ValidationError(
-                {"reset": [f"{', '.join(both)}: set and reset in one request."]}
+                {
+                    "reset": [
+                        _("{rules}: set and reset in one request.").format(rules=", ".join(both))
+                    ]
+                }
             )
         return attrs
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -123,7 +124,7 @@ class DefaultPolicyView(APIView):
     @extend_schema(request=DefaultPolicySerializer, responses=DefaultPolicySerializer)
     def put(self, request: Request) -> Response:
         if not request_user(request).is_platform_admin:
-            raise exceptions.PermissionDenied("Only platform admins set the default policy.")
+            raise exceptions.PermissionDenied(_("Only platform admins set the default policy."))
         data = DefaultPolicySerializer(data=request.data)
         data.is_valid(raise_exception=True)
         with transaction.atomic():
@@ -273,7 +274,7 @@ class EfficiencyViewSet(TenantScopedViewSet[IdleFlag]):
         end = query.validated_data.get("end", now)
         start = query.validated_data.get("start", end - timedelta(days=30))
         if start >= end:
-            raise serializers.ValidationError({"start": ["start must be before end."]})
+            raise serializers.ValidationError({"start": [_("start must be before end.")]})
         report = selectors.efficiency(tenant=self.tenant, start=start, end=end, now=now)
         return Response(EfficiencySerializer(asdict(report)).data)
 

@@ -4,6 +4,7 @@ must be about the token's own node."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy
 from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -48,4 +49,4 @@ class IsNodeAgent(permissions.BasePermission):
 class IsPlatformAdmin(PlatformAdminOnly):
     """Node internals are for operators: tenants see nothing here, not even reads."""
 
-    message = "Only platform admins can see node health."
+    message = gettext_lazy("Only platform admins can see node health.")

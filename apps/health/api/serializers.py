@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
@@ -211,8 +212,9 @@ class FaultRuleSerializer(serializers.ModelSerializer[FaultRule]):
         if action == "remediate" and remediation != "restart_fabricmanager":
             raise serializers.ValidationError(
                 {
-                    "remediation": "remediate needs an allow-listed agent action: "
-                    "restart_fabricmanager"
+                    "remediation": _(
+                        "remediate needs an allow-listed agent action: restart_fabricmanager"
+                    )
                 }
             )
         return attrs

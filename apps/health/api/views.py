@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
@@ -65,7 +66,7 @@ class StrictBooleanField(forms.Field):
             return True
         if text in ("false", "0"):
             return False
-        raise forms.ValidationError("Must be true or false.", code="invalid")
+        raise forms.ValidationError(_("Must be true or false."), code="invalid")
 
 
 class StrictBooleanFilter(filters.BooleanFilter):  # type: ignore[misc]  # django-filter is untyped

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from apps.clusters.models import ClusterKind, ResourcePool
@@ -37,7 +39,7 @@ class InferenceServiceSerializer(
     replicas it runs now. Unknown keys are refused (a misspelt max_replica must not deploy with
     the default instead)."""
 
-    unknown_field = "Unknown field; it cannot be set on an inference service."
+    unknown_field = gettext_lazy("Unknown field; it cannot be set on an inference service.")
     name = serializers.RegexField(NAME, max_length=40, source="job.name", error_messages=NAME_RULE)
     pool = serializers.PrimaryKeyRelatedField(
         queryset=ResourcePool.objects.all(), source="job.pool"
@@ -134,26 +136,28 @@ class InferenceServiceSerializer(
         errors: dict[str, list[str]] = {}
         whole, milli = value("accelerators"), value("accelerator_milli")
         if whole and milli:
-            errors["accelerator_milli"] = ["Ask for whole accelerators or a fraction, not both."]
+            errors["accelerator_milli"] = [_("Ask for whole accelerators or a fraction, not both.")]
         elif not whole and not milli:
-            errors["accelerators"] = ["A replica needs accelerators (whole or fractional)."]
+            errors["accelerators"] = [_("A replica needs accelerators (whole or fractional).")]
         lo, hi = value("min_replicas"), value("max_replicas")
         if lo > hi:
-            errors["min_replicas"] = [f"min_replicas ({lo}) exceeds max_replicas ({hi})."]
+            errors["min_replicas"] = [
+                _("min_replicas ({low}) exceeds max_replicas ({high}).").format(low=lo, high=hi)
+            ]
         if lo == 0 and not value("scale_to_zero"):
-            errors["scale_to_zero"] = ["min_replicas 0 needs scale_to_zero enabled."]
+            errors["scale_to_zero"] = [_("min_replicas 0 needs scale_to_zero enabled.")]
         if value("scale_to_zero") and lo > 0:
-            errors["min_replicas"] = ["Scale to zero needs min_replicas 0."]
+            errors["min_replicas"] = [_("Scale to zero needs min_replicas 0.")]
         if value("panic_window_s") > value("stable_window_s"):
-            errors["panic_window_s"] = ["The panic window must not exceed the stable window."]
+            errors["panic_window_s"] = [_("The panic window must not exceed the stable window.")]
         if value("max_surge") == 0 and value("max_unavailable") == 0:
-            errors["max_surge"] = ["max_surge and max_unavailable cannot both be 0."]
+            errors["max_surge"] = [_("max_surge and max_unavailable cannot both be 0.")]
         if value("target_metric") == TargetMetric.LATENCY and value("target_value") < 0.01:
-            errors["target_value"] = ["A latency target is in seconds; use at least 0.01."]
+            errors["target_value"] = [_("A latency target is in seconds; use at least 0.01.")]
         if current is not None:
             for key in ("name", "pool", "priority"):
                 if key in self.initial_data:
-                    errors[key] = ["Fixed at creation; create a new service to change it."]
+                    errors[key] = [_("Fixed at creation; create a new service to change it.")]
         if errors:
             raise serializers.ValidationError(errors)
         return attrs

@@ -6,6 +6,9 @@ import re
 from typing import Any
 
 from django.db.models import Max, Sum
+from django.utils.text import format_lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from apps.clusters.backends.spec import DEFAULT_NOTEBOOK_STORAGE_GIB
@@ -24,7 +27,9 @@ IMAGE_REF = re.compile(
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 # Names become Kubernetes object names: say the rule, not "does not match the pattern".
 NAME_RULE: dict[str, Any] = {
-    "invalid": "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
+    "invalid": gettext_lazy(
+        "Use lower-case letters, digits and '-', starting and ending with a letter or digit."
+    )
 }
 MAX_RUNTIME_S = 90 * 86400  # the longest runtime limit a job may declare
 # \Z, not $ (which also matches before a trailing newline): env names are dict keys, never trimmed.
@@ -35,7 +40,9 @@ HIGH_PRIORITY = 2  # P0..P2 preempt others, so only tenant admins may submit the
 def priority_error(priority: int, role: str | None) -> str | None:
     """Why this role may not submit at this priority, or None when it may."""
     if priority <= HIGH_PRIORITY and role not in ADMIN_ROLES:
-        return f"P{priority} may preempt other work; only tenant admins can submit P0-P2."
+        return _("P{priority} may preempt other work; only tenant admins can submit P0-P2.").format(
+            priority=priority
+        )
     return None
 
 
@@ -65,7 +72,7 @@ class RejectUnknownFields:
     (``state``, ``owner``...) stay ignored, so a job read back can be posted again."""
 
     fields: Any
-    unknown_field = "Unknown field; it cannot be set on a job."
+    unknown_field = gettext_lazy("Unknown field; it cannot be set on a job.")
 
     def to_internal_value(self, data: Any) -> Any:
         unknown: dict[str, Any] = {}
@@ -98,7 +105,7 @@ class ReplicaGroupSerializer(RejectUnknownFields, serializers.Serializer[dict[st
             raise serializers.ValidationError(
                 {
                     "accelerator_milli": [
-                        "Ask for whole accelerators or a fraction of one, not both."
+                        _("Ask for whole accelerators or a fraction of one, not both.")
                     ]
                 }
             )
@@ -113,12 +120,18 @@ class TopologySerializer(RejectUnknownFields, serializers.Serializer[dict[str, A
 class VolumeSerializer(RejectUnknownFields, serializers.Serializer[dict[str, Any]]):
     name = serializers.RegexField(NAME, max_length=40, error_messages=NAME_RULE)
     claim = serializers.RegexField(
-        NAME, max_length=63, error_messages={"invalid": f"A claim name: {NAME_RULE['invalid']}"}
+        NAME,
+        max_length=63,
+        error_messages={
+            "invalid": format_lazy(gettext_lazy("A claim name: {rule}"), rule=NAME_RULE["invalid"])
+        },
     )
     mount_path = serializers.RegexField(
         r"^/[^:]*$",
         max_length=200,
-        error_messages={"invalid": "An absolute path inside the container, without ':'."},
+        error_messages={
+            "invalid": gettext_lazy("An absolute path inside the container, without ':'.")
+        },
     )
     read_only = serializers.BooleanField(default=False)  # type: ignore[assignment]  # API name
 
@@ -238,18 +251,22 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
 
     def validate_image(self, value: str) -> str:
         if not IMAGE_REF.match(value):
-            raise serializers.ValidationError(f"{value!r} is not a valid image reference.")
+            raise serializers.ValidationError(
+                _("{image} is not a valid image reference.").format(image=repr(value))
+            )
         return value
 
     def validate_env(self, value: dict[str, str]) -> dict[str, str]:
         bad = [k for k in value if not ENV_NAME.match(k)]
         if bad:
-            raise serializers.ValidationError(f"Invalid variable name(s): {', '.join(bad)}.")
+            raise serializers.ValidationError(
+                _("Invalid variable name(s): {names}.").format(names=", ".join(bad))
+            )
         return value
 
     def validate_project(self, value: Project | None) -> Project | None:
         if value is not None and value.tenant_id != self.context["view"].tenant.pk:
-            raise serializers.ValidationError("No such project in this tenant.")
+            raise serializers.ValidationError(_("No such project in this tenant."))
         return value
 
     @classmethod
@@ -260,7 +277,9 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         errors: dict[str, list[str]] = {}
         error = priority_error(job.priority, role)
         if error:
-            errors["priority"] = [f"{error} Submit a copy at P3 or lower instead."]
+            errors["priority"] = [
+                _("{error} Submit a copy at P3 or lower instead.").format(error=error)
+            ]
         models = job.spec.get("accelerator_models") or [""]
         errors.update(cls._check_capacity(job.pool, models[0], job.spec.get("replica_groups", [])))
         return errors
@@ -270,14 +289,14 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         groups = attrs.get("replica_groups") or []
         errors: dict[str, list[str]] = {}
         if not groups:
-            errors["replica_groups"] = ["At least one replica group is required."]
+            errors["replica_groups"] = [_("At least one replica group is required.")]
         names = [g["name"] for g in groups]
         if len(set(names)) != len(names):
-            errors["replica_groups"] = ["Replica group names must be unique."]
+            errors["replica_groups"] = [_("Replica group names must be unique.")]
         if kind == JobKind.NOTEBOOK and (len(groups) != 1 or groups[0]["replicas"] != 1):
-            errors["replica_groups"] = ["A notebook has exactly one group with one replica."]
+            errors["replica_groups"] = [_("A notebook has exactly one group with one replica.")]
         if kind == JobKind.INFERENCE and len(groups) != 1:
-            errors["replica_groups"] = ["An inference service has exactly one replica group."]
+            errors["replica_groups"] = [_("An inference service has exactly one replica group.")]
         errors.update(
             self._check_capacity(attrs["pool"], attrs.get("accelerator_model", ""), groups)
         )
@@ -302,8 +321,10 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         if declared > cap:
             return {
                 "max_runtime_s": [
-                    f"At most {cap} s: the runtime cap of tenant '{tenant.slug}' "
-                    "(its governance policy)."
+                    _(
+                        "At most {cap} s: the runtime cap of tenant '{tenant}' (its governance "
+                        "policy)."
+                    ).format(cap=cap, tenant=tenant.slug)
                 ]
             }
         return {}
@@ -317,8 +338,14 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             set(nodes.exclude(accelerator_model="").values_list("accelerator_model", flat=True))
         )
         if model and model not in models:
-            known = ", ".join(models) or "none"
-            return {"accelerator_model": [f"Pool {pool.name} has no {model}; it has: {known}."]}
+            known = ", ".join(models) or _("none")
+            return {
+                "accelerator_model": [
+                    _("Pool {pool} has no {model}; it has: {known}.").format(
+                        pool=pool.name, model=model, known=known
+                    )
+                ]
+            }
         if model:
             nodes = nodes.filter(accelerator_model=model)
         stats = nodes.aggregate(total=Sum("accelerator_count"), per_node=Max("accelerator_count"))
@@ -328,14 +355,18 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         if biggest > per_node:
             return {
                 "replica_groups": [
-                    f"A replica asks for {biggest} accelerators; the largest node in "
-                    f"{pool.name} has {per_node}."
+                    _(
+                        "A replica asks for {asked} accelerators; the largest node in {pool} "
+                        "has {most}."
+                    ).format(asked=biggest, pool=pool.name, most=per_node)
                 ]
             }
         if wanted > total:
             return {
                 "replica_groups": [
-                    f"The job asks for {wanted} accelerators; pool {pool.name} has {total}."
+                    _("The job asks for {asked} accelerators; pool {pool} has {total}.").format(
+                        asked=wanted, pool=pool.name, total=total
+                    )
                 ]
             }
         return {}

@@ -5,6 +5,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -82,7 +83,9 @@ class JobViewSet(TenantScopedViewSet[Job]):
     def cancel(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """The job's owner, tenant admins and platform admins cancel it (403 for others).
         Cancelling a job that already ended changes nothing and records nothing."""
-        job = self._owner_or_admin(self.get_object(), "the job's", "cancel it")
+        job = self._owner_or_admin(
+            self.get_object(), _("Only the job's owner or a tenant admin can cancel it.")
+        )
         user = request_user(request)
         before = audit.snapshot(job)
         job = services.cancel_job(job=job, actor=user)
@@ -111,7 +114,9 @@ class JobViewSet(TenantScopedViewSet[Job]):
     )
     @action(detail=True, methods=["post"])
     def restart(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        source = self._own_notebook("restart it")
+        source = self._own_notebook(
+            _("Only the notebook's owner or a tenant admin can restart it.")
+        )
         errors = JobSerializer.clone_errors(source, self.role)
         if errors:
             raise ValidationError(errors)
@@ -146,7 +151,9 @@ class JobViewSet(TenantScopedViewSet[Job]):
     )
     @action(detail=True, methods=["post"], url_path="delete-home")
     def delete_home(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        job = self._own_notebook("delete its files")
+        job = self._own_notebook(
+            _("Only the notebook's owner or a tenant admin can delete its files.")
+        )
         before = audit.snapshot(job)
         try:
             with transaction.atomic():
@@ -158,18 +165,18 @@ class JobViewSet(TenantScopedViewSet[Job]):
             raise Conflict(str(exc)) from exc
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
 
-    def _own_notebook(self, what: str) -> Job:
+    def _own_notebook(self, refusal: str) -> Job:
         """The notebook of the URL, for its owner or a tenant admin."""
         job = self.get_object()
         if job.kind != JobKind.NOTEBOOK:
-            raise ValidationError({"kind": ["Only notebooks have a home volume."]})
-        return self._owner_or_admin(job, "the notebook's", what)
+            raise ValidationError({"kind": [_("Only notebooks have a home volume.")]})
+        return self._owner_or_admin(job, refusal)
 
-    def _owner_or_admin(self, job: Job, whose: str, what: str) -> Job:
+    def _owner_or_admin(self, job: Job, refusal: str) -> Job:
         """``job`` when the caller owns it or is a tenant admin (platform admins act as one);
-        403 for other members."""
+        403 with ``refusal`` for other members."""
         if job.owner_id != request_user(self.request).pk and self.role != Role.TENANT_ADMIN:
-            raise PermissionDenied(f"Only {whose} owner or a tenant admin can {what}.")
+            raise PermissionDenied(refusal)
         return job
 
     @extend_schema(methods=["GET"], request=None, responses=CheckpointRequestStateSerializer)
@@ -190,9 +197,15 @@ class JobViewSet(TenantScopedViewSet[Job]):
             body = CheckpointRequestSerializer(data=request.data)
             body.is_valid(raise_exception=True)
             if job.kind != JobKind.TRAINING:
-                raise ValidationError({"kind": [f"a {job.kind} job saves no checkpoints"]})
+                raise ValidationError(
+                    {"kind": [_("A {kind} job saves no checkpoints.").format(kind=job.kind)]}
+                )
             if job.state != JobState.RUNNING:
-                raise Conflict(f"the job is {job.state}: only a running job can save one")
+                raise Conflict(
+                    _("The job is {state}: only a running job can save one.").format(
+                        state=job.state
+                    )
+                )
             said = body.validated_data.get("reason", "").strip() or "asked on the dashboard"
             reason = f"{request_user(request).username}: {said}"
             with transaction.atomic():

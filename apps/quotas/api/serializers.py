@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.clusters.models import ResourcePool
@@ -47,7 +48,7 @@ class QuotaSerializer(serializers.ModelSerializer[Quota]):
             and Quota.objects.filter(tenant=tenant, pool=pool, accelerator_model=model).exists()
         ):
             raise serializers.ValidationError(
-                {"accelerator_model": ["This tenant already has a quota for it; edit that one."]}
+                {"accelerator_model": [_("This tenant already has a quota for it; edit that one.")]}
             )
         try:
             services.validate_guarantees(
@@ -77,6 +78,6 @@ class QuotaSerializer(serializers.ModelSerializer[Quota]):
             instance.accelerator_model,
         ):
             raise serializers.ValidationError(
-                {"non_field_errors": ["Tenant, pool and model of a quota cannot change."]}
+                {"non_field_errors": [_("Tenant, pool and model of a quota cannot change.")]}
             )
         return services.set_quota(**data)

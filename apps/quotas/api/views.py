@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,7 +26,7 @@ class QuotaAdminViewSet(PlatformModelViewSet[Quota]):
         if getattr(self, "swagger_fake_view", False):
             return Quota.objects.none()
         if not request_user(self.request).is_platform_admin:
-            raise exceptions.PermissionDenied("Only platform admins manage quotas.")
+            raise exceptions.PermissionDenied(_("Only platform admins manage quotas."))
         return Quota.objects.select_related("tenant", "pool")
 
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:

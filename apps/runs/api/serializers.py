@@ -6,6 +6,7 @@ import math
 import re
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.runs.models import Checkpoint, MetricKey, Run, RunState
@@ -63,12 +64,12 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
     def validate_project(self, value: Project | None) -> Project | None:
         if value is not None and value.tenant_id != self.context["view"].tenant.pk:
-            raise serializers.ValidationError("No such project in this tenant.")
+            raise serializers.ValidationError(_("No such project in this tenant."))
         return value
 
     def validate_config(self, value: dict[str, Any]) -> dict[str, Any]:
         if len(str(value)) > 64_000:
-            raise serializers.ValidationError("Hyperparameters are limited to 64 kB.")
+            raise serializers.ValidationError(_("Hyperparameters are limited to 64 kB."))
         return value
 
     def create(self, validated_data: dict[str, Any]) -> Run:
@@ -209,15 +210,17 @@ class SeriesQuerySerializer(serializers.Serializer[dict[str, Any]]):
         keys = [k.strip() for k in value.split(",") if k.strip()]
         bad = [k for k in keys if not KEY_PATTERN.match(k)]
         if bad:
-            raise serializers.ValidationError(f"Invalid key(s): {', '.join(bad[:5])}.")
+            raise serializers.ValidationError(
+                _("Invalid key(s): {keys}.").format(keys=", ".join(bad[:5]))
+            )
         if len(keys) > 50:
-            raise serializers.ValidationError("At most 50 keys per request.")
+            raise serializers.ValidationError(_("At most 50 keys per request."))
         return keys
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         lo, hi = attrs.get("step_min"), attrs.get("step_max")
         if lo is not None and hi is not None and lo > hi:
-            raise serializers.ValidationError({"step_max": ["Must not be below step_min."]})
+            raise serializers.ValidationError({"step_max": [_("Must not be below step_min.")]})
         return attrs
 
 
@@ -268,5 +271,5 @@ class CheckpointSerializer(serializers.ModelSerializer[Checkpoint]):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["rank"] >= attrs["world_size"]:
-            raise serializers.ValidationError({"rank": ["Must be below world_size."]})
+            raise serializers.ValidationError({"rank": [_("Must be below world_size.")]})
         return attrs

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
@@ -62,7 +63,7 @@ class RunViewSet(TenantScopedViewSet[Run]):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         if isinstance(request.auth, JobCredential) and self.action == "create":
-            raise exceptions.PermissionDenied("A job token cannot create runs.")
+            raise exceptions.PermissionDenied(_("A job token cannot create runs."))
 
     def check_object_permissions(self, request: Request, obj: Any) -> None:
         """A run is changed (renamed, its config or state edited, metrics or checkpoints
@@ -76,7 +77,7 @@ class RunViewSet(TenantScopedViewSet[Run]):
         owners = {obj.owner_id, obj.job.owner_id if obj.job_id else None}
         if user_id not in owners and self.role not in ADMIN_ROLES:
             raise exceptions.PermissionDenied(
-                "Only the run's owner or a tenant admin can change it."
+                _("Only the run's owner or a tenant admin can change it.")
             )
 
     def _run(self) -> Run:
@@ -190,7 +191,13 @@ class RunViewSet(TenantScopedViewSet[Run]):
             # An unknown state used to answer [] (no checkpoints), as if the run had none.
             if state not in CheckpointState.values:
                 raise serializers.ValidationError(
-                    {"state": [f"One of {', '.join(CheckpointState.values)}, not {state!r}."]}
+                    {
+                        "state": [
+                            _("One of {states}, not {state}.").format(
+                                states=", ".join(CheckpointState.values), state=repr(state)
+                            )
+                        ]
+                    }
                 )
             qs = qs.filter(state=state)
         return Response(CheckpointSerializer(qs[:500], many=True).data)

@@ -7,6 +7,7 @@ import datetime as dt
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
@@ -56,10 +57,10 @@ class SnapshotView(APIView):
         topic = request.query_params.get("topic", "")
         view = authorize_view(request_user(request), topic)
         if view is None:
-            raise exceptions.NotFound("No such telemetry view.")
+            raise exceptions.NotFound(_("No such telemetry view."))
         latest = live.get_latest()
         if latest is None:
-            raise exceptions.NotFound("No telemetry collected yet.")
+            raise exceptions.NotFound(_("No telemetry collected yet."))
         epoch, seq, state = latest
         return Response(snapshot(view, state, seq, epoch))
 
@@ -90,7 +91,7 @@ class HistoryQuerySerializer(serializers.Serializer[Any]):
 def _series_key(request: Request, series: str) -> tuple[str, str]:
     """(kind, key) the caller may read; NotFound otherwise (foreign looks like missing)."""
     user = request_user(request)
-    kind, _, key = series.partition(":")
+    kind, _sep, key = series.partition(":")
     if kind in (SeriesKind.CLUSTER, SeriesKind.POOL):
         return kind, key
     if kind == SeriesKind.NODE and user.is_platform_admin:
@@ -101,7 +102,7 @@ def _series_key(request: Request, series: str) -> tuple[str, str]:
             return kind, str(tenant.id)
     if kind == SeriesKind.JOB and authorize_view(user, f"job:{key}") is not None:
         return kind, key
-    raise exceptions.NotFound("No such series.")
+    raise exceptions.NotFound(_("No such series."))
 
 
 class HistoryView(APIView):
@@ -114,12 +115,12 @@ class HistoryView(APIView):
         end: dt.datetime = query.validated_data.get("end") or timezone.now()
         start: dt.datetime = query.validated_data.get("start") or end - dt.timedelta(hours=1)
         if start >= end:
-            raise exceptions.ValidationError({"start": ["must be before end"]})
+            raise exceptions.ValidationError({"start": [_("must be before end")]})
         resolution = query.validated_data.get("resolution") or next(
             (r for r, keep in RESOLUTIONS.items() if timezone.now() - start <= keep), 600
         )
         if (end - start).total_seconds() / resolution > MAX_POINTS:
-            raise exceptions.ValidationError({"resolution": ["too many points; coarsen"]})
+            raise exceptions.ValidationError({"resolution": [_("too many points; coarsen")]})
         kind, key = _series_key(request, query.validated_data["series"])
         points = SeriesPoint.objects.filter(
             kind=kind, key=key, resolution_s=resolution, ts__gte=start, ts__lt=end

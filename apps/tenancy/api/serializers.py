@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from apps.accounts.models import User
@@ -20,10 +22,10 @@ class UsernameField(serializers.SlugRelatedField):  # type: ignore[type-arg]
     the errors speak of users, not of "objects with username=..."."""
 
     default_error_messages = {
-        "required": "A username is required.",
-        "null": "A username is required.",
-        "does_not_exist": "No user named {value}.",
-        "invalid": "Enter a username.",
+        "required": gettext_lazy("A username is required."),
+        "null": gettext_lazy("A username is required."),
+        "does_not_exist": gettext_lazy("No user named {value}."),
+        "invalid": gettext_lazy("Enter a username."),
     }
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
@@ -47,7 +49,9 @@ class MembershipSerializer(serializers.ModelSerializer[Membership]):
         tenant = self.context["view"].tenant
         user = attrs.get("user")
         if self.instance is not None and user is not None and user != self.instance.user:
-            raise serializers.ValidationError({"username": ["A membership's user cannot change."]})
+            raise serializers.ValidationError(
+                {"username": [_("A membership's user cannot change.")]}
+            )
         # A friendly early answer; the unique constraint decides under a race (see the view).
         exists = Membership.objects.filter(tenant=tenant, user=user).exists()
         if self.instance is None and user is not None and exists:
@@ -56,10 +60,12 @@ class MembershipSerializer(serializers.ModelSerializer[Membership]):
 
 
 def already_member(user: User, tenant: Tenant) -> str:
-    return f"{user.username} is already a member of {tenant.slug}."
+    return _("{user} is already a member of {tenant}.").format(
+        user=user.username, tenant=tenant.slug
+    )
 
 
-PROJECT_NAME_TAKEN = "A project with this name already exists."
+PROJECT_NAME_TAKEN = gettext_lazy("A project with this name already exists.")
 
 
 class ProjectSerializer(serializers.ModelSerializer[Project]):

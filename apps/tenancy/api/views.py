@@ -4,6 +4,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
+from django.utils.translation import gettext, ngettext
 from rest_framework import exceptions, serializers
 from rest_framework.serializers import BaseSerializer
 
@@ -53,9 +54,15 @@ class TenantViewSet(PlatformModelViewSet[Tenant]):
             unfinished = Job.objects.filter(tenant=instance).exclude(state__in=TERMINAL).count()
             if unfinished:
                 raise Conflict(
-                    f"Tenant '{instance.slug}' still has {unfinished} unfinished "
-                    f"job{'s' if unfinished != 1 else ''} (training, notebooks or services). "
-                    "Cancel them, or wait for them to end, before deleting the tenant."
+                    ngettext(
+                        "Tenant '{tenant}' still has {count} unfinished job (training, "
+                        "notebooks or services). Cancel it, or wait for it to end, before "
+                        "deleting the tenant.",
+                        "Tenant '{tenant}' still has {count} unfinished jobs (training, "
+                        "notebooks or services). Cancel them, or wait for them to end, before "
+                        "deleting the tenant.",
+                        unfinished,
+                    ).format(tenant=instance.slug, count=unfinished)
                 )
             super().perform_destroy(instance)
 
@@ -105,10 +112,18 @@ class MembershipViewSet(TenantScopedViewSet[Membership]):
         )
         if membership.pk not in admins or new_role == Role.TENANT_ADMIN or len(admins) > 1:
             return
-        change = "removed" if new_role is None else f"made {new_role}"
+        if new_role is None:
+            refusal = gettext(
+                "{user} is the only tenant admin of {tenant} and cannot be removed: make "
+                "another member tenant admin first."
+            )
+        else:
+            refusal = gettext(
+                "{user} is the only tenant admin of {tenant} and cannot be made {role}: make "
+                "another member tenant admin first."
+            )
         raise Conflict(
-            f"{membership.user.username} is the only tenant admin of {self.tenant.slug} and "
-            f"cannot be {change}: make another member tenant admin first."
+            refusal.format(user=membership.user.username, tenant=self.tenant.slug, role=new_role)
         )
 
     def perform_update(self, serializer: BaseSerializer[Membership]) -> None:
@@ -143,7 +158,7 @@ class ProjectViewSet(TenantScopedViewSet[Project]):
             return
         if obj.created_by_id != request_user(request).pk:
             raise exceptions.PermissionDenied(
-                "Only a tenant admin or the project's creator can change or delete it."
+                gettext("Only a tenant admin or the project's creator can change or delete it.")
             )
 
     def _name_taken(self, exc: IntegrityError) -> serializers.ValidationError:

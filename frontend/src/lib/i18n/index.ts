@@ -24,7 +24,7 @@ export function storedLanguage(): Language {
   }
 }
 
-/** The cookie the server's own pages (the notebook proxy's messages) read the language from. */
+/** The cookie the server reads the language from: the API's errors, the notebook proxy's pages. */
 export const LANGUAGE_COOKIE = 'zs_lang';
 
 function applyDocumentLanguage(language: Language): void {
