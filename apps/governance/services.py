@@ -47,13 +47,13 @@ from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import homes
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobKind, JobState, OutboxAction
+from apps.jobs.notes import note
 from apps.runs import services as runs
 from apps.runs.selectors import job_checkpoint_request
 from apps.tenancy.models import Membership, Role, Tenant
 
 GOVERNED_KINDS = (JobKind.TRAINING, JobKind.NOTEBOOK)
 RUNTIME_WARNING_S = 30 * 60  # the owner hears of a runtime-limit stop this long before it
-STOP_MESSAGE = "stopped: idle GPUs"
 
 
 class PolicyError(ValueError):
@@ -168,8 +168,13 @@ def _warn(job: Job, flag: IdleFlag | None, policy: Policy, now: datetime, peak: 
         jobs.record_event(
             job,
             reason="IdleWarning",
-            message=f"GPUs below {policy.util_threshold_pct:g}% for {_fmt(idle_s)} "
-            f"(peak {peak:g}%); stops at {flag.stop_at:%Y-%m-%d %H:%M} UTC unless kept running",
+            message=note(
+                "idleWarning",
+                threshold=f"{policy.util_threshold_pct:g}",
+                idle=_fmt(idle_s),
+                peak=f"{peak:g}",
+                stop=f"{flag.stop_at:%Y-%m-%d %H:%M}",
+            ),
         )
         _tell_owner(
             job,
@@ -228,23 +233,24 @@ def _stop(flag_id: int, now: datetime) -> bool:
         if flag.state not in ACTIVE_FLAG_STATES or job.state != JobState.RUNNING:
             return False
         milli = sum(held_milli(Allocation.objects.filter(job=job)).values())
-        note = _checkpoint_note(job)
-        jobs.record_event(job, reason="IdleCheckpoint", message=note)
-        jobs.transition(job, JobState.CANCELLED, reason="IdleStopped", message=STOP_MESSAGE)
+        checkpoint = _checkpoint_note(job)
+        stopped = note("idleStopped")
+        jobs.record_event(job, reason="IdleCheckpoint", message=checkpoint)
+        jobs.transition(job, JobState.CANCELLED, reason="IdleStopped", message=stopped)
         jobs.enqueue_outbox(job, OutboxAction.DELETE)
         IdleFlag.objects.filter(pk=flag.pk).update(
             state=FlagState.STOPPED,
             stopped_at=now,
             device_milli=milli,
-            checkpoint_note=note,
+            checkpoint_note=checkpoint,
             updated_at=now,
         )
         _tell_owner(
             job,
             NoticeKind.IDLE_STOPPED,
             f"{job.name}: stopped for idle GPUs",
-            f"Job {job.name} (#{job.pk}) was stopped after its grace period: {STOP_MESSAGE}. "
-            f"{milli / 1000:g} GPU(s) went back to the pool. {note}.",
+            f"Job {job.name} (#{job.pk}) was stopped after its grace period: {stopped.text}. "
+            f"{milli / 1000:g} GPU(s) went back to the pool. {checkpoint}.",
         )
     return True
 
@@ -272,7 +278,9 @@ def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult
             busy = provider.peak_util(job, flag.watch_from, now, min_coverage=0)
             if rules.reads_busy(busy, policy.util_threshold_pct):
                 IdleFlag.objects.filter(pk=flag.pk).update(state=FlagState.CLEARED, updated_at=now)
-                jobs.record_event(job, reason="IdleCleared", message=f"GPUs busy again ({busy:g}%)")
+                jobs.record_event(
+                    job, reason="IdleCleared", message=note("idleCleared", busy=f"{busy:g}")
+                )
                 result.cleared += 1
             elif now >= flag.stop_at and _stop(flag.pk, now):
                 result.stopped += 1
@@ -318,8 +326,12 @@ def keep_running(*, flag: IdleFlag) -> IdleFlag:
         jobs.record_event(
             flag.job,
             reason="IdleExtended",
-            message=f"kept running ({flag.extensions_used}/{policy.max_extensions}); "
-            f"stops at {flag.stop_at:%Y-%m-%d %H:%M} UTC if still idle",
+            message=note(
+                "idleExtended",
+                used=flag.extensions_used,
+                most=policy.max_extensions,
+                stop=f"{flag.stop_at:%Y-%m-%d %H:%M}",
+            ),
         )
     return flag
 
@@ -336,7 +348,11 @@ def exempt(*, flag: IdleFlag, actor: User, reason: str) -> IdleFlag:
         flag.stop_at = None
         flag.updated_at = timezone.now()
         flag.save()
-        jobs.record_event(flag.job, reason="IdleExempt", message=f"exempted by {actor}: {reason}")
+        jobs.record_event(
+            flag.job,
+            reason="IdleExempt",
+            message=note("idleExempt", actor=str(actor), reason=reason),
+        )
     return flag
 
 
@@ -459,10 +475,10 @@ def _stop_at_limit(candidate: Job, held: float) -> int:
             return 0
         on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
         summary = f"held its accelerators {_fmt(held)}, limit {_fmt(candidate.max_runtime_s)}"
-        note = _checkpoint_note(job)
+        checkpoint = _checkpoint_note(job)
         jobs.transition(
             job, JobState.FAILED, reason="RuntimeLimit",
-            message=f"stopped at its runtime limit ({summary})",
+            message=note("runtimeLimit", held=_fmt(held), limit=_fmt(candidate.max_runtime_s)),
         )  # fmt: skip
         if on_cluster:
             jobs.enqueue_outbox(job, OutboxAction.DELETE)
@@ -470,7 +486,7 @@ def _stop_at_limit(candidate: Job, held: float) -> int:
             job,
             NoticeKind.RUNTIME_LIMIT,
             f"{job.name}: stopped at its runtime limit",
-            f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {note}.",
+            f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {checkpoint}.",
         )
         return 1
 
@@ -483,8 +499,16 @@ def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
         if job is None or _warned_runs([job.pk]).exists():  # another sweep may have told it
             return 0
         stop_at = now + timedelta(seconds=left)
-        message = f"stops at its runtime limit in {_fmt(left)} ({stop_at:%Y-%m-%d %H:%M} UTC)"
-        JobEvent.objects.create(job=job, reason="RuntimeLimitSoon", message=message, created_at=now)
+        said = note("runtimeLimitSoon", left=_fmt(left), stop=f"{stop_at:%Y-%m-%d %H:%M}")
+        message = said.text
+        JobEvent.objects.create(
+            job=job,
+            reason="RuntimeLimitSoon",
+            message=message,
+            message_key=said.key,
+            message_args=dict(said.args),
+            created_at=now,
+        )
         asked = _ask_checkpoint(job, f"runtime limit: stops at {stop_at:%Y-%m-%d %H:%M} UTC")
         _tell_owner(
             job,

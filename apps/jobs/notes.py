@@ -28,6 +28,16 @@ NOTES: dict[str, str] = {
     "homeFrom": "restarted by {actor}; mounts the home folder of notebook #{job}",
     "homeDeletedBy": "files in the home folder deleted by {actor}",
     "homeExpired": "files in the home folder deleted: no notebook used them for {days} days",
+    # governance (apps/governance/services.py); times are UTC, durations like "1 h 05 min"
+    "idleWarning": (
+        "GPUs below {threshold}% for {idle} (peak {peak}%); stops at {stop} UTC unless kept running"
+    ),
+    "idleCleared": "GPUs busy again ({busy}%)",
+    "idleExtended": "kept running ({used}/{most}); stops at {stop} UTC if still idle",
+    "idleExempt": "exempted by {actor}: {reason}",
+    "idleStopped": "stopped: idle GPUs",
+    "runtimeLimit": "stopped at its runtime limit (held its accelerators {held}, limit {limit})",
+    "runtimeLimitSoon": "stops at its runtime limit in {left} ({stop} UTC)",
 }
 
 

@@ -81,6 +81,7 @@ def test_the_owner_hears_of_the_stop_once_half_an_hour_ahead(world, client_for, 
     event = Job.objects.get(pk=job).events.get(reason="RuntimeLimitSoon")
     stop_at = wall.at(2 * HOUR)
     assert event.message == f"stops at its runtime limit in 29 min ({stop_at:%Y-%m-%d %H:%M} UTC)"
+    assert (event.message_key, event.message_args["left"]) == ("runtimeLimitSoon", "29 min")
     notice = Notification.objects.get(recipient=owner, kind="runtime_limit_soon")
     assert "a clone resumes from its newest checkpoint. A checkpoint was requested" in notice.body
     run = ensure_run_for_job(Job.objects.get(pk=job))

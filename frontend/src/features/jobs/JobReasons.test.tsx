@@ -48,6 +48,23 @@ describe('job reasons', () => {
     expect(screen.getByText('已放置到 2 个节点，拓扑层级：叶交换机')).toBeTruthy();
   });
 
+  it('says an idle-GPU warning with its values', async () => {
+    await setLanguage('zh');
+    const warned = event({
+      reason: 'IdleWarning',
+      message: 'GPUs below 5% for 1 h 05 min (peak 3%); stops at 2026-12-06 04:00 UTC ...',
+      message_key: 'idleWarning',
+      message_args: { threshold: '5', idle: '1 h 05 min', peak: '3', stop: '2026-12-06 04:00' },
+    });
+    render(<EventDetail event={warned} />);
+    expect(
+      screen.getByText(
+        'GPU 利用率低于 5% 已持续 1 h 05 min（峰值 3%）；若不选择继续运行，将于 2026-12-06 04:00 UTC 停止',
+        { exact: false },
+      ),
+    ).toBeTruthy();
+  });
+
   it('says the scheduler’s reason for a preemption', async () => {
     await setLanguage('zh');
     const preempted = event({

@@ -57,6 +57,17 @@ export function eventMessage(
     step: '',
     job: '',
     days: '',
+    threshold: '',
+    idle: '',
+    peak: '',
+    stop: '',
+    busy: '',
+    used: '',
+    most: '',
+    reason: '',
+    held: '',
+    limit: '',
+    left: '',
   };
   Object.assign(args, event.message_args);
   if (isNoteTier(args.tier)) args.tier = t(`jobNoteTier.${args.tier}`);

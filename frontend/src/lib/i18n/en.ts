@@ -175,6 +175,14 @@ export const en = {
     homeFrom: 'restarted by {{actor}}; mounts the home folder of notebook #{{job}}',
     homeDeletedBy: 'files in the home folder deleted by {{actor}}',
     homeExpired: 'files in the home folder deleted: no notebook used them for {{days}} days',
+    idleWarning:
+      'GPUs below {{threshold}}% for {{idle}} (peak {{peak}}%); stops at {{stop}} UTC unless kept running',
+    idleCleared: 'GPUs busy again ({{busy}}%)',
+    idleExtended: 'kept running ({{used}}/{{most}}); stops at {{stop}} UTC if still idle',
+    idleExempt: 'exempted by {{actor}}: {{reason}}',
+    idleStopped: 'stopped: idle GPUs',
+    runtimeLimit: 'stopped at its runtime limit (held its accelerators {{held}}, limit {{limit}})',
+    runtimeLimitSoon: 'stops at its runtime limit in {{left}} ({{stop}} UTC)',
   },
   // The `tier` of a placed note (the scheduling core's Tier names).
   jobNoteTier: { node: 'node', leaf: 'leaf', su: 'su', spine: 'spine', any: 'any' },

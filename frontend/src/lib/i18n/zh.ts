@@ -172,6 +172,14 @@ export const zh: Messages = {
     homeFrom: '由 {{actor}} 重新启动；挂载开发环境 #{{job}} 的主目录',
     homeDeletedBy: '主目录中的文件已由 {{actor}} 删除',
     homeExpired: '主目录中的文件已删除：已有 {{days}} 天没有开发环境使用它们',
+    idleWarning:
+      'GPU 利用率低于 {{threshold}}% 已持续 {{idle}}（峰值 {{peak}}%）；若不选择继续运行，将于 {{stop}} UTC 停止',
+    idleCleared: 'GPU 重新忙碌（{{busy}}%）',
+    idleExtended: '已继续运行（{{used}}/{{most}}）；若仍空闲，将于 {{stop}} UTC 停止',
+    idleExempt: '由 {{actor}} 豁免：{{reason}}',
+    idleStopped: '已停止：GPU 空闲',
+    runtimeLimit: '已在运行时长上限处停止（占用加速卡 {{held}}，上限 {{limit}}）',
+    runtimeLimitSoon: '将在 {{left}} 后达到运行时长上限（{{stop}} UTC）',
   },
   jobNoteTier: {
     node: '单节点',
