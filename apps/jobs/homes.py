@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 
 from apps.accounts.models import User
 from apps.jobs import services
-from apps.jobs.models import TERMINAL, Job, JobKind, OutboxAction
+from apps.jobs.models import TERMINAL, Job, JobKind, OutboxAction, state_word
 from apps.jobs.notes import Note, note
 
 
@@ -72,7 +72,7 @@ def restart_notebook(*, job: Job, actor: User) -> Job:
         if job.state not in TERMINAL:
             raise HomeConflict(
                 _("Notebook {name} is {state}; stop it first.").format(
-                    name=job.name, state=job.state
+                    name=job.name, state=state_word(job.state)
                 )
             )
         if owner_job.home_deleted_at is not None:
@@ -81,7 +81,7 @@ def restart_notebook(*, job: Job, actor: User) -> Job:
         if active is not None:
             raise HomeConflict(
                 _("Notebook #{job} ({state}) already uses this home volume.").format(
-                    job=active.pk, state=active.state
+                    job=active.pk, state=state_word(active.state)
                 )
             )
         spec: dict[str, Any] = dict(job.spec)
@@ -112,7 +112,7 @@ def delete_home(*, job: Job, actor: User) -> int:
         if active is not None:
             raise HomeConflict(
                 _("Notebook #{job} ({state}) uses this home volume; stop it first.").format(
-                    job=active.pk, state=active.state
+                    job=active.pk, state=state_word(active.state)
                 )
             )
         return _mark_deleted(

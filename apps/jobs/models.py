@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import pgettext_lazy
 
 
 class JobKind(models.TextChoices):
@@ -27,6 +28,29 @@ class JobState(models.TextChoices):
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+
+
+# A state inside a sentence, in the reader's language: the code itself in English, the
+# dashboard's word in Chinese (jobState in zh.ts; tests/jobs/test_notebook_proxy.py holds
+# locale/zh_Hans to it).
+STATE_WORDS: dict[str, object] = {
+    JobState.SUBMITTED: pgettext_lazy("job state", "submitted"),
+    JobState.QUEUED: pgettext_lazy("job state", "queued"),
+    JobState.ADMITTED: pgettext_lazy("job state", "admitted"),
+    JobState.DISPATCHING: pgettext_lazy("job state", "dispatching"),
+    JobState.RUNNING: pgettext_lazy("job state", "running"),
+    JobState.PREEMPTED: pgettext_lazy("job state", "preempted"),
+    JobState.RESTARTING: pgettext_lazy("job state", "restarting"),
+    JobState.SUCCEEDED: pgettext_lazy("job state", "succeeded"),
+    JobState.FAILED: pgettext_lazy("job state", "failed"),
+    JobState.CANCELLED: pgettext_lazy("job state", "cancelled"),
+}
+
+
+def state_word(state: str) -> str:
+    """``state`` as a sentence of the active language names it."""
+    word = STATE_WORDS.get(state)
+    return str(word) if word is not None else state
 
 
 S = JobState

@@ -8,6 +8,8 @@ each other's notebooks. Someone outside the tenant gets the same 404 as for a mi
 
 from __future__ import annotations
 
+from django.utils.translation import override
+
 from apps.accounts.models import User
 from apps.clusters.backends import BackendError, NotebookEndpoint, NotFoundError
 from apps.clusters.registry import get_backend
@@ -35,7 +37,8 @@ class Refusal(Exception):  # noqa: N818  # a refusal is an outcome, not a failur
         self.status = status
         self.key = key
         self.args_ = args
-        self.message = text(key, "en", **args)
+        with override("en"):
+            self.message = text(key, **args)
         super().__init__(self.message)
 
 

@@ -690,27 +690,24 @@ def build_parser() -> argparse.ArgumentParser:
     notebook = sub.add_parser("notebook", help="work with notebooks",
                               description="work with notebooks", parents=[common])  # fmt: skip
     notebook_sub = notebook.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")
-    nb_open = notebook_sub.add_parser(
-        "open",
-        help="open a running notebook in the browser (through the platform)",
-        parents=[common],
+    notebook_actions: dict[str, argparse.ArgumentParser] = {}
+    for name, fn, text in (
+        ("open", cmd_notebook_open,
+         "open a running notebook in the browser (through the platform)"),
+        ("restart", cmd_notebook_restart, "start a stopped notebook again with its files"),
+        ("delete-files", cmd_notebook_delete_files,
+         "delete a stopped notebook's home volume (its files) for good"),
+    ):  # fmt: skip
+        action = notebook_sub.add_parser(name, help=text, parents=[common])
+        action.set_defaults(func=fn)
+        action.add_argument("id", type=int, help="notebook (job) id")
+        notebook_actions[name] = action
+    notebook_actions["open"].add_argument(
+        "--print-only", action="store_true", help="print the address only"
     )
-    nb_open.set_defaults(func=cmd_notebook_open)
-    nb_open.add_argument("id", type=int, help="notebook (job) id")
-    nb_open.add_argument("--print-only", action="store_true", help="print the address only")
-    nb_restart = notebook_sub.add_parser(
-        "restart", help="start a stopped notebook again with its files", parents=[common]
+    notebook_actions["delete-files"].add_argument(
+        "--yes", action="store_true", help="confirm: the files are lost"
     )
-    nb_restart.set_defaults(func=cmd_notebook_restart)
-    nb_restart.add_argument("id", type=int, help="notebook (job) id")
-    nb_delete = notebook_sub.add_parser(
-        "delete-files",
-        help="delete a stopped notebook's home volume (its files) for good",
-        parents=[common],
-    )
-    nb_delete.set_defaults(func=cmd_notebook_delete_files)
-    nb_delete.add_argument("id", type=int, help="notebook (job) id")
-    nb_delete.add_argument("--yes", action="store_true", help="confirm: the files are lost")
     return p
 
 

@@ -11,7 +11,9 @@ import pytest
 from apps.clusters.backends.simulated import SimulatedBackend, inventory
 from apps.clusters.models import ResourcePool
 from apps.clusters.registry import set_backend
+from apps.jobs.relay import reconcile, relay
 from apps.quotas.models import Quota
+from apps.scheduling.loop import run_cycle
 from tests.conftest import World
 from tests.factories import make_node, make_pool
 
@@ -32,6 +34,16 @@ class Cluster:
     pool: ResourcePool
     backend: SimulatedBackend
     clock: VirtualClock
+
+
+def tick(cluster: Cluster, seconds: float = 0) -> None:
+    """Advance the clock, then one admission cycle and the relay around a reconcile: queued
+    work is admitted, dispatched, and its state read back."""
+    cluster.clock.advance(seconds)
+    run_cycle()
+    relay()
+    reconcile(grace_s=3600)
+    relay()
 
 
 @pytest.fixture

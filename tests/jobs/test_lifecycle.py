@@ -7,21 +7,11 @@ import pytest
 
 from apps.audit.models import AuditEntry
 from apps.jobs.models import Allocation, Job, JobEvent, OutboxEntry
-from apps.jobs.relay import reconcile, relay
-from apps.scheduling.loop import run_cycle
 from apps.tenancy.models import Role
 from tests.conftest import World
-from tests.jobs.conftest import Cluster, training_body
+from tests.jobs.conftest import Cluster, tick, training_body
 
 pytestmark = pytest.mark.django_db
-
-
-def tick(cluster: Cluster, seconds: float = 0) -> None:
-    cluster.clock.advance(seconds)
-    run_cycle()
-    relay()
-    reconcile(grace_s=3600)
-    relay()
 
 
 def submit(client, tenant="tenant-a", **overrides):

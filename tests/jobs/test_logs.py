@@ -13,8 +13,8 @@ from apps.jobs import logs
 from apps.jobs.models import Job, JobLogFollow, JobLogLine
 from apps.tenancy.models import Role
 from tests.conftest import World
-from tests.jobs.conftest import Cluster, training_body
-from tests.jobs.test_lifecycle import submit, tick
+from tests.jobs.conftest import Cluster, tick, training_body
+from tests.jobs.test_lifecycle import submit
 
 pytestmark = pytest.mark.django_db
 

@@ -13,23 +13,14 @@ from apps.audit.models import AuditEntry
 from apps.governance.services import sweep
 from apps.jobs import homes
 from apps.jobs.models import Job, JobEvent, OutboxEntry
-from apps.jobs.relay import reconcile, relay
-from apps.scheduling.loop import run_cycle
+from apps.jobs.relay import relay
 from apps.tenancy.models import Role
 from tests.conftest import World
-from tests.jobs.conftest import Cluster, notebook_body, training_body
+from tests.jobs.conftest import Cluster, notebook_body, tick, training_body
 
 pytestmark = pytest.mark.django_db
 
 BASE = "/api/v1/tenants/tenant-a/jobs"
-
-
-def tick(cluster: Cluster, seconds: float = 0) -> None:
-    cluster.clock.advance(seconds)
-    run_cycle()
-    relay()
-    reconcile(grace_s=3600)
-    relay()
 
 
 def started_notebook(client, cluster: Cluster) -> dict[str, Any]:
@@ -49,6 +40,15 @@ def stop(client, cluster: Cluster, job_id: int) -> None:
 
 def restart(client, job_id: int):
     return client.post(f"{BASE}/{job_id}/restart/")
+
+
+def restarted_once(client, cluster: Cluster) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A notebook that ran and stopped, and its restart, admitted (it mounts the first's home)."""
+    first = started_notebook(client, cluster)
+    stop(client, cluster, first["id"])
+    second = restart(client, first["id"]).json()
+    tick(cluster)
+    return first, second
 
 
 def test_restarts_mount_the_first_notebooks_home_and_a_clone_gets_a_new_one(
@@ -135,10 +135,7 @@ def test_delete_files_removes_the_volume_for_the_whole_chain(
     world: World, client_for, cluster: Cluster
 ) -> None:
     client = client_for(world.user("a", Role.MEMBER))
-    first = started_notebook(client, cluster)
-    stop(client, cluster, first["id"])
-    second = restart(client, first["id"]).json()
-    tick(cluster)
+    first, second = restarted_once(client, cluster)
     busy = client.post(f"{BASE}/{first['id']}/delete-home/")
     assert busy.status_code == 409
     assert busy.json()["detail"] == (
@@ -189,10 +186,7 @@ def test_retention_deletes_homes_whose_last_notebook_ended_long_ago(
     world: World, client_for, cluster: Cluster, settings: Any
 ) -> None:
     client = client_for(world.user("a", Role.MEMBER))
-    first = started_notebook(client, cluster)
-    stop(client, cluster, first["id"])
-    second = restart(client, first["id"]).json()
-    tick(cluster)
+    first, second = restarted_once(client, cluster)
     tick(cluster, 6)
     stop(client, cluster, second["id"])
     now = timezone.now()

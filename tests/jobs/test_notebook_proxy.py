@@ -11,31 +11,21 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import AsyncClient
+from django.utils.translation import override
 
 from apps.accounts.models import User
 from apps.clusters.backends.kubernetes.backend import KubernetesBackend
 from apps.clusters.backends.kubernetes.manifests import render_notebook
 from apps.clusters.backends.sim_notebook import SIMULATED_TITLE
-from apps.jobs.models import Job, JobState
-from apps.jobs.notebook_pages import STATES_ZH
-from apps.jobs.relay import reconcile, relay
+from apps.jobs.models import Job, JobState, state_word
 from apps.jobs.workload import build, notebook_token
-from apps.scheduling.loop import run_cycle
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.factories import make_membership, make_user
-from tests.jobs.conftest import Cluster, notebook_body, training_body
+from tests.jobs.conftest import Cluster, notebook_body, tick, training_body
 from tests.ui_catalogue import section
 
 pytestmark = pytest.mark.django_db
-
-
-def tick(cluster: Cluster, seconds: float = 0) -> None:
-    cluster.clock.advance(seconds)
-    run_cycle()
-    relay()
-    reconcile(grace_s=3600)
-    relay()
 
 
 class Browser:
@@ -201,9 +191,14 @@ def test_refusal_pages_speak_the_readers_language(world, client_for, cluster) ->
     )
 
 
-def test_the_pages_name_job_states_as_the_dashboard_does() -> None:
-    assert section("jobState", "zh") == STATES_ZH
-    assert set(STATES_ZH) == set(JobState.values)
+def test_sentences_name_job_states_as_the_dashboard_does() -> None:
+    dashboard = section("jobState", "zh")
+    assert set(dashboard) == set(JobState.values)
+    for state in JobState.values:
+        with override("zh-hans"):
+            assert state_word(state) == dashboard[state], state
+        with override("en"):
+            assert state_word(state) == state
 
 
 def test_training_job_is_not_a_notebook(world, client_for, cluster) -> None:

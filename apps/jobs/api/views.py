@@ -27,7 +27,7 @@ from apps.jobs.api.serializers import (
     JobLogsSerializer,
     JobSerializer,
 )
-from apps.jobs.models import Job, JobKind, JobState
+from apps.jobs.models import Job, JobKind, JobState, state_word
 from apps.runs import services as runs
 from apps.runs.api.serializers import (
     CheckpointRequestSerializer,
@@ -203,7 +203,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
             if job.state != JobState.RUNNING:
                 raise Conflict(
                     _("The job is {state}: only a running job can save one.").format(
-                        state=job.state
+                        state=state_word(job.state)
                     )
                 )
             said = body.validated_data.get("reason", "").strip() or "asked on the dashboard"
