@@ -160,6 +160,9 @@ class Notification(models.Model):
     )
     title = models.CharField(max_length=200)
     body = models.CharField(max_length=1000)
+    # The title and body as notes (keys and arguments, apps/jobs/notes.py), for the reader's
+    # language: {"title": {"key", "args"}, "body": [{"key", "args"}, ...]}; {} before 0006.
+    detail = models.JSONField(default=dict, blank=True)
     deliveries = models.JSONField(default=dict, blank=True)
     read_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -2,12 +2,16 @@
 
 The notice row is written in the caller's transaction; delivery runs after commit in a worker
 (``tasks.deliver_notification``), once per channel: a retry skips channels already served.
+A notice is said as notes (apps/jobs/notes.py): its title and body are stored in English, which
+email and the webhook carry, and its ``detail`` (the notes' keys and arguments) lets the
+dashboard say it in the reader's language.
 """
 
 from __future__ import annotations
 
 import http.client
 import logging
+from collections.abc import Sequence
 
 from django.core.mail import send_mail
 from django.db import transaction
@@ -16,16 +20,30 @@ from apps.accounts.models import User
 from apps.governance.models import NoticeKind, Notification
 from apps.governance.webhook import UnsafeTargetError, post_json
 from apps.jobs.models import Job
+from apps.jobs.notes import Note
 from apps.tenancy.models import Tenant
 
 log = logging.getLogger("zhisuan.governance.notify")
 
 
 def notify(
-    *, tenant: Tenant, recipient: User, kind: NoticeKind, job: Job | None, title: str, body: str
+    *,
+    tenant: Tenant,
+    recipient: User,
+    kind: NoticeKind,
+    job: Job | None,
+    title: Note,
+    body: Sequence[Note],
 ) -> Notification:
+    """A notice of a title and whole sentences."""
     notice = Notification.objects.create(
-        tenant=tenant, recipient=recipient, kind=kind, job=job, title=title[:200], body=body[:1000]
+        tenant=tenant,
+        recipient=recipient,
+        kind=kind,
+        job=job,
+        title=title.text[:200],
+        body=" ".join(sentence.text for sentence in body)[:1000],
+        detail={"title": title.as_json(), "body": [sentence.as_json() for sentence in body]},
     )
 
     def send() -> None:
@@ -46,6 +64,7 @@ def payload(notice: Notification) -> dict[str, object]:
         "job": notice.job_id,
         "title": notice.title,
         "body": notice.body,
+        "detail": notice.detail,
         "created_at": notice.created_at.isoformat(),
     }
 

@@ -47,7 +47,7 @@ from apps.health.checkpoints import latest_checkpoint
 from apps.jobs import homes
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobKind, JobState, OutboxAction
-from apps.jobs.notes import note
+from apps.jobs.notes import Duration, Note, Said, note
 from apps.runs import services as runs
 from apps.runs.selectors import job_checkpoint_request
 from apps.tenancy.models import Membership, Role, Tenant
@@ -141,14 +141,14 @@ def reset_tenant_policy(*, tenant: Tenant, rules: list[str] | None = None) -> Id
 # --- notices --------------------------------------------------------------------------------
 
 
-def _fmt(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
-
-
-def _tell_owner(job: Job, kind: NoticeKind, title: str, body: str) -> None:
+def _tell_owner(job: Job, kind: NoticeKind, title: Note, *body: Note) -> None:
     if job.owner is not None:
         notify(tenant=job.tenant, recipient=job.owner, kind=kind, job=job, title=title, body=body)
+
+
+def _named(job: Job) -> dict[str, str | int]:
+    """The job as a notice names it."""
+    return {"name": job.name, "job": job.pk}
 
 
 # --- idle GPUs ------------------------------------------------------------------------------
@@ -163,6 +163,7 @@ def _warn(job: Job, flag: IdleFlag | None, policy: Policy, now: datetime, peak: 
         flag.peak_util_pct = peak
         flag.warned_at = flag.watch_from = flag.updated_at = now
         flag.stop_at = now + timedelta(seconds=policy.grace_s)
+        stop = f"{flag.stop_at:%Y-%m-%d %H:%M}"
         flag.extensions_used = 0
         flag.save()
         jobs.record_event(
@@ -171,53 +172,56 @@ def _warn(job: Job, flag: IdleFlag | None, policy: Policy, now: datetime, peak: 
             message=note(
                 "idleWarning",
                 threshold=f"{policy.util_threshold_pct:g}",
-                idle=_fmt(idle_s),
+                idle=Duration(idle_s),
                 peak=f"{peak:g}",
-                stop=f"{flag.stop_at:%Y-%m-%d %H:%M}",
+                stop=stop,
             ),
         )
         _tell_owner(
             job,
             NoticeKind.IDLE_WARNING,
-            f"{job.name}: GPUs idle, stopping in {_fmt(policy.grace_s)}",
-            f"Job {job.name} (#{job.pk}) used at most {peak:g}% of its GPUs over the last "
-            f"{_fmt(idle_s)} (threshold {policy.util_threshold_pct:g}%). It will be stopped at "
-            f"{flag.stop_at:%Y-%m-%d %H:%M} UTC. Use 'keep running' to extend it "
-            f"({policy.max_extensions} extension(s) of {_fmt(policy.extension_s)} allowed)."
-            + _ask_checkpoint(job, f"idle GPUs: stops at {flag.stop_at:%Y-%m-%d %H:%M} UTC"),
+            note("noticeIdleWarning", name=job.name, grace=Duration(policy.grace_s)),
+            note(
+                "noticeIdleWarningBody",
+                **_named(job),
+                peak=f"{peak:g}",
+                idle=Duration(idle_s),
+                threshold=f"{policy.util_threshold_pct:g}",
+                stop=stop,
+                most=policy.max_extensions,
+                extension=Duration(policy.extension_s),
+            ),
+            *_ask_checkpoint(job, f"idle GPUs: stops at {stop} UTC"),
         )
 
 
-def _ask_checkpoint(job: Job, reason: str) -> str:
+def _ask_checkpoint(job: Job, reason: str) -> tuple[Note, ...]:
     """Asks a training job to save a checkpoint before it is stopped (the SDK hears of it with
-    its next metrics batch); the sentence for the owner's notice, '' for other kinds."""
+    its next metrics batch); the sentence for the owner's notice, none for other kinds."""
     if job.kind != JobKind.TRAINING:
-        return ""
+        return ()
     runs.request_checkpoint(run=runs.ensure_run_for_job(job), reason=reason)
-    return (
-        " A checkpoint was requested from the job (zhisuan.checkpoint_requested() turns true); "
-        "without the SDK, save one yourself."
-    )
+    return (note("noticeCheckpointAsked"),)
 
 
-def _checkpoint_note(job: Job) -> str:
+def _checkpoint_note(job: Job) -> Note:
     """At a stop: whether the job was asked for a checkpoint and saved one, and where a clone
     would resume."""
     if job.kind != JobKind.TRAINING:
-        return f"{job.kind}: no checkpoint applies"
+        return note("checkpointNotApplicable")
     ref = latest_checkpoint(job)
     where = (
-        f"newest complete checkpoint: step {ref.step} at {ref.location}"
+        note("checkpointAt", step=ref.step, location=ref.location)
         if ref is not None
-        else "no complete checkpoint registered"
+        else note("checkpointNone")
     )
     asked = job_checkpoint_request(job)
     if asked is None:
-        return f"no checkpoint requested; {where}"[:300]
-    at = f"{asked.requested_at:%Y-%m-%d %H:%M} UTC"
+        return note("checkpointNotAsked", where=where)
+    at = f"{asked.requested_at:%Y-%m-%d %H:%M}"
     if asked.served_by is not None:
-        return f"checkpoint requested {at}, saved at step {asked.served_by.step}; {where}"[:300]
-    return f"checkpoint requested {at}, none saved since; {where}"[:300]
+        return note("checkpointSaved", at=at, step=asked.served_by.step, where=where)
+    return note("checkpointNotSaved", at=at, where=where)
 
 
 def _locked_job(pk: int) -> Job:
@@ -234,23 +238,22 @@ def _stop(flag_id: int, now: datetime) -> bool:
             return False
         milli = sum(held_milli(Allocation.objects.filter(job=job)).values())
         checkpoint = _checkpoint_note(job)
-        stopped = note("idleStopped")
         jobs.record_event(job, reason="IdleCheckpoint", message=checkpoint)
-        jobs.transition(job, JobState.CANCELLED, reason="IdleStopped", message=stopped)
+        jobs.transition(job, JobState.CANCELLED, reason="IdleStopped", message=note("idleStopped"))
         jobs.enqueue_outbox(job, OutboxAction.DELETE)
         IdleFlag.objects.filter(pk=flag.pk).update(
             state=FlagState.STOPPED,
             stopped_at=now,
             device_milli=milli,
-            checkpoint_note=checkpoint,
+            checkpoint_note=checkpoint.text[:300],
             updated_at=now,
         )
         _tell_owner(
             job,
             NoticeKind.IDLE_STOPPED,
-            f"{job.name}: stopped for idle GPUs",
-            f"Job {job.name} (#{job.pk}) was stopped after its grace period: {stopped.text}. "
-            f"{milli / 1000:g} GPU(s) went back to the pool. {checkpoint}.",
+            note("noticeIdleStopped", name=job.name),
+            note("noticeIdleStoppedBody", **_named(job), gpus=f"{milli / 1000:g}"),
+            note("noticeCheckpoint", checkpoint=checkpoint),
         )
     return True
 
@@ -382,7 +385,11 @@ def _queue_pass(now: datetime, result: SweepResult) -> None:
             job_row = _locked_job(candidate.pk)
             if job_row.state != JobState.QUEUED or QueueFlag.objects.filter(job=job_row).exists():
                 continue
-            blocking = job_row.pending_message or "no pending reason recorded"
+            blocking: Said | Note = (
+                Said(job_row.pending_message, job_row.pending_detail)
+                if job_row.pending_message
+                else note("noPendingReason")
+            )
             QueueFlag.objects.create(
                 job=job_row,
                 tenant_id=job_row.tenant_id,
@@ -392,18 +399,27 @@ def _queue_pass(now: datetime, result: SweepResult) -> None:
                 pending_message=job_row.pending_message,
                 created_at=now,
             )
-            summary = f"waited {_fmt(waited)}, limit {_fmt(job_row.max_wait_s or 0)}: {blocking}"
+            summary: dict[str, Duration | Said | Note] = {
+                "waited": Duration(waited),
+                "limit": Duration(job_row.max_wait_s or 0),
+                "blocking": blocking,
+            }
             if policy.queue_action == QueueAction.EXPIRE:
                 jobs.transition(
                     job_row, JobState.FAILED, reason="QueueExpired",
-                    message=f"expired in queue ({summary})",
+                    message=note("queueExpired", **summary),
                 )  # fmt: skip
-                _tell_owner(job_row, NoticeKind.QUEUE_EXPIRED,
-                            f"{job_row.name}: expired in queue", f"Job {job_row.name} "
-                            f"(#{job_row.pk}) expired in queue: {summary}.")  # fmt: skip
+                _tell_owner(
+                    job_row,
+                    NoticeKind.QUEUE_EXPIRED,
+                    note("noticeQueueExpired", name=job_row.name),
+                    note("noticeQueueExpiredBody", **_named(job_row), **summary),
+                )
                 result.expired += 1
             else:
-                jobs.record_event(job_row, reason="QueueEscalated", message=summary)
+                jobs.record_event(
+                    job_row, reason="QueueEscalated", message=note("queueEscalated", **summary)
+                )
                 admins = Membership.objects.filter(
                     tenant=job_row.tenant, role=Role.TENANT_ADMIN
                 ).select_related("user")
@@ -413,8 +429,8 @@ def _queue_pass(now: datetime, result: SweepResult) -> None:
                 for user in sorted(recipients, key=lambda u: u.pk):
                     notify(
                         tenant=job_row.tenant, recipient=user, kind=NoticeKind.QUEUE_ESCALATED,
-                        job=job_row, title=f"{job_row.name}: waiting past its limit",
-                        body=f"Job {job_row.name} (#{job_row.pk}) is still queued: {summary}.",
+                        job=job_row, title=note("noticeQueueEscalated", name=job_row.name),
+                        body=[note("noticeQueueEscalatedBody", **_named(job_row), **summary)],
                     )  # fmt: skip
                 result.escalated += 1
 
@@ -474,19 +490,19 @@ def _stop_at_limit(candidate: Job, held: float) -> int:
         if job is None:
             return 0
         on_cluster = job.state in (JobState.DISPATCHING, JobState.RUNNING)
-        summary = f"held its accelerators {_fmt(held)}, limit {_fmt(candidate.max_runtime_s)}"
+        summary = {"held": Duration(held), "limit": Duration(candidate.max_runtime_s)}
         checkpoint = _checkpoint_note(job)
         jobs.transition(
-            job, JobState.FAILED, reason="RuntimeLimit",
-            message=note("runtimeLimit", held=_fmt(held), limit=_fmt(candidate.max_runtime_s)),
-        )  # fmt: skip
+            job, JobState.FAILED, reason="RuntimeLimit", message=note("runtimeLimit", **summary)
+        )
         if on_cluster:
             jobs.enqueue_outbox(job, OutboxAction.DELETE)
         _tell_owner(
             job,
             NoticeKind.RUNTIME_LIMIT,
-            f"{job.name}: stopped at its runtime limit",
-            f"Job {job.name} (#{job.pk}) was stopped: it {summary}. {checkpoint}.",
+            note("noticeRuntimeLimit", name=job.name),
+            note("noticeRuntimeLimitBody", **_named(job), **summary),
+            note("noticeCheckpoint", checkpoint=checkpoint),
         )
         return 1
 
@@ -499,23 +515,25 @@ def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
         if job is None or _warned_runs([job.pk]).exists():  # another sweep may have told it
             return 0
         stop_at = now + timedelta(seconds=left)
-        said = note("runtimeLimitSoon", left=_fmt(left), stop=f"{stop_at:%Y-%m-%d %H:%M}")
-        message = said.text
+        when: dict[str, str | Duration] = {
+            "left": Duration(left),
+            "stop": f"{stop_at:%Y-%m-%d %H:%M}",
+        }
+        said = note("runtimeLimitSoon", **when)
         JobEvent.objects.create(
             job=job,
             reason="RuntimeLimitSoon",
-            message=message,
+            message=said.text,
             message_key=said.key,
-            message_args=dict(said.args),
+            message_args=said.json_args(),
             created_at=now,
         )
-        asked = _ask_checkpoint(job, f"runtime limit: stops at {stop_at:%Y-%m-%d %H:%M} UTC")
         _tell_owner(
             job,
             NoticeKind.RUNTIME_LIMIT_SOON,
-            f"{job.name}: runtime limit soon",
-            f"Job {job.name} (#{job.pk}) {message}; a clone resumes from its newest checkpoint."
-            + asked,
+            note("noticeRuntimeLimitSoon", name=job.name),
+            note("noticeRuntimeLimitSoonBody", **_named(job), **when),
+            *_ask_checkpoint(job, f"runtime limit: stops at {when['stop']} UTC"),
         )
         return 1
 

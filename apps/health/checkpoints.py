@@ -13,7 +13,7 @@ from apps.runs.selectors import newest_complete_checkpoint
 
 @dataclass(frozen=True)
 class CheckpointRef:
-    step: int | None
+    step: int
     # When the checkpoint was first registered: work after it is lost on a restart.
     created_at: datetime
     location: str

@@ -39,6 +39,7 @@ from apps.health.models import (
 )
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobEvent, JobState, OutboxAction
+from apps.jobs.notes import note
 from apps.quotas.services import guaranteed, pool_capacity
 from apps.scheduling.models import SchedulerLock
 
@@ -468,27 +469,26 @@ def heal_job(*, job: Job, incident: Incident, is_failure: bool = True) -> Incide
         since = max(started, checkpoint.created_at) if checkpoint else started
         lost = devices * max(0.0, (now - since).total_seconds())
     resume = (
-        f"checkpoint step {checkpoint.step} {checkpoint.location}".strip()
+        note("resumeStep", step=checkpoint.step, location=checkpoint.location)
         if checkpoint
-        else "start (no checkpoint registered)"
+        else note("resumeStart")
     )
-    why = (
-        f"node {incident.node.name} fault {incident.fault}"
-        if is_failure
-        else f"node {incident.node.name} drained for maintenance"
-    )
+    # The node, and the fault when it is one: the sentences below say the rest.
+    why: dict[str, str] = {"node": incident.node.name}
+    if is_failure:
+        why["fault"] = incident.fault
     attempt = job.attempt
     if job.state == JobState.ADMITTED:  # never reached the cluster: back to the queue
         jobs.transition(
             job,
             JobState.QUEUED,
             reason="NodeFault" if is_failure else "NodeDrained",
-            message=f"{why}; requeued",
+            message=note("faultRequeued", **why) if is_failure else note("drainRequeued", **why),
         )
         outcome = "requeued"
     elif is_failure and job.failures >= job.max_retries:
         jobs.transition(
-            job, JobState.FAILED, reason="RetriesExhausted", message=f"{why}; no retries left"
+            job, JobState.FAILED, reason="RetriesExhausted", message=note("faultNoRetries", **why)
         )
         jobs.enqueue_outbox(job, OutboxAction.DELETE)
         outcome = "failed"
@@ -497,7 +497,11 @@ def heal_job(*, job: Job, incident: Incident, is_failure: bool = True) -> Incide
             job,
             JobState.RESTARTING,
             reason="NodeFault" if is_failure else "NodeDrained",
-            message=f"{why}; will resume from {resume}",
+            message=(
+                note("faultResumes", **why, resume=resume)
+                if is_failure
+                else note("drainResumes", **why, resume=resume)
+            ),
             extra={"attempt": job.attempt + 1, "failures": job.failures + int(is_failure)},
         )
         jobs.enqueue_outbox(job, OutboxAction.DELETE, at=now + restart_backoff(job.failures))
@@ -509,7 +513,7 @@ def heal_job(*, job: Job, incident: Incident, is_failure: bool = True) -> Incide
         devices=devices,
         attempt=attempt,
         resume_step=checkpoint.step if checkpoint else None,
-        resume_from=resume[:300],
+        resume_from=resume.text.strip()[:300],
         lost_gpu_seconds=lost,
     )
     incident.lost_gpu_seconds += lost

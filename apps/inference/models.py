@@ -120,6 +120,8 @@ class ScalingDecision(models.Model):
     limited_by = models.CharField(
         max_length=300, blank=True, help_text="Why fewer replicas were admitted (quota, room)."
     )
+    # The same as phrases (the scheduler's, or the platform's notes) for the reader's language.
+    limited_detail = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -28,6 +28,7 @@ from apps.inference.models import (
 from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
 from apps.inference.selectors import running_services
 from apps.jobs.models import Job, JobKind
+from apps.jobs.notes import Said
 from apps.jobs.services import request_scale, submit_job
 from apps.scheduling.replicas import admit_replicas, held_replicas, release_replicas
 from apps.tenancy.models import Tenant
@@ -185,7 +186,7 @@ class _Runtime:
     readings: list[RuntimeTraffic] = field(default_factory=list)
     sampled_from: float = 0.0
     # The last scale-up the scheduler could not fully admit: (wanted, when, why).
-    refused: tuple[int, float, str] | None = None
+    refused: tuple[int, float, Said] | None = None
 
 
 _RUNTIME: dict[int, _Runtime] = {}
@@ -303,14 +304,16 @@ def _step_kubernetes_service(service: InferenceService, now: datetime) -> None:
             rt.readings = []
 
 
-def _admitted(service: InferenceService, rt: _Runtime, want: int, now: datetime) -> tuple[int, str]:
+def _admitted(
+    service: InferenceService, rt: _Runtime, want: int, now: datetime
+) -> tuple[int, Said]:
     """How many of the ``want`` replicas the service may run: those the scheduler admitted
     (the base ones, plus extras admitted against quota and free room here) and why not more.
     A refused scale-up is asked again after ``ADMIT_RETRY_S`` or when the wish grows."""
     t = now.timestamp()
     if rt.refused and want <= rt.refused[0] and t - rt.refused[1] < ADMIT_RETRY_S:
         held = held_replicas(service.job)
-        return min(want, held), rt.refused[2] if want > held else ""
+        return min(want, held), rt.refused[2] if want > held else Said("")
     admitted = admit_replicas(service.job, want, now)
     rt.refused = (want, t, admitted.short) if admitted.replicas < want else None
     return min(want, admitted.replicas), admitted.short
@@ -322,7 +325,7 @@ def _record_decision(
     metric: str,
     decision: Any,
     applied: int,
-    short: str,
+    short: Said,
 ) -> None:
     ScalingDecision.objects.create(
         service=service,
@@ -335,7 +338,8 @@ def _record_decision(
         panic=decision.panic,
         reason=decision.reason,
         wanted=decision.desired if applied < decision.desired else None,
-        limited_by=short[:300] if applied < decision.desired else "",
+        limited_by=short.english[:300] if applied < decision.desired else "",
+        limited_detail=short.detail if applied < decision.desired else [],
     )
 
 

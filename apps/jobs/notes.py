@@ -6,12 +6,18 @@ reader's language (``jobNote`` in frontend/src/lib/i18n/en.ts; tests/jobs/test_n
 the two catalogues to the same keys and placeholders). Text that comes from elsewhere (a
 cluster's status message, a user's note) stays a plain string. A preemption's reason is the
 scheduling core's own phrase (``scheduler_note``; its key is in ``schedulerNote``).
+
+A note's argument is a value, a ``Duration``, another note (a clause said in its own words,
+e.g. where a checkpoint is), or what the scheduler said elsewhere (``Said``: a job's pending
+reason, as its English and its phrases). Notices to a job's owner (apps/governance) are notes too: a
+title and sentences, under ``notice*`` keys.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from apps.scheduling.core.text import PHRASES, Phrase
 
@@ -38,7 +44,96 @@ NOTES: dict[str, str] = {
     "idleStopped": "stopped: idle GPUs",
     "runtimeLimit": "stopped at its runtime limit (held its accelerators {held}, limit {limit})",
     "runtimeLimitSoon": "stops at its runtime limit in {left} ({stop} UTC)",
+    "queueExpired": "expired in queue (waited {waited}, limit {limit}: {blocking})",
+    "queueEscalated": "waited {waited}, limit {limit}: {blocking}",
+    "noPendingReason": "no pending reason recorded",
+    # where a stopped job may resume (an idle or runtime-limit stop); {where} is one of the
+    # last two
+    "checkpointNotApplicable": "no checkpoint applies (not a training job)",
+    "checkpointNotAsked": "no checkpoint requested; {where}",
+    "checkpointSaved": "checkpoint requested {at} UTC, saved at step {step}; {where}",
+    "checkpointNotSaved": "checkpoint requested {at} UTC, none saved since; {where}",
+    "checkpointAt": "newest complete checkpoint: step {step} at {location}",
+    "checkpointNone": "no complete checkpoint registered",
+    # a node fault or a maintenance drain (apps/health); {resume} is one of the last two
+    "faultRequeued": "node {node} fault {fault}; requeued",
+    "faultNoRetries": "node {node} fault {fault}; no retries left",
+    "faultResumes": "node {node} fault {fault}; will resume from {resume}",
+    "drainRequeued": "node {node} drained for maintenance; requeued",
+    "drainResumes": "node {node} drained for maintenance; will resume from {resume}",
+    "resumeStep": "checkpoint step {step} {location}",
+    "resumeStart": "start (no checkpoint registered)",
+    # why an autoscaler's extra replicas were not admitted (apps/scheduling/replicas.py)
+    "serviceNotRunning": "the service is not running",
+    "noRoom": "no room",
+    "deviceTaken": "device {device} of node {node} is no longer free",
+    "quotaChanged": "quota changed since the snapshot",
+    # notices to a job's owner (apps/governance): a title, then whole sentences
+    "noticeIdleWarning": "{name}: GPUs idle, stopping in {grace}",
+    "noticeIdleWarningBody": (
+        "Job {name} (#{job}) used at most {peak}% of its GPUs over the last {idle} (threshold "
+        "{threshold}%). It will be stopped at {stop} UTC. Use 'keep running' to extend it "
+        "({most} extension(s) of {extension} allowed)."
+    ),
+    "noticeCheckpointAsked": (
+        "A checkpoint was requested from the job (zhisuan.checkpoint_requested() turns true); "
+        "without the SDK, save one yourself."
+    ),
+    "noticeCheckpoint": "Checkpoint: {checkpoint}.",
+    "noticeIdleStopped": "{name}: stopped for idle GPUs",
+    "noticeIdleStoppedBody": (
+        "Job {name} (#{job}) was stopped: its GPUs stayed idle through the grace period. "
+        "{gpus} GPU(s) went back to the pool."
+    ),
+    "noticeQueueExpired": "{name}: expired in queue",
+    "noticeQueueExpiredBody": (
+        "Job {name} (#{job}) expired in queue after {waited} (its limit: {limit}). "
+        "Why it waited: {blocking}."
+    ),
+    "noticeQueueEscalated": "{name}: waiting past its limit",
+    "noticeQueueEscalatedBody": (
+        "Job {name} (#{job}) is still queued after {waited} (its limit: {limit}). "
+        "Why it waits: {blocking}."
+    ),
+    "noticeRuntimeLimit": "{name}: stopped at its runtime limit",
+    "noticeRuntimeLimitBody": (
+        "Job {name} (#{job}) was stopped: it held its accelerators {held}, its limit is {limit}."
+    ),
+    "noticeRuntimeLimitSoon": "{name}: runtime limit soon",
+    "noticeRuntimeLimitSoonBody": (
+        "Job {name} (#{job}) stops at its runtime limit in {left} ({stop} UTC); a clone "
+        "resumes from its newest checkpoint."
+    ),
 }
+
+
+@dataclass(frozen=True)
+class Duration:
+    """A span of time: "1 h 05 min" (or "7 min") in English; the dashboard says it its
+    reader's way, from the seconds."""
+
+    seconds: float
+
+    def __str__(self) -> str:
+        minutes = int(self.seconds // 60)
+        return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the scheduler said elsewhere (a job's pending reason) inside a note: its English as
+    written, and its phrases (``pending_detail``) for the dashboard to say again."""
+
+    english: str
+    detail: list[Any] = field(default_factory=list, hash=False)
+
+    @classmethod
+    def note(cls, said: Note) -> Said:
+        """One of the platform's own notes, said where the scheduler's words go."""
+        return cls(said.text, [said.as_json()])
+
+    def __bool__(self) -> bool:
+        return bool(self.english)
 
 
 @dataclass(frozen=True)
@@ -46,15 +141,44 @@ class Note:
     """One of ``NOTES`` with its arguments filled in."""
 
     key: str
-    args: Mapping[str, str | int] = field(default_factory=dict)
+    args: Mapping[str, Arg] = field(default_factory=dict, hash=False)
 
     @property
     def text(self) -> str:
         template = NOTES[self.key] if self.key in NOTES else PHRASES[self.key]
-        return template.format(**self.args)
+        return template.format(**{name: _english(value) for name, value in self.args.items()})
+
+    def json_args(self) -> dict[str, Any]:
+        """The arguments as events and notices store them: a note as ``{"key", "args"}``,
+        what the scheduler said as its list of phrases (its English when it has none)."""
+        return {name: _json(value) for name, value in self.args.items()}
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "args": self.json_args()}
 
 
-def note(key: str, **args: str | int) -> Note:
+Arg = str | int | Note | Said | Duration
+
+
+def _english(value: Arg) -> str:
+    if isinstance(value, Note):
+        return value.text
+    if isinstance(value, Said):
+        return value.english
+    return str(value)
+
+
+def _json(value: Arg) -> Any:
+    if isinstance(value, Note):
+        return value.as_json()
+    if isinstance(value, Said):
+        return list(value.detail) or value.english
+    if isinstance(value, Duration):  # whole minutes, as the English says it
+        return {"seconds": int(value.seconds // 60) * 60}
+    return value
+
+
+def note(key: str, **args: Arg) -> Note:
     """A note; a key that is not in the catalogue, or a missing argument, fails here at once."""
     made = Note(key, args)
     made.text  # noqa: B018 - formats now, so a wrong key or argument fails at the call site
@@ -75,8 +199,8 @@ def scheduler_note(said: Phrase) -> Note:
 Message = str | Note
 
 
-def split(message: Message) -> tuple[str, str, dict[str, str | int]]:
+def split(message: Message) -> tuple[str, str, dict[str, Any]]:
     """(English text, key, arguments) of a message; a plain string has no key."""
     if isinstance(message, Note):
-        return message.text, message.key, dict(message.args)
+        return message.text, message.key, message.json_args()
     return message, "", {}

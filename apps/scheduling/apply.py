@@ -19,7 +19,7 @@ from apps.clusters.models import Node
 from apps.core.events import publish_pools_changed
 from apps.jobs import services as jobs
 from apps.jobs.models import HOLDING, Allocation, Job, JobState, OutboxAction
-from apps.jobs.notes import note, scheduler_note
+from apps.jobs.notes import Note, note, scheduler_note
 from apps.quotas.models import Quota
 from apps.scheduling import core
 from apps.scheduling.models import Hold, SchedulerLock
@@ -62,7 +62,7 @@ class Ledger:
             self.device_milli[(node_id, d)] += milli
         self.usage[key] += FULL * len(devices) + sum(m for _d, m in shares)
 
-    def conflict(self, placement: core.Placement, tenant_id: int, pool_id: int) -> str | None:
+    def conflict(self, placement: core.Placement, tenant_id: int, pool_id: int) -> Note | None:
         want: defaultdict[tuple[int, int], int] = defaultdict(int)
         total = 0
         for r in placement.replicas:
@@ -73,17 +73,17 @@ class Ledger:
             else:
                 for d in r.devices:
                     if self.device_milli[(node, d)] or want[(node, d)]:
-                        return f"device {d} of node {node} is no longer free"
+                        return note("deviceTaken", device=d, node=node)
                     want[(node, d)] += FULL
                 total += FULL * len(r.devices)
         for key, milli in want.items():
             if key in self.whole or self.device_milli[key] + milli > FULL:
-                return f"device {key[1]} of node {key[0]} is no longer free"
+                return note("deviceTaken", device=key[1], node=key[0])
         if placement.accelerator_model:
             qkey = (tenant_id, pool_id, placement.accelerator_model)
             limit = self.limits.get(qkey)
             if limit is None or self.usage[qkey] + total > limit * FULL:
-                return "quota changed since the snapshot"
+                return note("quotaChanged")
         return None
 
     def take(self, placement: core.Placement, tenant_id: int, pool_id: int) -> None:
@@ -132,7 +132,7 @@ def _admit(
         return
     why = ledger.conflict(placement, job.tenant_id, pool_ids[placement.pool])
     if why:
-        applied.skipped[job_id] = why
+        applied.skipped[job_id] = why.text
         return
     try:
         jobs.transition(

@@ -15,13 +15,14 @@ cannot evict another tenant's work. Released replicas are billed from their own 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.db import transaction
 
 from apps.accounting.services import close_extra_segments
 from apps.jobs.models import HOLDING, Allocation, Job
+from apps.jobs.notes import Said, note
 from apps.scheduling import core, snapshot
 from apps.scheduling.apply import Ledger
 from apps.scheduling.models import SchedulerLock
@@ -33,7 +34,8 @@ EXTRA_POLICY = core.Policy(gang=False, preemption=False, delay_scheduling=False)
 @dataclass(frozen=True)
 class Admitted:
     replicas: int  # replicas the job holds devices for now (base + extra)
-    short: str = ""  # why fewer than asked, in the core's words ("" when all fit)
+    # Why fewer than asked, in the core's words or the platform's notes (empty when all fit).
+    short: Said = field(default_factory=lambda: Said(""))
 
 
 def base_replicas(job: Job) -> int:
@@ -61,7 +63,7 @@ def admit_replicas(job: Job, want: int, now: datetime) -> Admitted:
     if want <= have:
         return Admitted(have)
     if job.state not in HOLDING or have == 0:
-        return Admitted(have, "the service is not running")
+        return Admitted(have, Said.note(note("serviceNotRunning")))
     inputs = snapshot.build(now)
     group = snapshot.replica_groups(job.spec)[0]
     extra = core.PendingJob(
@@ -74,13 +76,16 @@ def admit_replicas(job: Job, want: int, now: datetime) -> Admitted:
     )
     decisions = core.schedule(inputs.snapshot, [extra], EXTRA_POLICY, now)
     placed = [r for p in decisions.placements for r in p.replicas]
-    short = next((p.message for p in decisions.pending), "")
+    short = next(
+        (Said(p.message, p.text.as_json()) for p in decisions.pending),
+        Said.note(note("noRoom")),
+    )
     if not placed:
-        return Admitted(have, short or "no room")
+        return Admitted(have, short)
     placement = decisions.placements[0]
     why = Ledger().conflict(placement, job.tenant_id, job.pool_id)
     if why:
-        return Admitted(have, why)
+        return Admitted(have, Said.note(why))
     Allocation.objects.bulk_create(
         Allocation(
             job=job,
@@ -98,7 +103,7 @@ def admit_replicas(job: Job, want: int, now: datetime) -> Admitted:
         for i, r in enumerate(placed)
     )
     admitted = have + len(placed)
-    return Admitted(admitted, "" if admitted >= want else short or "no room")
+    return Admitted(admitted, Said("") if admitted >= want else short)
 
 
 @transaction.atomic

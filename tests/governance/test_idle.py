@@ -113,7 +113,9 @@ def test_notebook_extension_budget_exhausted_then_stopped(world, client_for, wal
     assert sweep().stopped == 1
     job = Job.objects.get(pk=job_id)
     assert job.state == "cancelled" and job.state_reason == "stopped: idle GPUs"
-    assert IdleFlag.objects.get(pk=flag.pk).checkpoint_note == "notebook: no checkpoint applies"
+    assert IdleFlag.objects.get(pk=flag.pk).checkpoint_note == (
+        "no checkpoint applies (not a training job)"
+    )
 
 
 def test_exempt_job_is_never_stopped(world, client_for, wall):

@@ -33,6 +33,19 @@ def test_job_waiting_past_its_limit_expires_with_the_blocking_reason(world, clie
     notice = Notification.objects.get(recipient=owner, kind="queue_expired")
     assert "over its limit of 24" in notice.body
     assert QueueFlag.objects.get(job_id=second).pending_code == "quota"
+    # The event and the notice carry the scheduler's phrases, for the reader's language.
+    event = job.events.get(reason="QueueExpired")
+    assert event.message_key == "queueExpired"
+    assert event.message_args["waited"] == {"seconds": 600}
+    blocking = event.message_args["blocking"]
+    assert blocking and blocking[0]["key"] == "overQuota"
+    assert blocking[0]["args"]["limit"] == "24"  # quantities as the core writes them
+    assert notice.detail["title"] == {"key": "noticeQueueExpired", "args": {"name": "two"}}
+    [body] = notice.detail["body"]
+    assert body["key"] == "noticeQueueExpiredBody"
+    assert body["args"]["blocking"] == blocking and body["args"]["job"] == second
+    listed = client.get("/api/v1/tenants/tenant-a/governance/notifications/").json()
+    assert listed["results"][0]["detail"] == notice.detail
     assert sweep().total == 0
 
 

@@ -66,6 +66,17 @@ def test_the_stop_notice_names_the_checkpoint_a_clone_resumes_from(
     assert sweep().timed_out == 1
     notice = Notification.objects.get(recipient=owner, kind="runtime_limit")
     assert "newest complete checkpoint: step 300 at s3://ckpt/one/step_300" in notice.body
+    # The notice as notes: the checkpoint sentence holds where a clone resumes, nested.
+    assert [n["key"] for n in notice.detail["body"]] == [
+        "noticeRuntimeLimitBody",
+        "noticeCheckpoint",
+    ]
+    checkpoint = notice.detail["body"][1]["args"]["checkpoint"]
+    assert checkpoint["key"] == "checkpointNotAsked"
+    assert checkpoint["args"]["where"] == {
+        "key": "checkpointAt",
+        "args": {"step": 300, "location": "s3://ckpt/one/step_300"},
+    }
 
 
 def test_the_owner_hears_of_the_stop_once_half_an_hour_ahead(world, client_for, wall) -> None:
@@ -81,7 +92,8 @@ def test_the_owner_hears_of_the_stop_once_half_an_hour_ahead(world, client_for, 
     event = Job.objects.get(pk=job).events.get(reason="RuntimeLimitSoon")
     stop_at = wall.at(2 * HOUR)
     assert event.message == f"stops at its runtime limit in 29 min ({stop_at:%Y-%m-%d %H:%M} UTC)"
-    assert (event.message_key, event.message_args["left"]) == ("runtimeLimitSoon", "29 min")
+    assert event.message_key == "runtimeLimitSoon"
+    assert event.message_args["left"] == {"seconds": 29 * 60}
     notice = Notification.objects.get(recipient=owner, kind="runtime_limit_soon")
     assert "a clone resumes from its newest checkpoint. A checkpoint was requested" in notice.body
     run = ensure_run_for_job(Job.objects.get(pk=job))

@@ -18,6 +18,7 @@ from apps.governance import notify
 from apps.governance.models import IdlePolicy, Notification
 from apps.governance.services import set_tenant_policy
 from apps.governance.webhook import UnsafeTargetError, resolve
+from apps.jobs.notes import note
 from apps.tenancy.models import Role
 from tests.conftest import World
 
@@ -83,6 +84,7 @@ def _notice(world: World) -> Notification:
     return Notification.objects.create(
         tenant=world.tenant_a, recipient=world.user("a", Role.MEMBER), kind="idle_warning",
         title="idle", body="GPUs idle",
+        detail={"title": note("noticeIdleStopped", name="sft").as_json(), "body": []},
     )  # fmt: skip
 
 
@@ -159,6 +161,8 @@ def test_the_operator_can_allow_private_targets(world, client_for, names, receiv
     got = receiver.got[0]
     assert got["path"] == "/notice?key=s3cret" and got["host"] == f"hooks.corp:{receiver.port}"
     assert got["body"]["id"] == notice.pk and got["body"]["tenant"] == "tenant-a"
+    # The receiver may say it in its own language from the notes, like the dashboard does.
+    assert got["body"]["detail"]["title"] == {"key": "noticeIdleStopped", "args": {"name": "sft"}}
 
 
 def test_one_internal_address_among_several_refuses_the_name(monkeypatch) -> None:

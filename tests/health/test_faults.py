@@ -125,6 +125,12 @@ def test_a_restarted_job_resumes_from_its_newest_complete_checkpoint(
     assert hit.lost_gpu_seconds == pytest.approx(16 * 300, abs=16 * 30)
     job.refresh_from_db()
     assert job.state_reason.endswith("will resume from checkpoint step 4000 /ckpt/step_4000")
+    event = job.events.get(reason="NodeFault", to_state="restarting")
+    assert (event.message_key, event.message_args["node"]) == ("faultResumes", node.name)
+    assert event.message_args["resume"] == {
+        "key": "resumeStep",
+        "args": {"step": 4000, "location": "/ckpt/step_4000"},
+    }
     # The restarted attempt is told the same checkpoint.
     env = dict(workload.build(job).replica_groups[0].env)
     assert env["ZS_RESUME_FROM"] == "/ckpt/step_4000" and env["ZS_RESUME_STEP"] == "4000"

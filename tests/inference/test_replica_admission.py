@@ -70,7 +70,7 @@ def test_extra_replicas_stop_at_the_tenants_quota(world: World) -> None:
     _quota(world.tenant_a, pool, guarantee=2, borrow=1)  # 3 devices in all; the base holds 1
     admitted = admit_replicas(service.job, 6, timezone.now())
     assert admitted.replicas == 3
-    assert "quota" in admitted.short.lower(), admitted.short
+    assert "quota" in admitted.short.english.lower(), admitted.short
     extras = Allocation.objects.filter(job=service.job, extra=True)
     assert extras.count() == 2
     assert sorted(extras.values_list("replica_index", flat=True)) == [1, 2]
@@ -91,6 +91,18 @@ def test_extra_replicas_only_take_free_room_and_never_preempt(world: World) -> N
     assert Job.objects.get(pk=other.pk).state == "running"
 
 
+def test_a_stopped_service_is_refused_in_a_note(world: World) -> None:
+    pool = _pool()
+    service = _service(world, pool)
+    _quota(world.tenant_a, pool, guarantee=4)
+    Job.objects.filter(pk=service.job_id).update(state="succeeded")
+    Allocation.objects.filter(job=service.job).delete()
+    admitted = admit_replicas(service.job, 2, timezone.now())
+    assert admitted.replicas == 0
+    assert admitted.short.english == "the service is not running"
+    assert admitted.short.detail == [{"key": "serviceNotRunning", "args": {}}]
+
+
 def test_the_tick_records_what_was_wanted_and_why_fewer_were_admitted(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +121,9 @@ def test_the_tick_records_what_was_wanted_and_why_fewer_were_admitted(
     assert capped is not None
     assert capped.desired == 2 and capped.wanted is not None and capped.wanted > 2
     assert "quota" in capped.limited_by.lower()
+    # The same as the core's phrases, for the dashboard to say in the reader's language.
+    [said] = capped.limited_detail  # 1 of the 7 extras placed; the rest over the quota
+    assert said["key"] == "gangOff" and said["args"]["rest"][0]["key"] == "overQuota"
     # a refused scale-up is not asked again every tick: one decision, not twenty
     assert ScalingDecision.objects.filter(service=service).count() == 1
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from apps.jobs.models import JobEvent
-from apps.jobs.notes import NOTES, note, scheduler_note
+from apps.jobs.notes import NOTES, Duration, Said, note, scheduler_note
 from apps.scheduling.core.text import PHRASES, phrase
 from apps.tenancy.models import Role
 from tests.conftest import World
@@ -104,3 +104,40 @@ def test_events_carry_key_and_arguments_beside_the_english(
     assert cancelled.status_code == 200
     row = JobEvent.objects.get(job_id=job_id, reason="Cancelled")
     assert row.message_key == "cancelledBy" and row.message == f"cancelled by {owner}"
+
+
+def test_a_note_says_nested_notes_and_the_scheduler_s_words_in_english_and_as_json() -> None:
+    where = note("checkpointAt", step=400, location="s3://ckpt/400")
+    made = note("noticeCheckpoint", checkpoint=note("checkpointNotAsked", where=where))
+    assert made.text == (
+        "Checkpoint: no checkpoint requested; newest complete checkpoint: step 400 at "
+        "s3://ckpt/400."
+    )
+    assert made.json_args() == {
+        "checkpoint": {
+            "key": "checkpointNotAsked",
+            "args": {"where": {"key": "checkpointAt", "args": {"step": 400,
+                                                              "location": "s3://ckpt/400"}}},
+        }
+    }  # fmt: skip
+    detail = [{"key": "noQuota", "args": {"tenant": "cv", "model": "A800", "pool": "p1"}}]
+    said = Said("tenant 'cv' has no A800 quota in pool 'p1'", detail)
+    expired = note("queueExpired", waited="2 h 00 min", limit="2 h 00 min", blocking=said)
+    assert expired.text == (
+        "expired in queue (waited 2 h 00 min, limit 2 h 00 min: tenant 'cv' has no A800 quota "
+        "in pool 'p1')"
+    )
+    assert expired.json_args()["blocking"] == detail
+    # Words recorded before the scheduler's phrases were: the English is all there is.
+    before = note("queueEscalated", waited="1", limit="1", blocking=Said("full", []))
+    assert before.json_args()["blocking"] == "full"
+    with pytest.raises(KeyError):  # a nested note's placeholders are checked like any other
+        note("noticeCheckpoint", checkpoint=note("checkpointNotAsked"))
+
+
+def test_a_duration_reads_in_minutes_and_travels_as_whole_minutes_in_seconds() -> None:
+    made = note("runtimeLimit", held=Duration(3959), limit=Duration(59))
+    assert (
+        made.text == "stopped at its runtime limit (held its accelerators 1 h 05 min, limit 0 min)"
+    )
+    assert made.json_args() == {"held": {"seconds": 3900}, "limit": {"seconds": 0}}

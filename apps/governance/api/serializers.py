@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.core.fields import WindowTimeField
@@ -114,11 +115,34 @@ class ExemptSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField(min_length=3, max_length=300)
 
 
+class NoteSerializer(serializers.Serializer[Any]):
+    """One sentence of the platform's catalogue (apps/jobs/notes.py; `jobNote` on the
+    dashboard): its key and the values it takes (as a job event's `message_args`)."""
+
+    key = serializers.CharField()
+    args = serializers.DictField(child=serializers.JSONField())
+
+
+class NoticeDetailSerializer(serializers.Serializer[Any]):
+    title = NoteSerializer()
+    body = NoteSerializer(many=True)
+
+
 class NotificationSerializer(serializers.ModelSerializer[Notification]):
+    detail = serializers.SerializerMethodField(
+        help_text="The title and the body's sentences as catalogue notes, so a client can say "
+        "them in its reader's language; null for notices written before notes (title and "
+        "body are English)."
+    )
+
     class Meta:
         model = Notification
-        fields = ["id", "kind", "job", "title", "body", "read_at", "created_at"]
+        fields = ["id", "kind", "job", "title", "body", "detail", "read_at", "created_at"]
         read_only_fields = fields
+
+    @extend_schema_field(NoticeDetailSerializer(allow_null=True))
+    def get_detail(self, notice: Notification) -> dict[str, Any] | None:
+        return notice.detail or None
 
 
 class UnreadCountSerializer(serializers.Serializer[Any]):

@@ -203,11 +203,17 @@ class TrafficSampleSerializer(serializers.ModelSerializer[TrafficSample]):
 
 class ScalingDecisionSerializer(serializers.ModelSerializer[ScalingDecision]):
     metric = serializers.CharField(read_only=True, help_text="concurrency, qps or latency")
+    limited_detail = serializers.ListField(
+        child=serializers.JSONField(),
+        read_only=True,
+        help_text="`limited_by` as phrases (`{key, args}`, as a job's `pending_detail`), so a "
+        "client can say it in its reader's language; empty when none.",
+    )
 
     class Meta:
         model = ScalingDecision
         fields = [
             "id", "at", "metric", "observed_stable", "observed_panic", "current", "desired",
-            "panic", "reason", "wanted", "limited_by",
+            "panic", "reason", "wanted", "limited_by", "limited_detail",
         ]  # fmt: skip
         read_only_fields = fields

@@ -407,9 +407,11 @@ class JobEventSerializer(serializers.ModelSerializer[JobEvent]):
         "client can show the same sentence in its own language. Empty otherwise.",
     )
     message_args = serializers.DictField(
-        child=serializers.CharField(),
+        child=serializers.JSONField(),
         read_only=True,
-        help_text="The values the catalogue sentence of `message_key` takes.",
+        help_text="The values the catalogue sentence of `message_key` takes: a name or number, "
+        "a nested sentence (`{key, args}`), or the scheduler's phrases (a list, as in "
+        "`pending_detail`).",
     )
 
     class Meta:

@@ -2492,9 +2492,9 @@ export interface components {
             readonly from_state: string;
             readonly id: number;
             readonly message: string;
-            /** @description The values the catalogue sentence of `message_key` takes. */
+            /** @description The values the catalogue sentence of `message_key` takes: a name or number, a nested sentence (`{key, args}`), or the scheduler's phrases (a list, as in `pending_detail`). */
             readonly message_args: {
-                [key: string]: string;
+                [key: string]: unknown;
             };
             /** @description Set when the platform wrote `message` from its catalogue: the key, so a client can show the same sentence in its own language. Empty otherwise. */
             readonly message_key: string;
@@ -2805,6 +2805,16 @@ export interface components {
             node: number;
         };
         /**
+         * @description One sentence of the platform's catalogue (apps/jobs/notes.py; `jobNote` on the
+         *     dashboard): its key and the values it takes (as a job event's `message_args`).
+         */
+        Note: {
+            args: {
+                [key: string]: unknown;
+            };
+            key: string;
+        };
+        /**
          * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
          *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
          *     ran something else; the caller must learn the field is refused. Declared read-only fields
@@ -2828,10 +2838,16 @@ export interface components {
             /** @default 20 */
             storage_gib: number;
         };
+        NoticeDetail: {
+            body: components["schemas"]["Note"][];
+            title: components["schemas"]["Note"];
+        };
         Notification: {
             readonly body: string;
             /** Format: date-time */
             readonly created_at: string;
+            /** @description The title and the body's sentences as catalogue notes, so a client can say them in its reader's language; null for notices written before notes (title and body are English). */
+            readonly detail: components["schemas"]["NoticeDetail"] | null;
             readonly id: number;
             readonly job: number | null;
             readonly kind: components["schemas"]["NotificationKindEnum"];
@@ -3810,6 +3826,8 @@ export interface components {
             readonly id: number;
             /** @description Why fewer replicas were admitted (quota, room). */
             readonly limited_by: string;
+            /** @description `limited_by` as phrases (`{key, args}`, as a job's `pending_detail`), so a client can say it in its reader's language; empty when none. */
+            readonly limited_detail: unknown[];
             /** @description concurrency, qps or latency */
             readonly metric: string;
             /** Format: double */

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
+import { setLanguage } from '../../lib/i18n';
 import { stubFetch } from '../../test/fetchStub';
 import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
@@ -13,6 +14,7 @@ const notice = (id: number, read: boolean, job: number | null = 11) => ({
   job,
   title: `Idle GPUs: resnet #${id}`,
   body: 'Its 8 GPUs have been idle for 2h; it will be stopped at 14:30.',
+  detail: null,
   read_at: read ? '2026-12-03T10:00:00Z' : null,
   created_at: `2026-12-03T09:0${id}:00Z`,
 });
@@ -100,6 +102,53 @@ describe('governance in the console', () => {
     await user.click(await screen.findByTestId('notices-read-all'));
     await screen.findByRole('button', { name: 'Notices, 0 unread' });
     expect(requests.filter((r) => r.path === `${GOV}/notifications/read-all/`)).toHaveLength(1);
+  });
+
+  it('says a notice in the reader’s language from its notes, an older one as stored', async () => {
+    const user = userEvent.setup();
+    await setLanguage('zh');
+    const said = {
+      ...notice(2, false),
+      kind: 'runtime_limit',
+      title: 'resnet: stopped at its runtime limit',
+      body: 'Job resnet (#11) was stopped: it held its accelerators 2 h 00 min, its limit is 2 h 00 min.',
+      detail: {
+        title: { key: 'noticeRuntimeLimit', args: { name: 'resnet' } },
+        body: [
+          {
+            key: 'noticeRuntimeLimitBody',
+            args: { name: 'resnet', job: 11, held: { seconds: 7200 }, limit: { seconds: 7200 } },
+          },
+          {
+            key: 'noticeCheckpoint',
+            args: {
+              checkpoint: {
+                key: 'checkpointNotAsked',
+                args: { where: { key: 'checkpointNone', args: {} } },
+              },
+            },
+          },
+        ],
+      },
+    };
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/overview/': { status: 500, body: { detail: 'not under test' } },
+      [`GET ${GOV}/notifications/unread-count/`]: { status: 200, body: { marked: 0, unread: 2 } },
+      [`GET ${GOV}/notifications/`]: page([said, notice(1, false)]),
+    });
+    renderApp('/overview');
+    await user.click(await screen.findByTestId('notice-bell'));
+    const [first, second] = await within(await screen.findByTestId('notice-inbox')).findAllByTestId(
+      'notice',
+    );
+    if (first === undefined || second === undefined) throw new Error('the inbox lists no notice');
+    expect(within(first).getByText('resnet：已在运行时长上限处停止')).toBeTruthy();
+    expect(within(first).getByTestId('notice-body').textContent).toBe(
+      '作业 resnet（#11）已停止：已占用加速卡 2小时，上限为 2小时。' +
+        '检查点：未请求检查点；没有登记完整的检查点。',
+    );
+    expect(within(second).getByText('Idle GPUs: resnet #1')).toBeTruthy();
   });
 
   it('warns on the job page and takes the answers: keep running, then exempt', async () => {

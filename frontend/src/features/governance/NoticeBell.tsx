@@ -7,6 +7,7 @@ import { QueryErrorResult } from '../../components/QueryErrorResult';
 import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import type { Notice } from '../../lib/apiTypes';
+import { noteText, sentencesText } from '../jobs/schedulerText';
 import { useMarkRead, useNotices, useUnreadCount } from './api';
 
 /**
@@ -68,33 +69,39 @@ function Inbox({ tenant, close, unread }: { tenant: string; close: () => void; u
         size="small"
         dataSource={notices.data.results}
         locale={{ emptyText: <Empty description={t('governance.noNotices')} /> }}
-        renderItem={(n) => (
-          <List.Item
-            key={n.id}
-            data-testid="notice"
-            data-unread={n.read_at === null}
-            style={{ cursor: 'pointer' }}
-            onClick={() => {
-              open(n);
-            }}
-          >
-            <List.Item.Meta
-              title={
-                <Typography.Text strong={n.read_at === null}>
-                  {n.read_at === null && <Badge status="processing" />} {n.title}
-                </Typography.Text>
-              }
-              description={
-                <>
-                  <div>{n.body}</div>
-                  <Typography.Text type="secondary">
-                    {formatDateTime(n.created_at, language)}
+        renderItem={(n) => {
+          // Said in the reader's language from the notice's notes; the English as stored
+          // for a notice written before notes, or one this build cannot say whole.
+          const title = n.detail ? noteText(t, language, n.detail.title, n.title) : n.title;
+          const body = n.detail ? sentencesText(t, language, n.detail.body, n.body) : n.body;
+          return (
+            <List.Item
+              key={n.id}
+              data-testid="notice"
+              data-unread={n.read_at === null}
+              style={{ cursor: 'pointer' }}
+              onClick={() => {
+                open(n);
+              }}
+            >
+              <List.Item.Meta
+                title={
+                  <Typography.Text strong={n.read_at === null}>
+                    {n.read_at === null && <Badge status="processing" />} {title}
                   </Typography.Text>
-                </>
-              }
-            />
-          </List.Item>
-        )}
+                }
+                description={
+                  <>
+                    <div data-testid="notice-body">{body}</div>
+                    <Typography.Text type="secondary">
+                      {formatDateTime(n.created_at, language)}
+                    </Typography.Text>
+                  </>
+                }
+              />
+            </List.Item>
+          );
+        }}
       />
       {unread > 0 && (
         <Button

@@ -1,4 +1,4 @@
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { setLanguage } from '../../lib/i18n';
@@ -96,6 +96,7 @@ describe('inference', () => {
           reason: 'scale-up',
           wanted: null,
           limited_by: '',
+          limited_detail: [],
         },
         {
           id: 2,
@@ -108,7 +109,8 @@ describe('inference', () => {
           panic: true,
           reason: 'panic',
           wanted: 5,
-          limited_by: "tenant 'acme' quota for A800 in pool 'p' is used up",
+          limited_by: "tenant 'acme' has no A800 quota in pool 'p'",
+          limited_detail: [{ key: 'noQuota', args: { tenant: 'acme', model: 'A800', pool: 'p' } }],
         },
       ]),
     });
@@ -146,6 +148,11 @@ describe('inference', () => {
     expect(chart.getAttribute('aria-label')).toBe(
       'Line chart of QPS, p95 latency and replicas over the last 2 samples',
     );
+    // Why, in the scheduler's words in the reader's language, on hover.
+    await userEvent.hover(screen.getByText('asked 5; admitted fewer'));
+    expect(await screen.findByText("tenant 'acme' has no A800 quota in pool 'p'")).toBeTruthy();
+    await act(() => setLanguage('zh'));
+    expect(await screen.findByText('租户 “acme” 在资源池 “p” 中没有 A800 配额')).toBeTruthy();
   });
 
   it('shows no history chart and no rate without traffic samples', async () => {

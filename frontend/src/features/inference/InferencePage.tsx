@@ -27,6 +27,7 @@ import { useCursorPages } from '../../lib/cursorPages';
 import type { InferenceService, ScalingDecision, TrafficSample } from '../../lib/apiTypes';
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
+import { schedulerText } from '../jobs/schedulerText';
 import { useTenant } from '../tenancy/useTenant';
 import { CreateServiceModal } from './CreateServiceModal';
 import { metricLabel, scalingReasonLabel } from './labels';
@@ -318,7 +319,7 @@ function ServiceDetail({ tenant }: { tenant: string }) {
                   {`${d.current} → ${d.desired}`}
                   {d.wanted != null && (
                     // The scheduler admitted fewer than the autoscaler asked (quota, room).
-                    <Tooltip title={d.limited_by}>
+                    <Tooltip title={schedulerText(t, language, d.limited_detail, d.limited_by)}>
                       <Tag color="orange" style={{ marginLeft: 8 }}>
                         {t('inference.wantedBy', { n: d.wanted })}
                       </Tag>

@@ -1,7 +1,7 @@
 import type { TFunction } from 'i18next';
 import { currentLanguage } from '../../lib/i18n';
 import { en } from '../../lib/i18n/en';
-import { schedulerText } from './schedulerText';
+import { noteText } from './schedulerText';
 
 /**
  * A reason the server records on job events (apps/jobs: `transition`, `record_event`). The
@@ -19,57 +19,17 @@ export function reasonLabel(t: TFunction, code: string): string {
   return isJobReason(code) ? t(`jobReason.${code}`) : code;
 }
 
-type JobNote = keyof typeof en.jobNote;
-type NoteTier = keyof typeof en.jobNoteTier;
-
-function isJobNote(key: string): key is JobNote {
-  return Object.hasOwn(en.jobNote, key);
-}
-
-function isNoteTier(tier: string): tier is NoteTier {
-  return Object.hasOwn(en.jobNoteTier, tier);
-}
-
 /**
  * An event's message in the user's language where the platform wrote it from its catalogue
  * (`message_key`, apps/jobs/notes.py: its own notes, or the scheduler's phrase for a
- * preemption); anything else (a cluster's words, a key this build does not know) as the
- * server sent it.
+ * preemption); anything else (a cluster's words, a key this build does not know, a note it
+ * cannot say whole) as the server sent it.
  */
 export function eventMessage(
   t: TFunction,
-  event: { message: string; message_key: string; message_args: Record<string, string> },
+  event: { message: string; message_key: string; message_args: Record<string, unknown> },
 ): string {
-  const key = event.message_key;
-  if (key !== '' && !isJobNote(key)) {
-    const said = [{ key, args: event.message_args }];
-    return schedulerText(t, currentLanguage(), said, event.message);
-  }
-  if (!isJobNote(key)) return event.message;
-  // Every placeholder of the catalogue named (i18next's types ask for the union's), then
-  // the event's own values.
-  const args = {
-    owner: '',
-    actor: '',
-    nodes: '',
-    tier: '',
-    attempt: '',
-    step: '',
-    job: '',
-    days: '',
-    threshold: '',
-    idle: '',
-    peak: '',
-    stop: '',
-    busy: '',
-    used: '',
-    most: '',
-    reason: '',
-    held: '',
-    limit: '',
-    left: '',
-  };
-  Object.assign(args, event.message_args);
-  if (isNoteTier(args.tier)) args.tier = t(`jobNoteTier.${args.tier}`);
-  return t(`jobNote.${key}`, args);
+  if (event.message_key === '') return event.message;
+  const note = { key: event.message_key, args: event.message_args };
+  return noteText(t, currentLanguage(), note, event.message);
 }

@@ -1,7 +1,7 @@
 import i18n from 'i18next';
 import { describe, expect, it } from 'vitest';
 import { setLanguage } from '../../lib/i18n';
-import { schedulerText } from './schedulerText';
+import { noteText, schedulerText, sentencesText } from './schedulerText';
 
 // As apps/scheduling/core/text.py sends them (tests/scheduling_core/test_text.py renders the
 // same shapes back to the server's English).
@@ -75,5 +75,68 @@ describe('pending reasons', () => {
     expect(schedulerText(i18n.t, 'zh', nested, 'english')).toBe('english');
     expect(schedulerText(i18n.t, 'zh', [], 'english')).toBe('english');
     expect(schedulerText(i18n.t, 'zh', undefined, 'english')).toBe('english');
+  });
+});
+
+// Notes as apps/jobs/notes.py stores them on events and notices: values, nested notes, and
+// what the scheduler said (its phrases) as arguments.
+const EXPIRED = {
+  key: 'queueExpired',
+  args: {
+    waited: { seconds: 7200 },
+    limit: '2 h 00 min', // as events stored it before durations were values
+    blocking: [{ key: 'noQuota', args: { tenant: 'cv', model: 'A800', pool: 'p1' } }],
+  },
+};
+const STOPPED_BODY = [
+  { key: 'noticeIdleStoppedBody', args: { name: 'resnet', job: 11, gpus: '8' } },
+  {
+    key: 'noticeCheckpoint',
+    args: {
+      checkpoint: {
+        key: 'checkpointNotAsked',
+        args: { where: { key: 'checkpointAt', args: { step: 400, location: 's3://ckpt/400' } } },
+      },
+    },
+  },
+];
+
+describe('notes', () => {
+  it('say nested notes and the scheduler’s phrases inside an event’s note', async () => {
+    expect(noteText(i18n.t, 'en', EXPIRED, 'as sent')).toMatch(
+      /^expired in queue \(waited 2 h, limit 2 h 00 min: .*A800.*\)$/,
+    );
+    await setLanguage('zh');
+    const said = noteText(i18n.t, 'zh', EXPIRED, 'as sent');
+    expect(said).toMatch(/^排队超时（已等待 2小时，上限 2 h 00 min：.*A800.*）$/);
+    expect(said.replace('2 h 00 min', '')).not.toMatch(/[a-z]{3,}/); // no English but names
+    expect(noteText(i18n.t, 'zh', { key: 'placed', args: { nodes: 2, tier: 'leaf' } }, '')).toBe(
+      '已放置到 2 个节点，拓扑层级：叶交换机',
+    );
+  });
+
+  it('join a notice’s sentences the reader’s way', async () => {
+    expect(sentencesText(i18n.t, 'en', STOPPED_BODY, 'as sent')).toBe(
+      'Job resnet (#11) was stopped: its GPUs stayed idle through the grace period. 8 GPU(s) ' +
+        'went back to the pool. Checkpoint: no checkpoint requested; newest complete ' +
+        'checkpoint: step 400 at s3://ckpt/400.',
+    );
+    await setLanguage('zh');
+    expect(sentencesText(i18n.t, 'zh', STOPPED_BODY, 'as sent')).toBe(
+      '作业 resnet（#11）已停止：宽限期内 GPU 一直空闲。8 张 GPU 已归还资源池。' +
+        '检查点：未请求检查点；最新的完整检查点：第 400 步，位于 s3://ckpt/400。',
+    );
+  });
+
+  it('fall back to the English when a nested note or an argument is unknown', async () => {
+    await setLanguage('zh');
+    const nested = { key: 'noticeCheckpoint', args: { checkpoint: { key: 'nope', args: {} } } };
+    expect(noteText(i18n.t, 'zh', nested, 'english')).toBe('english');
+    expect(noteText(i18n.t, 'zh', { key: 'placed', args: { nodes: 2 } }, 'english')).toBe(
+      'english',
+    );
+    expect(sentencesText(i18n.t, 'zh', [...STOPPED_BODY, { key: 'nope' }], 'english')).toBe(
+      'english',
+    );
   });
 });

@@ -183,6 +183,47 @@ export const en = {
     idleStopped: 'stopped: idle GPUs',
     runtimeLimit: 'stopped at its runtime limit (held its accelerators {{held}}, limit {{limit}})',
     runtimeLimitSoon: 'stops at its runtime limit in {{left}} ({{stop}} UTC)',
+    queueExpired: 'expired in queue (waited {{waited}}, limit {{limit}}: {{blocking}})',
+    queueEscalated: 'waited {{waited}}, limit {{limit}}: {{blocking}}',
+    noPendingReason: 'no pending reason recorded',
+    checkpointNotApplicable: 'no checkpoint applies (not a training job)',
+    checkpointNotAsked: 'no checkpoint requested; {{where}}',
+    checkpointSaved: 'checkpoint requested {{at}} UTC, saved at step {{step}}; {{where}}',
+    checkpointNotSaved: 'checkpoint requested {{at}} UTC, none saved since; {{where}}',
+    checkpointAt: 'newest complete checkpoint: step {{step}} at {{location}}',
+    checkpointNone: 'no complete checkpoint registered',
+    faultRequeued: 'node {{node}} fault {{fault}}; requeued',
+    faultNoRetries: 'node {{node}} fault {{fault}}; no retries left',
+    faultResumes: 'node {{node}} fault {{fault}}; will resume from {{resume}}',
+    drainRequeued: 'node {{node}} drained for maintenance; requeued',
+    drainResumes: 'node {{node}} drained for maintenance; will resume from {{resume}}',
+    resumeStep: 'checkpoint step {{step}} {{location}}',
+    resumeStart: 'start (no checkpoint registered)',
+    serviceNotRunning: 'the service is not running',
+    noRoom: 'no room',
+    deviceTaken: 'device {{device}} of node {{node}} is no longer free',
+    quotaChanged: 'quota changed since the snapshot',
+    noticeIdleWarning: '{{name}}: GPUs idle, stopping in {{grace}}',
+    noticeIdleWarningBody:
+      "Job {{name}} (#{{job}}) used at most {{peak}}% of its GPUs over the last {{idle}} (threshold {{threshold}}%). It will be stopped at {{stop}} UTC. Use 'keep running' to extend it ({{most}} extension(s) of {{extension}} allowed).",
+    noticeCheckpointAsked:
+      'A checkpoint was requested from the job (zhisuan.checkpoint_requested() turns true); without the SDK, save one yourself.',
+    noticeCheckpoint: 'Checkpoint: {{checkpoint}}.',
+    noticeIdleStopped: '{{name}}: stopped for idle GPUs',
+    noticeIdleStoppedBody:
+      'Job {{name}} (#{{job}}) was stopped: its GPUs stayed idle through the grace period. {{gpus}} GPU(s) went back to the pool.',
+    noticeQueueExpired: '{{name}}: expired in queue',
+    noticeQueueExpiredBody:
+      'Job {{name}} (#{{job}}) expired in queue after {{waited}} (its limit: {{limit}}). Why it waited: {{blocking}}.',
+    noticeQueueEscalated: '{{name}}: waiting past its limit',
+    noticeQueueEscalatedBody:
+      'Job {{name}} (#{{job}}) is still queued after {{waited}} (its limit: {{limit}}). Why it waits: {{blocking}}.',
+    noticeRuntimeLimit: '{{name}}: stopped at its runtime limit',
+    noticeRuntimeLimitBody:
+      'Job {{name}} (#{{job}}) was stopped: it held its accelerators {{held}}, its limit is {{limit}}.',
+    noticeRuntimeLimitSoon: '{{name}}: runtime limit soon',
+    noticeRuntimeLimitSoonBody:
+      'Job {{name}} (#{{job}}) stops at its runtime limit in {{left}} ({{stop}} UTC); a clone resumes from its newest checkpoint.',
   },
   // The `tier` of a placed note (the scheduling core's Tier names).
   jobNoteTier: { node: 'node', leaf: 'leaf', su: 'su', spine: 'spine', any: 'any' },

@@ -180,6 +180,47 @@ export const zh: Messages = {
     idleStopped: '已停止：GPU 空闲',
     runtimeLimit: '已在运行时长上限处停止（占用加速卡 {{held}}，上限 {{limit}}）',
     runtimeLimitSoon: '将在 {{left}} 后达到运行时长上限（{{stop}} UTC）',
+    queueExpired: '排队超时（已等待 {{waited}}，上限 {{limit}}：{{blocking}}）',
+    queueEscalated: '已等待 {{waited}}，上限 {{limit}}：{{blocking}}',
+    noPendingReason: '没有记录等待原因',
+    checkpointNotApplicable: '不适用检查点（不是训练作业）',
+    checkpointNotAsked: '未请求检查点；{{where}}',
+    checkpointSaved: '已于 {{at}} UTC 请求检查点，已在第 {{step}} 步保存；{{where}}',
+    checkpointNotSaved: '已于 {{at}} UTC 请求检查点，此后未保存；{{where}}',
+    checkpointAt: '最新的完整检查点：第 {{step}} 步，位于 {{location}}',
+    checkpointNone: '没有登记完整的检查点',
+    faultRequeued: '节点 {{node}} 故障 {{fault}}；已重新排队',
+    faultNoRetries: '节点 {{node}} 故障 {{fault}}；重试次数已用完',
+    faultResumes: '节点 {{node}} 故障 {{fault}}；将恢复自：{{resume}}',
+    drainRequeued: '节点 {{node}} 因维护被排空；已重新排队',
+    drainResumes: '节点 {{node}} 因维护被排空；将恢复自：{{resume}}',
+    resumeStep: '第 {{step}} 步的检查点 {{location}}',
+    resumeStart: '起点（没有登记检查点）',
+    serviceNotRunning: '服务未在运行',
+    noRoom: '没有空闲资源',
+    deviceTaken: '节点 {{node}} 的设备 {{device}} 已不再空闲',
+    quotaChanged: '配额在快照之后已改变',
+    noticeIdleWarning: '{{name}}：GPU 空闲，将在 {{grace}} 后停止',
+    noticeIdleWarningBody:
+      '作业 {{name}}（#{{job}}）在过去 {{idle}} 内 GPU 利用率最高为 {{peak}}%（阈值 {{threshold}}%），将于 {{stop}} UTC 停止。可选择“继续运行”延长（允许 {{most}} 次，每次 {{extension}}）。',
+    noticeCheckpointAsked:
+      '已请求作业保存检查点（zhisuan.checkpoint_requested() 变为 true）；未使用 SDK 时请自行保存。',
+    noticeCheckpoint: '检查点：{{checkpoint}}。',
+    noticeIdleStopped: '{{name}}：因 GPU 空闲已停止',
+    noticeIdleStoppedBody:
+      '作业 {{name}}（#{{job}}）已停止：宽限期内 GPU 一直空闲。{{gpus}} 张 GPU 已归还资源池。',
+    noticeQueueExpired: '{{name}}：排队超时',
+    noticeQueueExpiredBody:
+      '作业 {{name}}（#{{job}}）排队 {{waited}} 后超时（上限 {{limit}}）。等待原因：{{blocking}}。',
+    noticeQueueEscalated: '{{name}}：等待已超过上限',
+    noticeQueueEscalatedBody:
+      '作业 {{name}}（#{{job}}）已排队 {{waited}}，仍在等待（上限 {{limit}}）。等待原因：{{blocking}}。',
+    noticeRuntimeLimit: '{{name}}：已在运行时长上限处停止',
+    noticeRuntimeLimitBody:
+      '作业 {{name}}（#{{job}}）已停止：已占用加速卡 {{held}}，上限为 {{limit}}。',
+    noticeRuntimeLimitSoon: '{{name}}：即将达到运行时长上限',
+    noticeRuntimeLimitSoonBody:
+      '作业 {{name}}（#{{job}}）将在 {{left}} 后（{{stop}} UTC）达到运行时长上限而停止；克隆的作业会从最新的检查点恢复。',
   },
   jobNoteTier: {
     node: '单节点',
