@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from django.db import models, transaction
 from django.db.models import ProtectedError, QuerySet, RestrictedError
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from rest_framework import exceptions, viewsets
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -95,18 +96,41 @@ class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
             )
 
 
+# What a refusal names, in the reader's language: the objects a delete may be refused for,
+# and those that can hold it back (PROTECT and RESTRICT foreign keys); others by model name.
+_KINDS = {
+    "clusters.cluster": gettext_lazy("Cluster"),
+    "clusters.resourcepool": gettext_lazy("Resource pool"),
+    "tenancy.project": gettext_lazy("Project"),
+}
+
+
+def _holders(label: str, count: int) -> str | None:
+    if label == "jobs.job":
+        return ngettext("{count} job", "{count} jobs", count).format(count=count)
+    if label == "accounting.usagesegment":
+        return ngettext("{count} usage record", "{count} usage records", count).format(count=count)
+    return None
+
+
 def _still_used(instance: models.Model, exc: ProtectedError | RestrictedError) -> str:
     """Why a delete was refused: what still refers to the object, counted by kind."""
     found = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
     kinds = Counter(obj._meta for obj in found)
-    what = ", ".join(
-        f"{n} {meta.verbose_name if n == 1 else meta.verbose_name_plural}"
+    # Translators: between the counted things of a list ("1 job, 3 usage records").
+    what = _(", ").join(
+        _holders(meta.label_lower, n)
+        or f"{n} {meta.verbose_name if n == 1 else meta.verbose_name_plural}"
         for meta, n in sorted(kinds.items(), key=lambda kv: str(kv[0].verbose_name))
     )
     kind = str(instance._meta.verbose_name)
-    return (
-        f"{kind[:1].upper()}{kind[1:]} '{instance}' cannot be deleted: it is still in use by "
-        f"{what}. Remove or move them first."
+    return _(
+        "{kind} '{name}' cannot be deleted: it is still in use by {what}. Remove or move them "
+        "first."
+    ).format(
+        kind=_KINDS.get(instance._meta.label_lower, kind[:1].upper() + kind[1:]),
+        name=instance,
+        what=what,
     )
 
 

@@ -86,6 +86,13 @@ def test_a_cluster_whose_pools_hold_jobs_is_not_deleted(world: World, client_for
     }
     assert Cluster.objects.filter(pk=pool.cluster_id).exists()
     assert not AuditEntry.objects.filter(action="delete").exists()
+    # The dashboard's reader in Chinese hears it in Chinese, the job counted in its words.
+    client.cookies["zs_lang"] = "zh"
+    refused = client.delete(f"/api/v1/clusters/{pool.cluster_id}/")
+    assert refused.json()["detail"] == (
+        f"集群“{pool.cluster.name}”无法删除：1 个作业仍在使用它。请先删除或移走它们。"  # noqa: RUF001
+    )
+    del client.cookies["zs_lang"]
     empty = make_pool()
     assert client.delete(f"/api/v1/clusters/{empty.cluster_id}/").status_code == 204
     assert not Cluster.objects.filter(pk=empty.cluster_id).exists()

@@ -23,8 +23,8 @@ export function schedulerText(
 /**
  * One sentence of the platform's catalogues (`{key, args}`: a job event's note, a notice's
  * title or sentence, apps/jobs/notes.py; or a scheduler's phrase) in the reader's language;
- * its arguments may be notes or the scheduler's phrases in turn, and `{seconds}` a duration. What this build cannot say
- * whole gives `message`, the English the server wrote.
+ * its arguments may be notes or the scheduler's phrases in turn, and `{seconds}` a duration.
+ * What this build cannot say whole gives `message`, the English the server wrote.
  */
 export function noteText(t: TFunction, language: Language, note: unknown, message: string): string {
   return sayOr(message, () => new Renderer(t, language).phrase(note));

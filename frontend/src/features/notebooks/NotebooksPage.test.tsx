@@ -59,6 +59,8 @@ describe('notebooks', () => {
       [`GET ${JOBS}`]: page([
         { ...NOTEBOOK, open_url: '/notebooks/21/' },
         { ...NOTEBOOK, id: 22, name: 'waiting', state: 'queued', open_url: null },
+        // Stopped by a live event, before the list's refetch dropped the link.
+        { ...NOTEBOOK, id: 23, name: 'stopped', state: 'cancelled', open_url: '/notebooks/23/' },
       ]),
     });
     renderApp('/notebooks');
@@ -75,6 +77,7 @@ describe('notebooks', () => {
     expect(open.getAttribute('rel')).toContain('noopener');
     expect(open.getAttribute('data-testid')).toBe('notebook-open');
     expect(within(rowOf('waiting')).queryByRole('link', { name: /Open/ })).toBeNull();
+    expect(within(rowOf('stopped')).queryByRole('link', { name: /Open/ })).toBeNull();
     expect(within(table).getAllByTestId('notebook-open')).toHaveLength(1);
   });
 

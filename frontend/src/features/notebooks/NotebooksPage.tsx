@@ -205,7 +205,9 @@ function Notebooks({
               key: 'actions',
               render: (_, job) => (
                 <Space size="small">
-                  {job.open_url && <OpenButton url={job.open_url} />}
+                  {/* A live event patches the state before the list refetches the link: a
+                      stopped notebook's old link is never offered meanwhile. */}
+                  {job.state === 'running' && job.open_url && <OpenButton url={job.open_url} />}
                   {/* Stopping is for the notebook's owner and tenant (or platform) admins; the
                       server says 403 to other members. */}
                   {ACTIVE_STATES.includes(job.state) && mayCancel(job.owner) && (
