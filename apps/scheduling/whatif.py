@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from apps.accounts.models import User
 from apps.clusters.models import Node
@@ -57,6 +58,8 @@ from apps.tenancy.models import Tenant
 
 logger = logging.getLogger(__name__)
 POLICIES = pol.NAMES
+
+POOL_GONE = gettext_noop("resource pool {pool} no longer exists")
 
 
 @dataclass(frozen=True)
@@ -187,15 +190,21 @@ def scenario_problems(
         changes = quota_changes(stored_quotas, keys)
         quotas = requota(core_quotas(keys), changes)
     except ScenarioError as exc:
-        return {"quota_changes": [str(exc)]}
+        return {"quota_changes": [said(exc)]}
     problems = guarantee_problems(nodes, quotas, changes)
     if problems:
-        return {"quota_changes": problems}
+        return {"quota_changes": [said(p) for p in problems]}
     try:
         maintenance(nodes, maintenance_windows(stored_windows or [], keys))
     except ScenarioError as exc:
-        return {"maintenance": [str(exc)]}
+        return {"maintenance": [said(exc)]}
     return {}
+
+
+def said(problem: ScenarioError) -> str:
+    """A scenario's problem in the reader's language (the request's); the simulator wrote it
+    in English."""
+    return gettext(problem.template).format(**problem.values)
 
 
 def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None = None) -> History:
@@ -302,7 +311,7 @@ def pool_changes(changes: list[dict[str, int]], keys: dict[int, str]) -> list[No
     out = []
     for change in changes:
         if change["pool"] not in keys:
-            raise ScenarioError(f"resource pool {change['pool']} no longer exists")
+            raise ScenarioError(POOL_GONE, pool=change["pool"])
         out.append(NodeChange(pool=keys[change["pool"]], nodes=int(change["nodes"])))
     return out
 
@@ -312,7 +321,7 @@ def maintenance_windows(stored: list[dict[str, Any]], keys: dict[int, str]) -> l
     out = []
     for m in stored:
         if m["pool"] not in keys:
-            raise ScenarioError(f"resource pool {m['pool']} no longer exists")
+            raise ScenarioError(POOL_GONE, pool=m["pool"])
         out.append(
             Maintenance(
                 pool=keys[m["pool"]],
@@ -331,9 +340,11 @@ def quota_changes(changes: list[dict[str, Any]], keys: dict[int, str]) -> list[c
     out = []
     for c in changes:
         if c["pool"] not in keys:
-            raise ScenarioError(f"resource pool {c['pool']} no longer exists")
+            raise ScenarioError(POOL_GONE, pool=c["pool"])
         if c["tenant"] not in slugs:
-            raise ScenarioError(f"tenant {c['tenant']} no longer exists")
+            raise ScenarioError(
+                gettext_noop("tenant {tenant} no longer exists"), tenant=c["tenant"]
+            )
         out.append(
             core.Quota(
                 tenant=c["tenant"],
@@ -368,7 +379,9 @@ def changed(
         return history
     w = history.workload
     if any(m.start >= (w.horizon or 0.0) for m in windows):
-        raise ScenarioError("a maintenance window starts after the replayed window ends")
+        raise ScenarioError(
+            gettext_noop("a maintenance window starts after the replayed window ends")
+        )
     added = maintenance(w.nodes, windows)
     made = [
         {"pool": m.pool, "nodes": m.nodes, "start_h": m.start / 3600, "hours": m.hours,
@@ -418,7 +431,7 @@ def _resized(
     new_quotas = requota(w.quotas, quotas)
     problems = guarantee_problems(after, new_quotas, quotas)
     if problems:
-        raise ScenarioError(" ".join(problems))
+        raise problems[0]  # the API checked them all before (scenario_problems)
 
     def devices(of: tuple[core.Node, ...], pool: str) -> int:
         return sum(n.accelerator_count for n in of if n.pool == pool)

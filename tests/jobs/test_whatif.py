@@ -460,6 +460,19 @@ def test_bad_quota_changes_get_field_errors(world, client_for, history_db, chang
     assert not WhatIfRun.objects.exists()
 
 
+def test_a_scenario_s_problem_is_said_in_the_reader_s_language(world, client_for, history_db):
+    body = {"tenant": "vision", "pool": history_db.pk, "accelerator_model": "A800",
+            "guarantee": 33, "borrow_limit": 0}  # fmt: skip
+    client = client_for(world.platform_admin)
+    client.cookies["zs_lang"] = "zh"
+    response = client.post(URL, {"hours": 1, "quota_changes": [body]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"]["quota_changes"] == [
+        f"{history_db.cluster.name}/{history_db.name} 中 A800 的保障总量将为 33，"  # noqa: RUF001
+        "但重放的资源池只有 32。"
+    ]
+
+
 def test_whatif_command_sets_quotas(history_db, monkeypatch):
     monkeypatch.setattr(timezone, "now", lambda: T0 + timedelta(hours=10))
     out = StringIO()

@@ -106,9 +106,13 @@ def test_guarantees_are_checked_where_a_quota_changed():
     quotas = (_quota("vision", 20), _quota("nlp", 12))
     assert guarantee_problems(CLUSTER, quotas, [_quota("nlp", 12)]) == []
     raised = requota(quotas, [_quota("nlp", 13)])
-    assert guarantee_problems(CLUSTER, raised, [_quota("nlp", 13)]) == [
+    [problem] = guarantee_problems(CLUSTER, raised, [_quota("nlp", 13)])
+    assert str(problem) == (
         "Guarantees in c/a800 for A800 would total 33, but the replayed pool has 32."
-    ]
+    )
+    # The template and its values, for the API to say it in its reader's language.
+    assert problem.template.startswith("Guarantees in {pool} for {model} would total {total}")
+    assert problem.values == {"pool": "c/a800", "model": "A800", "total": 33, "capacity": 32}
     # A pool shrunk under its guarantees is replayed as it is when no quota there changed.
     shrunk = resize(CLUSTER, [NodeChange("c/a800", -3)])
     assert guarantee_problems(shrunk, quotas, []) == []

@@ -36,8 +36,21 @@ from apps.scheduling.core import Node, Quota
 from apps.scheduling.sim.workload import NodeFailure, SimJob
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a message for the platform's translation catalogue (``make messages`` finds it
+    by this name); the simulator itself stays plain Python and says it in English."""
+    return message
+
+
 class ScenarioError(ValueError):
-    """A change that cannot be made (an unknown pool, removing more nodes than it has)."""
+    """A change that cannot be made (an unknown pool, removing more nodes than it has): the
+    English, and the marked ``template`` with its ``values`` for the API to say it in its
+    reader's language (``apps.scheduling.whatif.said``)."""
+
+    def __init__(self, template: str, **values: object) -> None:
+        super().__init__(template.format(**values))
+        self.template = template
+        self.values = values
 
 
 QuotaKey = tuple[str, str, str]  # tenant, pool, accelerator model
@@ -106,17 +119,24 @@ def resize(nodes: tuple[Node, ...], changes: list[NodeChange]) -> tuple[Node, ..
     seen: set[str] = set()
     for change in changes:
         if change.pool in seen:
-            raise ScenarioError(f"pool {change.pool} is changed more than once")
+            raise ScenarioError(
+                gettext_noop("pool {pool} is changed more than once"), pool=change.pool
+            )
         seen.add(change.pool)
         pool_nodes = [n for n in out if n.pool == change.pool]
         if change.nodes > 0:
             if not pool_nodes:
-                raise ScenarioError(f"pool {change.pool} has no node to copy")
+                raise ScenarioError(
+                    gettext_noop("pool {pool} has no node to copy"), pool=change.pool
+                )
             out.extend(_added(change.pool, pool_nodes, change.nodes))
         elif change.nodes < 0:
             if -change.nodes > len(pool_nodes):
                 raise ScenarioError(
-                    f"pool {change.pool} has {len(pool_nodes)} nodes; cannot remove {-change.nodes}"
+                    gettext_noop("pool {pool} has {count} nodes; cannot remove {remove}"),
+                    pool=change.pool,
+                    count=len(pool_nodes),
+                    remove=-change.nodes,
                 )
             gone = {id(n) for n in pool_nodes[change.nodes :]}
             out = [n for n in out if id(n) not in gone]
@@ -128,14 +148,14 @@ def requota(quotas: tuple[Quota, ...], changes: list[Quota]) -> tuple[Quota, ...
     borrowing limit (a quota the tenant did not have is added)."""
     new = {quota_key(q): q for q in changes}
     if len(new) != len(changes):
-        raise ScenarioError("a tenant's quota in a pool is changed more than once")
+        raise ScenarioError(gettext_noop("a tenant's quota in a pool is changed more than once"))
     kept = tuple(new.pop(quota_key(q), q) for q in quotas)
     return kept + tuple(new.values())
 
 
 def guarantee_problems(
     nodes: tuple[Node, ...], quotas: tuple[Quota, ...], changed: list[Quota]
-) -> list[str]:
+) -> list[ScenarioError]:
     """Where the guarantees of a pool's model add up to more than the pool has of it, for
     the pools and models whose quotas were ``changed``. A pool shrunk under its guarantees
     alone is replayed as it is: "what if we retire these servers?" asks what happens then."""
@@ -147,8 +167,16 @@ def guarantee_problems(
     for q in quotas:
         guaranteed[(q.pool, q.accelerator_model)] += q.guarantee
     return [
-        f"Guarantees in {pool} for {model} would total {total}, but the replayed pool has "
-        f"{capacity[(pool, model)]}."
+        ScenarioError(
+            gettext_noop(
+                "Guarantees in {pool} for {model} would total {total}, but the replayed pool "
+                "has {capacity}."
+            ),
+            pool=pool,
+            model=model,
+            total=total,
+            capacity=capacity[(pool, model)],
+        )
         for (pool, model), total in sorted(guaranteed.items())
         if total > capacity[(pool, model)] and (pool, model) in touched
     ]
@@ -184,7 +212,10 @@ def scale_load(
     gives the same jobs, and a job is copied or dropped alike in every workload it is part
     of. Returned in arrival order."""
     if not 0 < factor <= MAX_LOAD:
-        raise ScenarioError(f"the load factor must be above 0 and at most {MAX_LOAD:g}")
+        raise ScenarioError(
+            gettext_noop("the load factor must be above 0 and at most {most}"),
+            most=f"{MAX_LOAD:g}",
+        )
     whole = int(factor)
     part = factor - whole
     out: list[SimJob] = []
@@ -230,13 +261,19 @@ def maintenance(nodes: tuple[Node, ...], windows: list[Maintenance]) -> tuple[No
     failures: list[NodeFailure] = []
     for w in windows:
         if w.nodes < 1 or w.hours <= 0 or w.start < 0:
-            raise ScenarioError("a maintenance window needs a node, a positive length and a start")
+            raise ScenarioError(
+                gettext_noop("a maintenance window needs a node, a positive length and a start")
+            )
         pool_nodes = [n for n in nodes if n.pool == w.pool]
         first = taken[w.pool]
         if first + w.nodes > len(pool_nodes):
             raise ScenarioError(
-                f"pool {w.pool} has {len(pool_nodes)} nodes; its maintenance windows ask for "
-                f"{first + w.nodes}"
+                gettext_noop(
+                    "pool {pool} has {count} nodes; its maintenance windows ask for {want}"
+                ),
+                pool=w.pool,
+                count=len(pool_nodes),
+                want=first + w.nodes,
             )
         taken[w.pool] += w.nodes
         failures += [
