@@ -519,14 +519,8 @@ def _warn_runtime(candidate: Job, left: float, now: datetime) -> int:
             "left": Duration(left),
             "stop": f"{stop_at:%Y-%m-%d %H:%M}",
         }
-        said = note("runtimeLimitSoon", **when)
-        JobEvent.objects.create(
-            job=job,
-            reason="RuntimeLimitSoon",
-            message=said.text,
-            message_key=said.key,
-            message_args=said.json_args(),
-            created_at=now,
+        jobs.record_event(
+            job, reason="RuntimeLimitSoon", message=note("runtimeLimitSoon", **when), at=now
         )
         _tell_owner(
             job,

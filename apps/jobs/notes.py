@@ -9,8 +9,8 @@ scheduling core's own phrase (``scheduler_note``; its key is in ``schedulerNote`
 
 A note's argument is a value, a ``Duration``, another note (a clause said in its own words,
 e.g. where a checkpoint is), or what the scheduler said elsewhere (``Said``: a job's pending
-reason, as its English and its phrases). Notices to a job's owner (apps/governance) are notes too: a
-title and sentences, under ``notice*`` keys.
+reason, as its English and its phrases). Notices to a job's owner (apps/governance) are
+notes too: a title and sentences, under ``notice*`` keys.
 """
 
 from __future__ import annotations

@@ -111,10 +111,19 @@ def transition(
     return job
 
 
-def record_event(job: Job, *, reason: str, message: Message = "") -> JobEvent:
+def record_event(
+    job: Job, *, reason: str, message: Message = "", at: datetime | None = None
+) -> JobEvent:
+    """An event without a state change; ``at`` when the caller's clock is not now (a sweep
+    that compares the event's time with the job's)."""
     text, key, args = notes.split(message)
     return JobEvent.objects.create(
-        job=job, reason=reason, message=text[:500], message_key=key, message_args=args
+        job=job,
+        reason=reason,
+        message=text[:500],
+        message_key=key,
+        message_args=args,
+        created_at=at or timezone.now(),
     )
 
 
