@@ -49,6 +49,7 @@ app.conf.beat_scheduler = "config.celery:AliveScheduler"
 # The control loop in production: beat ticks these; the embedded default ticks them in-process.
 app.conf.beat_schedule = {
     "scheduling-cycle": {"task": "apps.scheduling.tasks.scheduling_cycle", "schedule": 2.0},
+    "forecast-starts": {"task": "apps.scheduling.tasks.forecast_starts", "schedule": 60.0},
     "relay-outbox": {"task": "apps.jobs.tasks.relay_outbox", "schedule": 5.0},
     "reconcile-jobs": {"task": "apps.jobs.tasks.reconcile_jobs", "schedule": 5.0},
     "collect-logs": {"task": "apps.jobs.tasks.collect_logs", "schedule": 5.0},

@@ -22,6 +22,7 @@ def tick() -> None:
     from apps.jobs.logs import collect_if_due as collect_logs
     from apps.jobs.relay import reconcile, relay
     from apps.runs.simulate import simulate_training_metrics
+    from apps.scheduling.forecast import refresh_if_due as forecast_starts
     from apps.scheduling.loop import run_cycle
     from apps.telemetry.collector import start as start_telemetry
 
@@ -35,6 +36,7 @@ def tick() -> None:
     governance_sweep()  # idle GPUs, queue time limits (C9); every 30 s
     simulate_training_metrics()  # loss curves of simulated training jobs (every 5 s)
     collect_logs()  # job output into the database (every 3 s)
+    forecast_starts()  # expected start times of queued jobs (every 60 s)
 
 
 def start(interval_s: float = 1.0) -> threading.Thread:

@@ -108,6 +108,17 @@ class Job(models.Model):
     # dashboard can say it in the reader's language; [] when it has none.
     pending_detail = models.JSONField(default=list, blank=True)
     queue_position = models.PositiveIntegerField(null=True, blank=True)
+    expected_start_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Queued jobs: when the scheduler expects the job to start if the work "
+        "running and queued runs to its declared runtime limits and nothing else arrives "
+        "(apps/scheduling/forecast.py). Null: no forecast yet (expected_start_as_of null) or "
+        "not within the forecast's 7 days.",
+    )
+    expected_start_as_of = models.DateTimeField(
+        null=True, blank=True, help_text="When expected_start_at was worked out."
+    )
     max_wait_s = models.PositiveIntegerField(null=True, blank=True)
     max_runtime_s = models.PositiveIntegerField(
         null=True,

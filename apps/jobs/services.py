@@ -74,7 +74,7 @@ def transition(
     if to in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED):
         fields["finished_at"] = now
     if to != JobState.QUEUED:
-        fields.update(queue_position=None)
+        fields.update(queue_position=None, expected_start_at=None, expected_start_as_of=None)
     updated = Job.objects.filter(pk=job.pk, state=source).update(**fields)
     if updated != 1:
         raise StaleState(f"job {job.pk} is no longer {source}")

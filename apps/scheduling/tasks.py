@@ -14,6 +14,14 @@ def scheduling_cycle() -> int:
 
 
 @shared_task(ignore_result=True)
+def forecast_starts() -> int:
+    """Expected start times of queued jobs (apps/scheduling/forecast.py)."""
+    from apps.scheduling import forecast
+
+    return forecast.refresh().forecast
+
+
+@shared_task(ignore_result=True)
 def whatif_replay(run_id: int) -> str:
     """Run one what-if replay (a finished run is left alone)."""
     from apps.scheduling import whatif

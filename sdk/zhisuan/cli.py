@@ -130,6 +130,16 @@ def _when(ts: Any) -> str:
     return moment.astimezone(_UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _expected_start(job: dict[str, Any]) -> str | None:
+    """The scheduler's forecast for a queued job, with what it assumes (None: no forecast)."""
+    if job.get("state") != "queued" or not job.get("expected_start_as_of"):
+        return None
+    at = job.get("expected_start_at")
+    if not at:
+        return "none within 7 days (work it waits for declares no runtime limit)"
+    return f"{_when(at)} (if the work ahead runs to its runtime limits)"
+
+
 def _devices(job: dict[str, Any]) -> str:
     """Whole devices plus fractional shares (``requested_milli``): ``8``, ``0.5``, ``2.25``.
     A job of shares alone has 0 whole devices, which is not what it holds."""
@@ -444,6 +454,7 @@ def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
         ("Devices", _devices(job)), ("Owner", job.get("owner")),
         ("Attempt", job.get("attempt")), ("Failures", job.get("failures")),
         ("Queue position", job.get("queue_position")),
+        ("Expected start", _expected_start(job)),
         ("Pending", _pending(job.get("pending_code"), job.get("pending_message"))),
         ("Submitted", _when(job.get("submitted_at"))), ("Started", _when(job.get("started_at"))),
         ("Finished", _when(job.get("finished_at"))),

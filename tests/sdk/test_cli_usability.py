@@ -12,6 +12,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -402,6 +403,21 @@ def test_describe_names_the_pool_shows_the_spec_and_says_pending_once(logged_in,
     assert submitted.endswith(" UTC")
     Job.objects.filter(pk=job.pk).update(pending_message="waiting for nodes")
     assert "Pending:        waiting for nodes [quota]" in zs("describe", str(job.pk))[1]
+    assert not any(line.startswith("Expected start:") for line in lines)  # no forecast yet
+
+
+def test_describe_gives_the_forecast_start_of_a_queued_job(logged_in, tmp_path):
+    assert zs("submit", "-f", job_file(tmp_path))[0] == 0
+    job = Job.objects.get()
+    at, as_of = datetime(2026, 12, 6, 14, 30, tzinfo=UTC), datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.QUEUED, expected_start_at=at, expected_start_as_of=as_of
+    )
+    assert ("Expected start: 2026-12-06 14:30:00 UTC (if the work ahead runs to its runtime "
+            "limits)") in zs("describe", str(job.pk))[1].splitlines()  # fmt: skip
+    Job.objects.filter(pk=job.pk).update(expected_start_at=None)
+    assert ("Expected start: none within 7 days (work it waits for declares no runtime "
+            "limit)") in zs("describe", str(job.pk))[1].splitlines()  # fmt: skip
 
 
 def test_list_says_when_there_are_more_and_checks_the_state(logged_in, tmp_path, capsys):

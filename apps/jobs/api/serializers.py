@@ -227,15 +227,16 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "volumes", "notebook", "inference", "max_wait_s", "max_runtime_s", "max_retries",
             "spec",
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
-            "pending_code", "pending_message", "pending_detail", "queue_position", "attempt",
-            "failures", "submitted_at", "admitted_at", "started_at", "finished_at", "allocations",
+            "pending_code", "pending_message", "pending_detail", "queue_position",
+            "expected_start_at", "expected_start_as_of", "attempt", "failures", "submitted_at",
+            "admitted_at", "started_at", "finished_at", "allocations",
             "open_url", "home_job", "home_deleted_at",
         ]  # fmt: skip
         read_only_fields = [
             "spec", "requested_devices", "requested_milli", "state", "state_reason",
-            "state_changed_at", "pending_code", "pending_message", "queue_position", "attempt",
-            "failures", "submitted_at", "admitted_at", "started_at", "finished_at",
-            "home_deleted_at",
+            "state_changed_at", "pending_code", "pending_message", "queue_position",
+            "expected_start_at", "expected_start_as_of", "attempt", "failures", "submitted_at",
+            "admitted_at", "started_at", "finished_at", "home_deleted_at",
         ]  # fmt: skip
 
     def get_home_job(self, job: Job) -> int | None:

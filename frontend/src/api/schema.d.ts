@@ -2427,6 +2427,16 @@ export interface components {
             readonly allocations: components["schemas"]["Allocation"][];
             /** @description Dispatch generation: +1 each time the job leaves the cluster. */
             readonly attempt: number;
+            /**
+             * Format: date-time
+             * @description When expected_start_at was worked out.
+             */
+            readonly expected_start_as_of: string | null;
+            /**
+             * Format: date-time
+             * @description Queued jobs: when the scheduler expects the job to start if the work running and queued runs to its declared runtime limits and nothing else arrives (apps/scheduling/forecast.py). Null: no forecast yet (expected_start_as_of null) or not within the forecast's 7 days.
+             */
+            readonly expected_start_at: string | null;
             /** @description Restarts after failures; at max_retries the job fails. */
             readonly failures: number;
             /** Format: date-time */

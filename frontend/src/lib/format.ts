@@ -23,17 +23,26 @@ export function formatClock(timestamp: number, language: Language): string {
   }).format(new Date(timestamp));
 }
 
-export function formatDateTime(iso: string | null | undefined, language: Language): string {
-  if (iso === null || iso === undefined || iso === '') return '—';
+function dateTime(iso: string, language: Language, seconds: boolean): string {
   return new Intl.DateTimeFormat(LOCALES[language], {
     year: 'numeric',
     month: '2-digit',
     day: '2-digit',
     hour: '2-digit',
     minute: '2-digit',
-    second: '2-digit',
+    ...(seconds ? { second: '2-digit' } : {}),
     hour12: false,
   }).format(new Date(iso));
+}
+
+export function formatDateTime(iso: string | null | undefined, language: Language): string {
+  if (iso === null || iso === undefined || iso === '') return '—';
+  return dateTime(iso, language, true);
+}
+
+/** A moment to the minute ("12/06/2026, 15:24"): for times that are estimates. */
+export function formatMinute(iso: string, language: Language): string {
+  return dateTime(iso, language, false);
 }
 
 const DURATION_UNITS: Record<

@@ -58,6 +58,8 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     pending_message: '',
     pending_detail: [],
     queue_position: null,
+    expected_start_at: null,
+    expected_start_as_of: null,
     attempt: 0,
     failures: 0,
     submitted_at: '2026-11-30T00:00:00Z',

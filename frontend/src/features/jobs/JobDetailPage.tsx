@@ -32,6 +32,7 @@ import { schedulerText } from './schedulerText';
 import { reasonLabel } from './reasons';
 import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
+import { ExpectedStart } from './ExpectedStart';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { NotebookFileActions } from '../notebooks/NotebookFiles';
 import { useProjects } from '../projects/api';
@@ -170,6 +171,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 {data.pending_message !== ''
                   ? schedulerText(t, language, data.pending_detail, data.pending_message)
                   : t('jobDetail.pendingNoReason')}
+                {data.state === 'queued' && <ExpectedStart job={data} />}
                 {WAITING_ON_GPUS.has(data.pending_code) && (
                   <PoolNow pool={data.pool} model={data.accelerator_model ?? null} />
                 )}

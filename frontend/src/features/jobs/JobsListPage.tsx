@@ -16,6 +16,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { useSession } from '../auth/api';
 import { usePools, useJobs, type JobFilters } from './api';
 import { JOB_STATES, KINDS, PRIORITIES, devicesLabel } from './helpers';
+import { ExpectedStart } from './ExpectedStart';
 import { poolOptions } from '../../lib/poolOptions';
 
 export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
@@ -57,6 +58,7 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
               {t('jobs.queuePositionShort', { position: job.queue_position })}
             </Typography.Text>
           )}
+          {state === 'queued' && <ExpectedStart job={job} compact />}
         </Space>
       ),
     },

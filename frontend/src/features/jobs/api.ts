@@ -41,6 +41,10 @@ export function useJobs(tenant: string, filters: JobFilters, cursor: string | un
   });
 }
 
+/** How often a queued job is read again: its pending reason changes with no event, and its
+ * start forecast is refreshed about once a minute. */
+export const QUEUED_REFETCH_MS = 30_000;
+
 export function useJob(tenant: string, id: number) {
   return useQuery({
     queryKey: jobKeys.detail(tenant, id),
@@ -51,6 +55,7 @@ export function useJob(tenant: string, id: number) {
           signal,
         }),
       ),
+    refetchInterval: (query) => (query.state.data?.state === 'queued' ? QUEUED_REFETCH_MS : false),
   });
 }
 

@@ -54,3 +54,20 @@ export function nameRules(
     { pattern: NAME_PATTERN, message: t('submit.namePattern') },
   ];
 }
+
+export type Forecast = Pick<Job, 'expected_start_at' | 'expected_start_as_of'>;
+
+/** Under a minute away (or already past): the next scheduling cycles start it. */
+export const SOON_MS = 60_000;
+
+/** Seconds from now until the forecast start; null without a forecast start. */
+export function secondsUntilStart(job: Forecast, now: number = Date.now()): number | null {
+  if (job.expected_start_as_of === null || job.expected_start_at === null) return null;
+  return Math.max(0, (Date.parse(job.expected_start_at) - now) / 1000);
+}
+
+/** A wait said roughly, for the job list: to 5 minutes under an hour, to the hour above. */
+export function roughWait(seconds: number): number {
+  const step = seconds < 3600 ? 300 : 3600;
+  return Math.max(step, Math.round(seconds / step) * step);
+}

@@ -325,6 +325,8 @@ export const en = {
     owner: 'Owner',
     submitted: 'Submitted',
     queuePositionShort: '#{{position}} in queue',
+    expectedStartShort: 'starts in ~{{wait}}',
+    expectedStartSoon: 'starts shortly',
     submitTraining: 'Submit training job',
     filters: 'Filters',
     anyState: 'Any state',
@@ -414,6 +416,12 @@ export const en = {
     pending: 'Waiting to be scheduled',
     queuePosition: 'Position {{position}} in the queue',
     pendingNoReason: 'The scheduler has not reported a reason yet.',
+    expectedStart: 'Expected to start around {{at}} (in {{wait}}).',
+    expectedStartSoon: 'Expected to start in the next scheduling cycles.',
+    expectedStartNone:
+      'No start expected within 7 days: work it waits for declares no runtime limit, or more is queued ahead of it than the pool runs in a week.',
+    expectedStartHint:
+      'The forecast assumes the work running and queued runs to its declared runtime limits (most ends sooner) and that no work of higher priority arrives; worked out at {{asOf}}.',
     poolNow:
       'In this pool now: {{leaf}} GPUs free as whole servers in one leaf, {{unit}} in one Scalable Unit, {{pool}} in all; {{stranded}} free GPUs are stranded on part-used servers.',
     summary: 'Summary',

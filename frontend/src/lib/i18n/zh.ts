@@ -322,6 +322,8 @@ export const zh: Messages = {
     owner: '提交者',
     submitted: '提交时间',
     queuePositionShort: '队列第 {{position}} 位',
+    expectedStartShort: '约 {{wait}}后开始',
+    expectedStartSoon: '即将开始',
     submitTraining: '提交训练作业',
     filters: '筛选',
     anyState: '全部状态',
@@ -409,6 +411,12 @@ export const zh: Messages = {
     pending: '等待调度',
     queuePosition: '队列第 {{position}} 位',
     pendingNoReason: '调度器尚未给出原因。',
+    expectedStart: '预计于 {{at}} 左右开始（{{wait}}后）。',
+    expectedStartSoon: '预计在接下来的几个调度周期内开始。',
+    expectedStartNone:
+      '7 天内没有预计的开始时间：它所等待的作业未声明运行时长上限，或排在它前面的作业多于资源池一周能运行的量。',
+    expectedStartHint:
+      '该预测假设正在运行和排队的作业都运行到其声明的运行时长上限（多数会更早结束），且没有更高优先级的作业到达；计算于 {{asOf}}。',
     poolNow:
       '此资源池当前：单个 leaf 内整机空闲 {{leaf}} 张 GPU，单个 Scalable Unit 内 {{unit}} 张，整个资源池 {{pool}} 张；另有 {{stranded}} 张空闲 GPU 分散在部分占用的服务器上。',
     summary: '概要',
