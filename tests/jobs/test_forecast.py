@@ -65,6 +65,14 @@ def test_queued_jobs_learn_when_they_start(world: World, cluster: Cluster, clien
     assert {j["name"]: j["expected_start_at"] is not None for j in listed} == {
         "first": True, "open-ended": True, "third": True,
     }  # fmt: skip
+    # The pool's queue gives every entry's forecast, other tenants' jobs included (like
+    # their size and priority, it says nothing of whose they are).
+    other = client_for(world.user("b", Role.MEMBER))
+    queue = other.get(f"/api/v1/pools/{cluster.pool.pk}/queue/").json()
+    assert [(e["name"], e["expected_start_at"]) for e in queue] == [
+        (None, starts[name].isoformat().replace("+00:00", "Z"))
+        for name in ("first", "open-ended", "third")
+    ]
 
 
 def test_no_estimate_behind_work_without_an_end(world: World, cluster: Cluster, client_for) -> None:

@@ -60,6 +60,11 @@ class QueueEntrySerializer(serializers.Serializer[Any]):
         child=serializers.JSONField(), allow_null=True, help_text="as on the job"
     )
     held_nodes = serializers.IntegerField()
+    expected_start_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="the scheduler's forecast of its start, as on the job; null: none yet or "
+        "not within 7 days",
+    )
 
 
 def capacity_by_pool() -> dict[int, list[dict[str, Any]]]:
@@ -126,6 +131,7 @@ class PoolViewSet(
                     "pending_message": job.pending_message if visible else None,
                     "pending_detail": job.pending_detail if visible else None,
                     "held_nodes": holds.get(job.pk, 0),
+                    "expected_start_at": job.expected_start_at,
                 }
             )
         return Response(QueueEntrySerializer(entries, many=True).data)

@@ -3584,6 +3584,11 @@ export interface components {
         };
         QueueEntry: {
             devices: number;
+            /**
+             * Format: date-time
+             * @description the scheduler's forecast of its start, as on the job; null: none yet or not within 7 days
+             */
+            expected_start_at: string | null;
             held_nodes: number;
             /** @description null for other tenants' jobs */
             job: number | null;

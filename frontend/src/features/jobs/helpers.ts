@@ -60,10 +60,15 @@ export type Forecast = Pick<Job, 'expected_start_at' | 'expected_start_as_of'>;
 /** Under a minute away (or already past): the next scheduling cycles start it. */
 export const SOON_MS = 60_000;
 
+/** Seconds from now until ``at`` (ISO 8601), never below zero. */
+export function secondsUntil(at: string, now: number = Date.now()): number {
+  return Math.max(0, (Date.parse(at) - now) / 1000);
+}
+
 /** Seconds from now until the forecast start; null without a forecast start. */
 export function secondsUntilStart(job: Forecast, now: number = Date.now()): number | null {
   if (job.expected_start_as_of === null || job.expected_start_at === null) return null;
-  return Math.max(0, (Date.parse(job.expected_start_at) - now) / 1000);
+  return secondsUntil(job.expected_start_at, now);
 }
 
 /** A wait said roughly, for the job list: to 5 minutes under an hour, to the hour above. */

@@ -28,6 +28,7 @@ const QUEUE = [
     pending_code: 'insufficient',
     pending_message: 'Waiting for 64 A800',
     held_nodes: 2,
+    expected_start_at: new Date(Date.now() + 3 * 3_600_000 + 60_000).toISOString(),
   },
   {
     position: 2,
@@ -40,6 +41,7 @@ const QUEUE = [
     pending_code: 'behind',
     pending_message: null,
     held_nodes: 0,
+    expected_start_at: null,
   },
 ];
 
@@ -63,8 +65,8 @@ describe('quotas and pools', () => {
     expect(rows('tenant-quotas')[1]?.slice(0, 5)).toEqual(['a800-train', 'A800', '48', '32', '16']);
     await screen.findByText('big-run (vision)');
     expect(rows('pool-queue').slice(1)).toEqual([
-      ['1', 'big-run (vision)', 'P4', '64', '2 min 5 s', 'Waiting for 64 A800', '2'],
-      ['2', 'Another tenant', 'P5', '8', '30 s', 'behind', '0'],
+      ['1', 'big-run (vision)', 'P4', '64', '2 min 5 s', '~3 h', 'Waiting for 64 A800', '2'],
+      ['2', 'Another tenant', 'P5', '8', '30 s', '—', 'behind', '0'],
     ]);
     expect(screen.queryByTestId('quota-console')).toBeNull();
     // Each pool links to its servers on the Cluster page.

@@ -23,6 +23,7 @@ import type { Pool, Quota, QueueEntry } from '../../lib/apiTypes';
 import { formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { usePoolQueue, usePools } from '../jobs/api';
+import { roughWait, secondsUntil, SOON_MS } from '../jobs/helpers';
 import { schedulerText } from '../jobs/schedulerText';
 import { useTenant } from '../tenancy/useTenant';
 import { useAllQuotas, usePatchQuota, useTenantQuotas } from './api';
@@ -363,6 +364,17 @@ function PoolQueue({ id, name }: { id: number | null; name: string }) {
               title: t('pools.waiting'),
               dataIndex: 'waiting_s',
               render: (s: number) => formatDuration(s, currentLanguage()),
+            },
+            {
+              title: t('pools.startsIn'),
+              dataIndex: 'expected_start_at',
+              render: (at: string | null) => {
+                if (at === null) return '—';
+                const left = secondsUntil(at);
+                return left * 1000 < SOON_MS
+                  ? t('pools.startsNow')
+                  : `~${formatDuration(roughWait(left), currentLanguage())}`;
+              },
             },
             {
               title: t('pools.reason'),

@@ -510,6 +510,8 @@ export const en = {
     otherTenant: 'Another tenant',
     devices: 'Devices',
     waiting: 'Waiting',
+    startsIn: 'Starts in',
+    startsNow: 'shortly',
     reason: 'Pending reason',
     holds: 'Held nodes',
   },

@@ -504,6 +504,8 @@ export const zh: Messages = {
     otherTenant: '其他租户',
     devices: '设备数',
     waiting: '已等待',
+    startsIn: '预计开始',
+    startsNow: '即将',
     reason: '等待原因',
     holds: '预留节点',
   },
