@@ -88,7 +88,8 @@ describe('FormModal', () => {
     // Once it has failed, OK works again (to retry after fixing the field).
     answer(false);
     await waitFor(() => {
-      expect(dialog.getByRole<HTMLButtonElement>('button', { name: /Save/ }).disabled).toBe(false);
+      // By its exact name: enabled and no longer showing the spinner ("loading Save").
+      expect(dialog.getByRole<HTMLButtonElement>('button', { name: 'Save' }).disabled).toBe(false);
     });
     await user.click(dialog.getByRole('button', { name: 'Save' }));
     await waitFor(() => {
@@ -106,7 +107,8 @@ describe('FormModal', () => {
       expect(save).toHaveBeenCalledTimes(1);
     });
     await waitFor(() => {
-      expect(dialog.getByRole<HTMLButtonElement>('button', { name: /Save/ }).disabled).toBe(false);
+      // By its exact name: enabled and no longer showing the spinner ("loading Save").
+      expect(dialog.getByRole<HTMLButtonElement>('button', { name: 'Save' }).disabled).toBe(false);
     });
     await user.click(dialog.getByRole('button', { name: 'Save' }));
     await waitFor(() => {
@@ -126,7 +128,8 @@ describe('FormModal', () => {
     expect(save).toHaveBeenCalledTimes(1);
     answer(false);
     await waitFor(() => {
-      expect(dialog.getByRole<HTMLButtonElement>('button', { name: /Save/ }).disabled).toBe(false);
+      // By its exact name: enabled and no longer showing the spinner ("loading Save").
+      expect(dialog.getByRole<HTMLButtonElement>('button', { name: 'Save' }).disabled).toBe(false);
     });
     await user.type(dialog.getByLabelText('Name'), '{Enter}'); // a retry after the refusal
     await waitFor(() => {
