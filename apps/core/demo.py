@@ -218,8 +218,9 @@ def _jobs(cluster: Cluster) -> None:
         # A notebook to open, stop and restart with its files (simulated: a page, no kernel).
         ("vision", "bob", "eda-notebook", JobKind.NOTEBOOK, 4, _notebook(), 8),
     ]
+    submitted: dict[str, Job] = {}
     for slug, username, name, kind, priority, spec, limit_h in demo:
-        submit_job(
+        submitted[name] = submit_job(
             tenant=Tenant.objects.get(slug=slug),
             owner=User.objects.get(username=username),
             name=name,
@@ -229,6 +230,19 @@ def _jobs(cluster: Cluster) -> None:
             spec=spec,
             max_runtime_s=limit_h * 3600,
         )
+    # A pipeline's next step: queued until the fine-tune succeeds, then it runs.
+    finetune = submitted["detr-finetune"]
+    submit_job(
+        tenant=finetune.tenant,
+        owner=User.objects.get(username="bob"),
+        name="detr-eval",
+        kind=JobKind.TRAINING,
+        pool=pool,
+        priority=4,
+        spec=_training(1, 2, 0.25),
+        max_runtime_s=3600,
+        after=[finetune],
+    )
 
 
 @transaction.atomic

@@ -372,12 +372,17 @@ def exempt_job(*, job: Job, actor: User, reason: str) -> IdleFlag:
 
 def _queue_pass(now: datetime, result: SweepResult) -> None:
     default = default_policy()
+    # A job that starts after others waits in the queue only once they have succeeded.
     waiting = Job.objects.filter(
-        state=JobState.QUEUED, max_wait_s__isnull=False, queue_flag__isnull=True
+        state=JobState.QUEUED,
+        max_wait_s__isnull=False,
+        queue_flag__isnull=True,
+        waiting_for_jobs=False,
     ).select_related("tenant", "owner")
     for candidate in waiting:
         assert candidate.max_wait_s is not None
-        waited = (now - candidate.state_changed_at).total_seconds()
+        since = max(candidate.state_changed_at, candidate.released_at or candidate.state_changed_at)
+        waited = (now - since).total_seconds()
         if waited < candidate.max_wait_s:
             continue
         policy = effective_policy(candidate.tenant, default)

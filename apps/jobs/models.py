@@ -138,6 +138,25 @@ class Job(models.Model):
     admitted_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    after = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="dependents",
+        help_text="Training jobs of the same tenant that must succeed before this one starts "
+        "(apps/jobs/after.py).",
+    )
+    waiting_for_jobs = models.BooleanField(
+        default=False,
+        help_text="Queued, but some job in `after` has not succeeded yet: the scheduler does "
+        "not place it, and its max wait does not run.",
+    )
+    released_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the last job in `after` succeeded: the job waits in the queue, and "
+        "takes its place in it, from then.",
+    )
     home_deleted_at = models.DateTimeField(
         null=True,
         blank=True,

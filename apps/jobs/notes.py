@@ -24,6 +24,12 @@ from apps.scheduling.core.text import PHRASES, Phrase
 NOTES: dict[str, str] = {
     "submittedBy": "submitted by {owner}",
     "cancelledBy": "cancelled by {actor}",
+    # a job that starts after others (apps/jobs/after.py)
+    "afterMet": "the jobs it starts after have succeeded; it joins the queue",
+    "afterFailed": "job #{job} ({name}) failed, so this job, which starts after it, never will",
+    "afterCancelled": (
+        "job #{job} ({name}) was cancelled, so this job, which starts after it, never will"
+    ),
     "placed": "placed on {nodes} node(s), tier {tier}",
     "objectsCreated": "objects created",
     "afterPreemption": "after preemption",

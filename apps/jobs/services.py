@@ -141,9 +141,12 @@ def submit_job(
     max_wait_s: int | None = None,
     max_runtime_s: int | None = None,
     max_retries: int = 3,
+    after: list[Job] | None = None,
 ) -> Job:
     """Record a validated job as queued. Nothing else happens in the request: the scheduler
-    loop admits it and a worker dispatches it."""
+    loop admits it and a worker dispatches it. ``after``: jobs that must succeed first
+    (validated by the caller; apps/jobs/after.py)."""
+    after = after or []
     devices, milli = spec_devices(spec)
     models = spec.get("accelerator_models") or []
     job = Job.objects.create(
@@ -162,7 +165,10 @@ def submit_job(
         max_runtime_s=max_runtime_s,
         max_retries=max_retries,
         state=JobState.SUBMITTED,
+        waiting_for_jobs=any(j.state != JobState.SUCCEEDED for j in after),
     )
+    if after:
+        job.after.set(after)
     transition(
         job, JobState.QUEUED, reason="Submitted", message=note("submittedBy", owner=str(owner))
     )

@@ -146,6 +146,7 @@ def _admit(
             ),
             extra={
                 "admitted_at": now,
+                "waiting_for_jobs": False,  # its predecessors succeeded since the last settle
                 "pending_code": "",
                 "pending_message": "",
                 "pending_detail": [],

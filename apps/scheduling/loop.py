@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
+from apps.jobs import after
 from apps.scheduling import core, snapshot
 from apps.scheduling.apply import Applied, apply
 from apps.scheduling.core.presets import preset
@@ -39,6 +40,7 @@ def run_cycle(policy: core.Policy | None = None) -> CycleReport:
     """``policy``: None for ``live_policy``."""
     started = time.perf_counter()
     now = timezone.now()
+    after.settle(now)  # jobs whose predecessors ended join the queue or are cancelled
     inputs = snapshot.build(now)
     core_started = time.perf_counter()
     chosen = policy if policy is not None else live_policy(inputs.snapshot)

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from apps.clusters.models import Device, Node, NodeHealth, ResourcePool
+from apps.jobs.after import unmet
 from apps.jobs.models import HOLDING, Allocation, Job, JobState
 from apps.quotas.models import Quota
 from apps.scheduling import core
@@ -64,17 +65,20 @@ def topology(spec: dict[str, Any]) -> core.TopologyRequirement:
     )
 
 
-def pending_job(job: Job, tenant: str, pool: str) -> core.PendingJob:
+def pending_job(job: Job, tenant: str, pool: str, after: tuple[int, ...] = ()) -> core.PendingJob:
+    """``after``: the jobs it starts after that have not succeeded yet. A job let in after
+    them waits in the queue from then (``released_at``), not from its submission."""
     return core.PendingJob(
         job_id=str(job.pk),
         tenant=tenant,
         pool=pool,
         priority=job.priority,
         groups=replica_groups(job.spec),
-        submit_time=job.submitted_at,
+        submit_time=job.released_at or job.submitted_at,
         topology=topology(job.spec),
         max_wait=timedelta(seconds=job.max_wait_s) if job.max_wait_s else None,
         expected_runtime=runtime_limit(job),
+        after=tuple(str(a) for a in after),
     )
 
 
@@ -173,9 +177,11 @@ def build(now: datetime) -> Inputs:
         )
         for h in Hold.objects.filter(expires_at__gt=now)
     )
+    queued = list(Job.objects.filter(state=JobState.QUEUED).select_related("tenant"))
+    waits = unmet([j.pk for j in queued if j.waiting_for_jobs])
     queue = [
-        pending_job(j, j.tenant.slug, pool_keys[j.pool_id])
-        for j in Job.objects.filter(state=JobState.QUEUED).select_related("tenant")
+        pending_job(j, j.tenant.slug, pool_keys[j.pool_id], tuple(waits.get(j.pk, ())))
+        for j in queued
     ]
     snapshot = core.ClusterSnapshot(
         nodes=nodes,

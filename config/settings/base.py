@@ -210,7 +210,10 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     # Probe runs and what-if runs share one set of states (pending, running, done, failed).
-    "ENUM_NAME_OVERRIDES": {"WorkerRunStateEnum": "apps.core.choices.RunState"},
+    "ENUM_NAME_OVERRIDES": {
+        "WorkerRunStateEnum": "apps.core.choices.RunState",
+        "JobStateEnum": "apps.jobs.models.JobState",
+    },
 }
 
 TOKEN_TTL_DAYS = env.get_int("ZS_TOKEN_TTL_DAYS", 90)

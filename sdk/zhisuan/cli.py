@@ -331,6 +331,8 @@ def _read_body(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     body = _read_body(args)
     body.setdefault("kind", "training")
+    if args.after:
+        body["after"] = [*body.get("after", []), *(i for ids in args.after for i in ids)]
     client = _client(args)
     _resolve_pool(client, body)
     job = client.post(client.tenant_path("jobs/"), body)
@@ -440,6 +442,23 @@ def _groups(spec: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _job_ids(text: str) -> list[int]:
+    """``--after 12,13``: job ids, comma-separated."""
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"job ids separated by commas, got {text!r}") from None
+    if not ids or min(ids) < 1:
+        raise argparse.ArgumentTypeError(f"job ids separated by commas, got {text!r}")
+    return ids
+
+
+def _after(job: dict[str, Any]) -> str | None:
+    """The jobs this one starts after, with their state ('#12 prep (succeeded)')."""
+    befores = job.get("after_jobs") or []
+    return ", ".join(f"#{b['id']} {b['name']} ({b['state']})" for b in befores) or None
+
+
 def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
     job = client.get(client.tenant_path(f"jobs/{args.id}/"))
@@ -454,6 +473,7 @@ def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
         ("Devices", _devices(job)), ("Owner", job.get("owner")),
         ("Attempt", job.get("attempt")), ("Failures", job.get("failures")),
         ("Queue position", job.get("queue_position")),
+        ("Starts after", _after(job)),
         ("Expected start", _expected_start(job)),
         ("Pending", _pending(job.get("pending_code"), job.get("pending_message"))),
         ("Submitted", _when(job.get("submitted_at"))), ("Started", _when(job.get("started_at"))),
@@ -653,6 +673,9 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("-f", "--file", required=True, help="job file ('-' for stdin)")
     submit.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override a top-level field, e.g. --set priority=3")  # fmt: skip
+    submit.add_argument("--after", action="append", type=_job_ids, metavar="ID[,ID...]",
+                        help="start only after these training jobs succeed (cancelled if "
+                        "one fails)")  # fmt: skip
     lst = add("list", cmd_list, "list jobs, newest first")
     lst.add_argument("--state", choices=JOB_STATES, help="only jobs in this state")
     lst.add_argument("--kind", choices=["training", "notebook", "inference"])

@@ -73,12 +73,18 @@ def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
         (j.spec["replica_groups"][0]["replicas"] > 1, j.spec["topology"]["mode"]) for j in done
     }
     assert modes == {(True, "soft"), (False, "none")}
-    # The four live demo jobs (three training jobs, a notebook) come last; seeding again
-    # writes nothing.
-    assert list(Job.objects.order_by("-pk").values_list("kind", "state")[:4]) == [
-        ("notebook", "queued"),
-        *[("training", "queued")] * 3,
+    # The live demo jobs (three training jobs, a notebook, and an evaluation that starts
+    # after the fine-tune) come last; seeding again writes nothing.
+    assert list(Job.objects.order_by("-pk").values_list("name", "kind", "state")[:5]) == [
+        ("detr-eval", "training", "queued"),
+        ("eda-notebook", "notebook", "queued"),
+        ("detr-finetune", "training", "queued"),
+        ("vit-l-imagenet", "training", "queued"),
+        ("llama-7b-pretrain", "training", "queued"),
     ]
+    evaluation = Job.objects.get(name="detr-eval")
+    assert evaluation.waiting_for_jobs
+    assert [j.name for j in evaluation.after.all()] == ["detr-finetune"]
     count = Job.objects.count()
     demo.seed()
     assert Job.objects.count() == count

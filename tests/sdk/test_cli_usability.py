@@ -420,6 +420,25 @@ def test_describe_gives_the_forecast_start_of_a_queued_job(logged_in, tmp_path):
             "limit)") in zs("describe", str(job.pk))[1].splitlines()  # fmt: skip
 
 
+def test_submit_after_other_jobs_and_describe_them(logged_in, tmp_path, capsys):
+    assert zs("submit", "-f", job_file(tmp_path), "--set", "name=prep")[0] == 0
+    prep = Job.objects.get()
+    code, _out = zs("submit", "-f", job_file(tmp_path), "--set", "name=train",
+                    "--after", f"{prep.pk},{prep.pk}")  # fmt: skip
+    assert code == 0
+    train = Job.objects.get(name="train")
+    assert list(train.after.values_list("pk", flat=True)) == [prep.pk]
+    assert train.waiting_for_jobs
+    lines = zs("describe", str(train.pk))[1].splitlines()
+    assert f"Starts after:   #{prep.pk} prep (queued)" in lines
+    # A bad list is the CLI's usage error; an unknown job is the server's field error.
+    with pytest.raises(SystemExit) as usage:
+        zs("submit", "-f", job_file(tmp_path), "--after", "12,x")
+    assert usage.value.code == 2 and "job ids separated by commas" in capsys.readouterr().err
+    code, _out = zs("submit", "-f", job_file(tmp_path), "--after", "999999")
+    assert code != 0 and Job.objects.count() == 2
+
+
 def test_list_says_when_there_are_more_and_checks_the_state(logged_in, tmp_path, capsys):
     for name in ("one", "two", "three"):
         assert zs("submit", "-f", job_file(tmp_path), "--set", f"name={name}")[0] == 0

@@ -9,13 +9,15 @@ from django.db.models import Max, Sum
 from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.clusters.backends.spec import DEFAULT_NOTEBOOK_STORAGE_GIB
 from apps.clusters.models import Node, ResourcePool
 from apps.governance.policy import runtime_cap
+from apps.jobs.after import MAX_AFTER
 from apps.jobs.homes import home_job_id
-from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine
+from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine, JobState, state_word
 from apps.jobs.notebooks import open_path
 from apps.tenancy.models import ADMIN_ROLES, Project
 
@@ -156,6 +158,13 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         read_only_fields = fields
 
 
+class AfterJobSerializer(serializers.ModelSerializer[Job]):
+    class Meta:
+        model = Job
+        fields = ["id", "name", "state"]
+        read_only_fields = fields
+
+
 class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializer[Job]):
     """Submit (POST) and read jobs. Spec fields are flattened for a friendly API."""
 
@@ -198,6 +207,18 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         "the cap.",
     )
     max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
+    after = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        max_length=MAX_AFTER,
+        required=False,
+        write_only=True,
+        help_text="Ids of training jobs of the same tenant that must succeed before this job "
+        "starts. Until then it stays queued with pending code `after` (its max wait not "
+        "running); if one of them fails or is cancelled, this job is cancelled.",
+    )
+    after_jobs = serializers.SerializerMethodField(
+        help_text="The jobs this one starts after, in id order, with their state now."
+    )
     owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
     allocations = AllocationSerializer(many=True, read_only=True)
     open_url = serializers.SerializerMethodField(
@@ -225,7 +246,7 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "id", "name", "kind", "pool", "project", "priority", "owner",
             "image", "command", "args", "env", "replica_groups", "accelerator_model", "topology",
             "volumes", "notebook", "inference", "max_wait_s", "max_runtime_s", "max_retries",
-            "spec",
+            "after", "after_jobs", "waiting_for_jobs", "released_at", "spec",
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
             "pending_code", "pending_message", "pending_detail", "queue_position",
             "expected_start_at", "expected_start_as_of", "attempt", "failures", "submitted_at",
@@ -236,8 +257,14 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "spec", "requested_devices", "requested_milli", "state", "state_reason",
             "state_changed_at", "pending_code", "pending_message", "queue_position",
             "expected_start_at", "expected_start_as_of", "attempt", "failures", "submitted_at",
-            "admitted_at", "started_at", "finished_at", "home_deleted_at",
+            "admitted_at", "started_at", "finished_at", "home_deleted_at", "waiting_for_jobs",
+            "released_at",
         ]  # fmt: skip
+
+    @extend_schema_field(AfterJobSerializer(many=True))
+    def get_after_jobs(self, job: Job) -> list[dict[str, Any]]:
+        jobs = sorted(job.after.all(), key=lambda j: j.pk)  # prefetched by the view
+        return list(AfterJobSerializer(jobs, many=True).data)
 
     def get_home_job(self, job: Job) -> int | None:
         return home_job_id(job)
@@ -264,6 +291,34 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
                 _("Invalid variable name(s): {names}.").format(names=", ".join(bad))
             )
         return value
+
+    def validate_after(self, value: list[int]) -> list[Job]:
+        """The jobs, in the order given, each once; the same answer for a job that does not
+        exist and one of another tenant, so an id says nothing of other tenants."""
+        tenant = self.context["view"].tenant
+        ids = list(dict.fromkeys(value))
+        found = {j.pk: j for j in Job.objects.filter(tenant=tenant, pk__in=ids)}
+        errors: list[str] = []
+        for job_id in ids:
+            job = found.get(job_id)
+            if job is None:
+                errors.append(_("No job #{job} in this tenant.").format(job=job_id))
+            elif job.kind != JobKind.TRAINING:
+                errors.append(
+                    _(
+                        "Job #{job} is not a training job: only a training job ends by "
+                        "succeeding, so nothing can start after it."
+                    ).format(job=job_id)
+                )
+            elif job.state in (JobState.FAILED, JobState.CANCELLED):
+                errors.append(
+                    _("Job #{job} ({name}) is {state}: a job after it would never start.").format(
+                        job=job_id, name=job.name, state=state_word(job.state)
+                    )
+                )
+        if errors:
+            raise serializers.ValidationError(errors)
+        return [found[job_id] for job_id in ids]
 
     def validate_project(self, value: Project | None) -> Project | None:
         if value is not None and value.tenant_id != self.context["view"].tenant.pk:
@@ -398,6 +453,7 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             max_wait_s=validated_data.get("max_wait_s"),
             max_runtime_s=validated_data.get("max_runtime_s"),
             max_retries=validated_data["max_retries"],
+            after=validated_data.get("after"),
         )
 
 

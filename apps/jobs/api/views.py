@@ -62,7 +62,9 @@ class JobViewSet(TenantScopedViewSet[Job]):
     http_method_names = ["get", "post", "head", "options"]
 
     def scoped_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
-        return queryset.select_related("owner", "tenant").prefetch_related("allocations__node")
+        return queryset.select_related("owner", "tenant").prefetch_related(
+            "allocations__node", "after"
+        )
 
     def save_kwargs(self) -> dict[str, Any]:
         return {**super().save_kwargs(), "owner": request_user(self.request)}

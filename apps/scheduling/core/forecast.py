@@ -9,6 +9,8 @@ virtual clock that jumps from one event to the next:
   runtime limit); work that declared none never ends in the forecast;
 - a job the forecast starts runs for its declared runtime (``PendingJob.expected_runtime``),
   or without end when it declared none;
+- a job that starts after others (``PendingJob.after``) joins the queue when the last of
+  them ends in the forecast (each is taken to succeed), as the platform lets it in then;
 - the clock also stops where a rule of the policy changes its mind without any job ending:
   a large job starts to starve or its hold window closes, a gang's topology patience runs
   out, a hold expires;
@@ -26,7 +28,7 @@ Pure Python like the rest of the core; nothing here changes the snapshot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from .delay import hold_expiry, starvation_threshold_for, topology_patience_for
@@ -75,6 +77,29 @@ def _wakes(job: PendingJob, policy: Policy) -> list[datetime]:
     return out
 
 
+def _release_after(
+    waiting: dict[str, PendingJob],
+    by_id: dict[str, PendingJob],
+    ended: set[str],
+    t: datetime,
+    policy: Policy,
+    wakes: list[datetime],
+) -> list[datetime]:
+    """Drop ended jobs from the ``after`` of the jobs waiting on them; one left with none
+    joins the queue at ``t`` (its submit time from then, as the platform's release sets it).
+    Returns the wakes with those of the jobs let in."""
+    added: list[datetime] = []
+    for job_id, job in list(waiting.items()):
+        if not job.after or not ended.intersection(job.after):
+            continue
+        rest = tuple(a for a in job.after if a not in ended)
+        job = replace(job, after=rest, submit_time=job.submit_time if rest else t)
+        waiting[job_id] = by_id[job_id] = job
+        if not rest:
+            added += [w for w in _wakes(job, policy) if w > t]
+    return sorted(wakes + added) if added else wakes
+
+
 def forecast_starts(
     snapshot: ClusterSnapshot,
     queue: list[PendingJob],
@@ -95,6 +120,7 @@ def forecast_starts(
     waiting = dict(by_id)
     wakes = sorted({w for j in queue for w in _wakes(j, policy) if now < w <= until})
     starts: dict[str, datetime] = {}
+    ended: set[str] = set()
     cycles = 0
     t = now
     while waiting and cycles < max_cycles:
@@ -102,8 +128,11 @@ def forecast_starts(
         # stopped by the next governance pass).
         for job_id in [j for j, e in ends.items() if e <= t]:
             del ends[job_id]
+            ended.add(job_id)
             if job_id in live.running:
                 live.release(job_id)
+        if ended:
+            wakes = _release_after(waiting, by_id, ended, t, policy, wakes)
         cycles += 1
         decisions = live.schedule(list(waiting.values()), policy, t, quiet=True)
         for pre in decisions.preemptions:

@@ -83,6 +83,7 @@ class PendingCode(StrEnum):
     BLOCKED = "blocked"
     PARTIAL = "partial"
     SHARING_DISABLED = "sharing_disabled"
+    AFTER = "after"  # waits for other jobs to succeed first (``PendingJob.after``)
 
 
 class PreemptionKind(StrEnum):
@@ -221,6 +222,9 @@ class PendingJob:
     max_wait: timedelta | None = None
     # How long it is expected to run once started (a declared runtime); None: unknown.
     expected_runtime: timedelta | None = None
+    # Jobs that must succeed before this one may start, those not yet succeeded (the
+    # platform drops each as it succeeds); the job is not placed while any is left.
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ from .quota import QuotaKey, fmt_devices
 from .reasons import capacity, fmt_duration, held_until, hold_drain, no_match, over_max_wait
 from .request import Request, build_request, compatible_classes
 from .scoring import SCORED, place_scored
-from .text import EMPTY, Text, phrase, say
+from .text import EMPTY, Items, Text, phrase, say
 from .topology import could_ever_fit, tier_of
 
 
@@ -233,6 +233,11 @@ class Scheduler:
             seen.add(job.job_id)
             if job.job_id in self.state.running:
                 self._pend(job, PendingCode.INVALID, say("alreadyRunning"))
+                continue
+            if job.after:
+                # Not a candidate yet: it neither takes room nor holds nodes nor counts in
+                # its tenant's share until the jobs before it have succeeded.
+                self._pend(job, PendingCode.AFTER, say("afterJobs", jobs=Items(job.after)))
                 continue
             req = self.state.request_for(job, build_request)
             if isinstance(req, Text):

@@ -40,6 +40,7 @@ PHRASES: dict[str, str] = {
     ),
     "sharingDisabled": "GPU sharing is disabled by policy",
     "overMaxWait": "waited {waited}, over its max wait of {limit}",
+    "afterJobs": "starts after job(s) {jobs} succeed",
     # quota
     "noQuota": "tenant '{tenant}' has no {model} quota in pool '{pool}'",
     "overQuota": (

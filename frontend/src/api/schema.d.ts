@@ -1724,6 +1724,11 @@ export interface components {
          * @enum {string}
          */
         ActionEnum: "create" | "update" | "delete";
+        AfterJob: {
+            readonly id: number;
+            readonly name: string;
+            readonly state: components["schemas"]["JobStateEnum"];
+        };
         Alert: {
             /** Format: date-time */
             readonly acknowledged_at: string | null;
@@ -2424,6 +2429,8 @@ export interface components {
             accelerator_model?: string;
             /** Format: date-time */
             readonly admitted_at: string | null;
+            /** @description The jobs this one starts after, with their state now. */
+            readonly after_jobs: components["schemas"]["AfterJob"][];
             readonly allocations: components["schemas"]["Allocation"][];
             /** @description Dispatch generation: +1 each time the job leaves the cluster. */
             readonly attempt: number;
@@ -2468,6 +2475,11 @@ export interface components {
             priority: number;
             project?: number | null;
             readonly queue_position: number | null;
+            /**
+             * Format: date-time
+             * @description When the last job in `after` succeeded: the job waits in the queue, and takes its place in it, from then.
+             */
+            readonly released_at: string | null;
             readonly requested_devices: number;
             /** @description Fractional shares, in milli-devices, over all replicas. */
             readonly requested_milli: number;
@@ -2481,6 +2493,8 @@ export interface components {
             readonly state_reason: string;
             /** Format: date-time */
             readonly submitted_at: string;
+            /** @description Queued, but some job in `after` has not succeeded yet: the scheduler does not place it, and its max wait does not run. */
+            readonly waiting_for_jobs: boolean;
         };
         JobCost: {
             /** Format: decimal */
@@ -2540,6 +2554,8 @@ export interface components {
         /** @description Submit (POST) and read jobs. Spec fields are flattened for a friendly API. */
         JobRequest: {
             accelerator_model?: string;
+            /** @description Ids of training jobs of the same tenant that must succeed before this job starts. Until then it stays queued with pending code `after` (its max wait not running); if one of them fails or is cancelled, this job is cancelled. */
+            after?: number[];
             args?: string[];
             command?: string[];
             env?: {

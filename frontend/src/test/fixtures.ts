@@ -70,6 +70,9 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     open_url: null,
     home_job: null,
     home_deleted_at: null,
+    after_jobs: [],
+    waiting_for_jobs: false,
+    released_at: null,
     ...overrides,
   };
 }

@@ -238,6 +238,27 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                   </span>
                 </Descriptions.Item>
               )}
+              {data.after_jobs.length > 0 && (
+                <Descriptions.Item label={t('jobDetail.after')}>
+                  <span data-testid="after-jobs">
+                    {data.after_jobs.map((after) => (
+                      <span key={after.id} data-testid="after-job" style={{ marginRight: 8 }}>
+                        <Link to={`/jobs/${after.id}`}>
+                          #{after.id} {after.name}
+                        </Link>{' '}
+                        <JobStateTag state={after.state} />
+                      </span>
+                    ))}
+                    {data.released_at !== null && (
+                      <Typography.Text type="secondary">
+                        {t('jobDetail.afterReleased', {
+                          at: formatDateTime(data.released_at, language),
+                        })}
+                      </Typography.Text>
+                    )}
+                  </span>
+                </Descriptions.Item>
+              )}
               <Descriptions.Item label={t('jobDetail.reason')}>
                 <StateReason job={data} events={events.data} />
               </Descriptions.Item>

@@ -133,6 +133,45 @@ describe('job reasons', () => {
     expect(screen.getByTestId('state-reason').textContent).toBe('重新排队 · 被抢占后');
   });
 
+  it('says why a job that starts after others was released or cancelled', async () => {
+    const released = event({ id: 4, reason: 'Released', message_key: 'afterMet' });
+    const message = 'job #13 (train-base) failed, so this job, which starts after it, never will';
+    const dropped = event({
+      id: 5,
+      from_state: 'queued',
+      to_state: 'cancelled',
+      reason: 'DependencyFailed',
+      message,
+      message_key: 'afterFailed',
+      message_args: { job: 13, name: 'train-base' },
+    });
+    const job = makeJob({ state: 'cancelled', state_reason: message });
+    const view = render(
+      <>
+        <EventDetail event={released} />
+        <StateReason job={job} events={[released, dropped]} />
+      </>,
+    );
+    expect(
+      screen.getByText('the jobs it starts after have succeeded; it joins the queue'),
+    ).toBeTruthy();
+    expect(screen.getByTestId('state-reason').textContent).toBe(
+      `A job it starts after did not succeed · ${message}`,
+    );
+    view.unmount();
+    await setLanguage('zh');
+    render(
+      <>
+        <EventDetail event={released} />
+        <StateReason job={job} events={[released, dropped]} />
+      </>,
+    );
+    expect(screen.getByText('它所等待的前序作业均已成功结束；进入排队')).toBeTruthy();
+    expect(screen.getByTestId('state-reason').textContent).toBe(
+      '前序作业未成功 · 作业 #13（train-base）失败，在其之后开始的本作业将不会运行',
+    );
+  });
+
   it('falls back to the server text while the events load', () => {
     const job = makeJob({ state: 'failed', state_reason: 'XID 79; no retries left' });
     render(<StateReason job={job} events={undefined} />);

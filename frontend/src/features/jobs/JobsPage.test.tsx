@@ -369,6 +369,63 @@ describe('submit wizard', () => {
     expect(await screen.findByText('vit-large (#42)')).toBeTruthy();
   });
 
+  it('starts the job after the chosen training jobs and shows a refusal on that field', async () => {
+    const user = userEvent.setup();
+    const REFUSED = 'Job #13 (train-base) is failed: a job after it would never start.';
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      [`GET ${JOBS}`]: page([
+        makeJob({ id: 14, name: 'broken', state: 'failed' }),
+        makeJob({ id: 13, name: 'train-base', state: 'running' }),
+        makeJob({ id: 12, name: 'prep-data', state: 'succeeded' }),
+      ]),
+      [`POST ${JOBS}`]: [
+        { status: 400, body: { detail: 'Invalid input.', errors: { after: [REFUSED] } } },
+        { status: 201, body: makeJob({ id: 42, name: 'vit-large' }) },
+      ],
+      'GET /api/v1/tenants/vision/jobs/42/': {
+        status: 200,
+        body: makeJob({ id: 42, name: 'vit-large' }),
+      },
+      'GET /api/v1/tenants/vision/jobs/42/events/': { status: 200, body: [] },
+    });
+    renderApp('/jobs/new');
+    await fillToReview(user);
+    // The newest training jobs, less those that failed or were cancelled; found by label.
+    const field = screen.getByRole('combobox', { name: 'Start after' });
+    fireEvent.mouseDown(field);
+    expect(await screen.findByTitle('#13 train-base (Running)')).toBeTruthy();
+    expect(screen.queryByTitle('#14 broken (Failed)')).toBeNull();
+    await user.type(field, 'prep');
+    expect(screen.queryByTitle('#13 train-base (Running)')).toBeNull();
+    fireEvent.click(await screen.findByTitle('#12 prep-data (Succeeded)'));
+    await user.clear(field);
+    fireEvent.click(await screen.findByTitle('#13 train-base (Running)'));
+    const listed = new URLSearchParams(requests.find((r) => r.path === JOBS)?.query);
+    expect([listed.get('kind'), listed.get('page_size')]).toEqual(['training', '100']);
+
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    const review = await screen.findByTestId('submit-review');
+    expect(within(review).getByText('#12, #13')).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: 'Submit job' }));
+    // Back on the scheduling step, the server's sentence under the field.
+    expect(await screen.findByText(REFUSED)).toBeTruthy();
+    expect(screen.getByRole('combobox', { name: 'Start after' })).toBeTruthy();
+    const posts = () => requests.filter((r) => r.method === 'POST');
+    expect((posts()[0]?.body as { after?: number[] }).after).toEqual([12, 13]);
+
+    // None chosen: no `after` in the body at all.
+    for (const remove of screen.getAllByLabelText('close')) fireEvent.click(remove);
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    const none = within(await screen.findByTestId('submit-review')).getByText('Start after');
+    expect(none.closest('tr')?.textContent).toBe('Start after—');
+    await user.click(screen.getByRole('button', { name: 'Submit job' }));
+    expect(await screen.findByText('vit-large (#42)')).toBeTruthy();
+    expect(posts()).toHaveLength(2);
+    expect(posts()[1]?.body).not.toHaveProperty('after');
+  });
+
   it('tells a member that P0-P2 need a tenant admin', async () => {
     const user = userEvent.setup();
     stubFetch({
@@ -434,6 +491,52 @@ describe('job detail', () => {
       within(pending).getByText('租户 “vision” 在资源池 “a800-train” 中没有 A800 配额'),
     ).toBeTruthy();
     expect(within(pending).queryByText(/has no A800 quota/)).toBeNull();
+  });
+
+  it('lists the jobs it starts after and says it waits for them', async () => {
+    const waiting = makeJob({
+      pending_code: 'after',
+      pending_message: 'starts after job(s) 12, 13 succeed',
+      pending_detail: [{ key: 'afterJobs', args: { jobs: { items: ['12', '13'] } } }],
+      waiting_for_jobs: true,
+      after_jobs: [
+        { id: 12, name: 'prep-data', state: 'succeeded' },
+        { id: 13, name: 'train-base', state: 'running' },
+      ],
+    });
+    const routes = {
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: waiting },
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+    };
+    stubFetch(routes);
+    const view = renderApp('/jobs/11');
+    const pending = await screen.findByTestId('pending-reason');
+    expect(within(pending).getByTestId('pending-code').textContent).toBe('After other jobs');
+    expect(within(pending).getByText('starts after job(s) 12, 13 succeed')).toBeTruthy();
+    const after = screen.getAllByTestId('after-job');
+    expect(after.map((e) => within(e).getByRole('link').getAttribute('href'))).toEqual([
+      '/jobs/12',
+      '/jobs/13',
+    ]);
+    expect(after.map((e) => within(e).getByRole('link').textContent)).toEqual([
+      '#12 prep-data',
+      '#13 train-base',
+    ]);
+    expect(after.map((e) => within(e).getByTestId('job-state').textContent)).toEqual([
+      'Succeeded',
+      'Running',
+    ]);
+    view.unmount();
+
+    await setLanguage('zh');
+    stubFetch(routes);
+    renderApp('/jobs/11');
+    const zh = await screen.findByTestId('pending-reason');
+    expect(within(zh).getByTestId('pending-code').textContent).toBe('等待前序作业');
+    expect(within(zh).getByText('在作业 12、13 成功结束后开始')).toBeTruthy();
+    expect(within(screen.getByTestId('after-jobs')).getByText('运行中')).toBeTruthy();
   });
 
   it('shows pending reason, queue position, timeline and replicas; cancels', async () => {
@@ -539,6 +642,7 @@ describe('job detail', () => {
       ['worker-1', 'a800-train-001', '4, 5, 6, 7'],
     ]);
     expect(screen.queryByTestId('pending-reason')).toBeNull();
+    expect(screen.queryByTestId('after-jobs')).toBeNull(); // it starts after no other job
     const summary = screen.getByTestId('job-summary');
     expect(within(summary).getByText('Runtime limit')).toBeTruthy();
     expect(within(summary).getByText('1 d')).toBeTruthy();

@@ -22,7 +22,7 @@ import { formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { PRIORITIES, modelsOf, nameRules } from './helpers';
 import { MAX_ARGS, MAX_ARG_LENGTH, parseCommand } from './command';
-import { usePools, useSubmitJob } from './api';
+import { useAfterCandidates, usePools, useSubmitJob } from './api';
 import { useProjects } from '../projects/api';
 import { poolOptions } from '../../lib/poolOptions';
 
@@ -48,6 +48,8 @@ interface WizardValues {
   max_retries: number;
   max_wait_s?: number | null;
   max_runtime_s?: number | null;
+  /** Ids of training jobs that must succeed before this one starts. */
+  after?: number[];
 }
 
 type Name = (string | number)[];
@@ -62,6 +64,7 @@ const STEP_FIELDS: Name[][] = [
     ['max_retries'],
     ['max_wait_s'],
     ['max_runtime_s'],
+    ['after'],
   ],
 ];
 
@@ -91,6 +94,7 @@ function toSubmit(values: WizardValues): JobSubmit {
     max_retries: values.max_retries,
     ...(values.max_wait_s ? { max_wait_s: values.max_wait_s } : {}),
     ...(values.max_runtime_s ? { max_runtime_s: values.max_runtime_s } : {}),
+    ...(values.after?.length ? { after: values.after } : {}),
     topology: { mode: values.topology_mode, highest_tier: values.topology_tier },
     replica_groups: values.replica_groups.map((g) => ({
       name: g.name.trim(),
@@ -126,6 +130,7 @@ export function SubmitJobPage({
   const [formError, setFormError] = useState<string[]>([]);
   const pools = usePools();
   const projects = useProjects(tenant);
+  const afterCandidates = useAfterCandidates(tenant);
   const submit = useSubmitJob(tenant);
   const poolId = Form.useWatch('pool', form);
   const model = Form.useWatch('accelerator_model', form);
@@ -501,6 +506,23 @@ export function SubmitJobPage({
                 <InputNumber min={60} step={600} style={{ width: 160 }} />
               </Form.Item>
             </Space>
+            <Form.Item name="after" label={t('submit.after')} extra={t('submit.afterHint')}>
+              <Select<number[]>
+                mode="multiple"
+                allowClear
+                showSearch={{ optionFilterProp: 'label' }}
+                placeholder={t('submit.afterPlaceholder')}
+                loading={afterCandidates.isPending}
+                options={(afterCandidates.data ?? []).map((job) => ({
+                  value: job.id,
+                  label: t('submit.afterOption', {
+                    id: job.id,
+                    name: job.name,
+                    state: t(`jobState.${job.state}`),
+                  }),
+                }))}
+              />
+            </Form.Item>
           </div>
 
           <div style={stepStyle(3)}>
@@ -599,6 +621,9 @@ function Review({
       <Descriptions.Item label={t('submit.retries')}>{values.max_retries}</Descriptions.Item>
       <Descriptions.Item label={t('jobDetail.runtimeLimit')}>
         {values.max_runtime_s ? formatDuration(values.max_runtime_s, currentLanguage()) : '—'}
+      </Descriptions.Item>
+      <Descriptions.Item label={t('submit.after')}>
+        {values.after?.length ? values.after.map((id) => `#${id}`).join(', ') : '—'}
       </Descriptions.Item>
     </Descriptions>
   );

@@ -41,6 +41,29 @@ export function useJobs(tenant: string, filters: JobFilters, cursor: string | un
   });
 }
 
+/** How many of the tenant's newest training jobs the submit form offers to start after. */
+export const AFTER_CANDIDATES = 100;
+
+/**
+ * The training jobs a new job may start after: the tenant's newest, less those that failed or
+ * were cancelled (they never succeed, so the server refuses them).
+ */
+export function useAfterCandidates(tenant: string) {
+  const filters = { kind: 'training', page_size: AFTER_CANDIDATES } as const;
+  return useQuery({
+    queryKey: jobKeys.list(tenant, filters),
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/', {
+          params: { path: { tenant }, query: filters },
+          signal,
+        }),
+      ),
+    select: (data) =>
+      data.results.filter((job) => job.state !== 'failed' && job.state !== 'cancelled'),
+  });
+}
+
 /** How often a queued job is read again: its pending reason changes with no event, and its
  * start forecast is refreshed about once a minute. */
 export const QUEUED_REFETCH_MS = 30_000;

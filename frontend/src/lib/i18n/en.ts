@@ -159,12 +159,18 @@ export const en = {
     RestartedWithFiles: 'Restarted with its files',
     HomeDeleted: 'Files deleted',
     CheckpointRequested: 'Checkpoint requested',
+    Released: 'The jobs it starts after succeeded',
+    DependencyFailed: 'A job it starts after did not succeed',
   },
   // Sentences the platform writes on job events (apps/jobs/notes.py NOTES: same keys and
   // placeholders, which tests/jobs/test_notes.py checks); other messages are shown as sent.
   jobNote: {
     submittedBy: 'submitted by {{owner}}',
     cancelledBy: 'cancelled by {{actor}}',
+    afterMet: 'the jobs it starts after have succeeded; it joins the queue',
+    afterFailed: 'job #{{job}} ({{name}}) failed, so this job, which starts after it, never will',
+    afterCancelled:
+      'job #{{job}} ({{name}}) was cancelled, so this job, which starts after it, never will',
     placed: 'placed on {{nodes}} node(s), tier {{tier}}',
     objectsCreated: 'objects created',
     afterPreemption: 'after preemption',
@@ -245,6 +251,7 @@ export const en = {
       "waiting behind job {{job}} in pool '{{pool}}' (backfill is off, so the queue is served strictly in order)",
     sharingDisabled: 'GPU sharing is disabled by policy',
     overMaxWait: 'waited {{waited}}, over its max wait of {{limit}}',
+    afterJobs: 'starts after job(s) {{jobs}} succeed',
     noQuota: "tenant '{{tenant}}' has no {{model}} quota in pool '{{pool}}'",
     overQuota:
       "quota: tenant '{{tenant}}' would use {{after}} {{model}} in pool '{{pool}}', over its limit of {{limit}} (guarantee {{guarantee}} + borrowing {{borrow}}); {{used}} in use",
@@ -397,6 +404,11 @@ export const en = {
     maxRuntime: 'Max runtime (s)',
     maxRuntimeHint:
       'Optional: stop the job after it has run this long; the scheduler plans with it.',
+    after: 'Start after',
+    afterHint:
+      'Optional: training jobs of this tenant that must succeed first. The job stays queued until they all have, and is cancelled if one of them fails or is cancelled.',
+    afterPlaceholder: 'No other jobs',
+    afterOption: '#{{id}} {{name}} ({{state}})',
     failed: 'The job was not submitted',
     back: 'Back',
     next: 'Next',
@@ -441,6 +453,8 @@ export const en = {
     homeVolume: 'Home volume',
     homeOwn: 'Its own',
     homeDeleted: '(deleted {{at}})',
+    after: 'Starts after',
+    afterReleased: '(all succeeded {{at}})',
   },
   notebooks: {
     title: 'Notebooks',
@@ -1219,6 +1233,7 @@ export const en = {
     pending_blocked: 'Behind a blocked job',
     pending_partial: 'Partly placed',
     pending_sharing_disabled: 'GPU sharing off',
+    pending_after: 'After other jobs',
   },
   experiments: {
     searchName: 'Search by name',

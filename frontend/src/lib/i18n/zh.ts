@@ -158,10 +158,15 @@ export const zh: Messages = {
     RestartedWithFiles: '带原有文件重新启动',
     HomeDeleted: '文件已删除',
     CheckpointRequested: '已请求保存检查点',
+    Released: '前序作业均已成功',
+    DependencyFailed: '前序作业未成功',
   },
   jobNote: {
     submittedBy: '由 {{owner}} 提交',
     cancelledBy: '由 {{actor}} 取消',
+    afterMet: '它所等待的前序作业均已成功结束；进入排队',
+    afterFailed: '作业 #{{job}}（{{name}}）失败，在其之后开始的本作业将不会运行',
+    afterCancelled: '作业 #{{job}}（{{name}}）已取消，在其之后开始的本作业将不会运行',
     placed: '已放置到 {{nodes}} 个节点，拓扑层级：{{tier}}',
     objectsCreated: '已在集群中创建对象',
     afterPreemption: '被抢占后',
@@ -243,6 +248,7 @@ export const zh: Messages = {
     blockedBehind: '在资源池 “{{pool}}” 中排在作业 {{job}} 之后（回填已关闭，队列严格按顺序调度）',
     sharingDisabled: '策略已关闭 GPU 共享',
     overMaxWait: '已等待 {{waited}}，超过其最长等待时间 {{limit}}',
+    afterJobs: '在作业 {{jobs}} 成功结束后开始',
     noQuota: '租户 “{{tenant}}” 在资源池 “{{pool}}” 中没有 {{model}} 配额',
     overQuota:
       '配额：租户 “{{tenant}}” 在资源池 “{{pool}}” 中将使用 {{after}} 张 {{model}}，超过其上限 {{limit}}（保障 {{guarantee}} + 可借用 {{borrow}}）；已使用 {{used}}',
@@ -392,6 +398,11 @@ export const zh: Messages = {
     maxWaitHint: '可选：排队超过该时间时报告。',
     maxRuntime: '最长运行时间（秒）',
     maxRuntimeHint: '可选：运行超过该时间即停止；调度器据此规划。',
+    after: '在以下作业之后开始',
+    afterHint:
+      '可选：须先成功结束的本租户训练作业。在它们全部成功之前，作业保持排队；其中任一失败或被取消，本作业即被取消。',
+    afterPlaceholder: '不等待其他作业',
+    afterOption: '#{{id}} {{name}}（{{state}}）',
     failed: '作业未提交',
     back: '上一步',
     next: '下一步',
@@ -436,6 +447,8 @@ export const zh: Messages = {
     homeVolume: '主目录存储卷',
     homeOwn: '本开发环境自有',
     homeDeleted: '（已于 {{at}} 删除）',
+    after: '前序作业',
+    afterReleased: '（均已于 {{at}} 成功结束）',
   },
   notebooks: {
     title: '开发环境',
@@ -1205,6 +1218,7 @@ export const zh: Messages = {
     pending_blocked: '排在受阻作业之后',
     pending_partial: '部分放置',
     pending_sharing_disabled: 'GPU 共享未开启',
+    pending_after: '等待前序作业',
   },
   experiments: {
     searchName: '按名称搜索',
