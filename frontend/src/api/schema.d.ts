@@ -2429,7 +2429,7 @@ export interface components {
             accelerator_model?: string;
             /** Format: date-time */
             readonly admitted_at: string | null;
-            /** @description The jobs this one starts after, with their state now. */
+            /** @description The jobs this one starts after, in id order, with their state now. */
             readonly after_jobs: components["schemas"]["AfterJob"][];
             readonly allocations: components["schemas"]["Allocation"][];
             /** @description Dispatch generation: +1 each time the job leaves the cluster. */
