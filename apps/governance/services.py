@@ -381,7 +381,9 @@ def _queue_pass(now: datetime, result: SweepResult) -> None:
     ).select_related("tenant", "owner")
     for candidate in waiting:
         assert candidate.max_wait_s is not None
-        since = max(candidate.state_changed_at, candidate.released_at or candidate.state_changed_at)
+        since = candidate.state_changed_at
+        if candidate.released_at is not None:  # let in after its predecessors succeeded
+            since = max(since, candidate.released_at)
         waited = (now - since).total_seconds()
         if waited < candidate.max_wait_s:
             continue

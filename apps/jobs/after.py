@@ -24,13 +24,14 @@ from datetime import datetime
 from django.db import transaction
 
 from apps.jobs import services
-from apps.jobs.models import TERMINAL, Job, JobState
+from apps.jobs.models import Job, JobState
 from apps.jobs.notes import note
 
 MAX_AFTER = 16
 """Most jobs one job may start after."""
 
 Through = Job.after.through
+NEVER_SUCCEEDS = frozenset({JobState.FAILED, JobState.CANCELLED})
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def settle(now: datetime) -> Settled:
     released = cancelled = 0
     for job_id in waiting:
         befores = sorted(states.get(job_id, []))
-        ended = next((b for b in befores if b[1] in TERMINAL and b[1] != JobState.SUCCEEDED), None)
+        ended = next((b for b in befores if b[1] in NEVER_SUCCEEDS), None)
         if ended is not None:
             cancelled += _cancel(job_id, ended)
         elif all(state == JobState.SUCCEEDED for _, state, _ in befores):

@@ -15,9 +15,9 @@ from rest_framework import serializers
 from apps.clusters.backends.spec import DEFAULT_NOTEBOOK_STORAGE_GIB
 from apps.clusters.models import Node, ResourcePool
 from apps.governance.policy import runtime_cap
-from apps.jobs.after import MAX_AFTER
+from apps.jobs.after import MAX_AFTER, NEVER_SUCCEEDS
 from apps.jobs.homes import home_job_id
-from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine, JobState, state_word
+from apps.jobs.models import Allocation, Job, JobEvent, JobKind, JobLogLine, state_word
 from apps.jobs.notebooks import open_path
 from apps.tenancy.models import ADMIN_ROLES, Project
 
@@ -310,7 +310,7 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
                         "succeeding, so nothing can start after it."
                     ).format(job=job_id)
                 )
-            elif job.state in (JobState.FAILED, JobState.CANCELLED):
+            elif job.state in NEVER_SUCCEEDS:
                 errors.append(
                     _("Job #{job} ({name}) is {state}: a job after it would never start.").format(
                         job=job_id, name=job.name, state=state_word(job.state)
