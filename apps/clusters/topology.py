@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.db import models
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -209,11 +209,18 @@ def _largest(nodes: Iterable[PlacedNode]) -> list[dict[str, Any]]:
 
 
 def _queues(pools: Sequence[ResourcePool]) -> dict[int, dict[str, Any]]:
-    """Each pool's queued jobs and the devices they ask for, by pending code (one query)."""
+    """Each pool's queued jobs and the devices they ask for, by pending code (one query).
+    The pool's total leaves out jobs that wait for others to succeed (``Job.after``): they
+    ask for nothing yet, and an operator sizing the backlog should not count them."""
+    asking = Q(waiting_for_jobs=False)
     rows = (
         Job.objects.filter(pool__in=pools, state=JobState.QUEUED)
         .values("pool_id", "pending_code")
-        .annotate(jobs=Count("id"), devices=Coalesce(Sum("requested_devices"), 0))
+        .annotate(
+            jobs=Count("id"),
+            devices=Coalesce(Sum("requested_devices"), 0),
+            asking=Coalesce(Sum("requested_devices", filter=asking), 0),
+        )
         .order_by("pool_id", "-jobs", "pending_code")
     )
     queues: dict[int, dict[str, Any]] = {
@@ -222,7 +229,7 @@ def _queues(pools: Sequence[ResourcePool]) -> dict[int, dict[str, Any]]:
     for r in rows:
         queue = queues[r["pool_id"]]
         queue["jobs"] += r["jobs"]
-        queue["devices"] += r["devices"]
+        queue["devices"] += r["asking"]
         queue["by_code"].append(
             {"code": r["pending_code"], "jobs": r["jobs"], "devices": r["devices"]}
         )

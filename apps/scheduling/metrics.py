@@ -65,7 +65,8 @@ class SchedulingCollector(Collector):
         )
         queued_devices = GaugeMetricFamily(
             "zhisuan_pool_queued_devices",
-            "Accelerators the pool's queued jobs request",
+            "Accelerators the pool's queued jobs request (jobs waiting for others to succeed "
+            "left out: they ask for none yet)",
             labels=labels,
         )
         for state in pool_states():

@@ -8,11 +8,13 @@ already running when the window opened: at its start, with the run time it had l
 runs for as long as it held its devices (admission to finish); jobs still running at the
 end of the window, notebooks and services included, run until the window ends. Jobs that
 never started (cancelled or still queued) are left out, since their run time is unknown,
-and counted. The same core, policies and measures as the benchmarks
-(``bench/sched_sim.py``) are used, so "ours" here is the product's scheduler with the
-simulator's settings. Unlike the benchmarks' default, it is told only what the product's
-loop knows of run times: each job's declared runtime limit (``max_runtime_s``), none for
-jobs that declared none.
+and counted. A pipeline step (a job that started after others, ``Job.after``) joins the
+replay's queue when the steps before it complete in the replay, not when they did; its
+wait, real or replayed, runs from then (``released_at``), as its max wait does. The same
+core, policies and measures as the benchmarks (``bench/sched_sim.py``) are used, so "ours"
+here is the product's scheduler with the simulator's settings. Unlike the benchmarks'
+default, it is told only what the product's loop knows of run times: each job's declared
+runtime limit (``max_runtime_s``), none for jobs that declared none.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class History:
     start: datetime
     end: datetime
     never_started: int  # submitted in the window, never admitted: not replayed
-    actual_waits: dict[str, WaitStats]  # size class -> submission to admission, as it happened
+    # size class -> submission (a pipeline step: release) to admission, as it happened
+    actual_waits: dict[str, WaitStats]
     actual_allocation: float  # mean share of the accelerators held in the window, 0..1
     actual_late: int  # jobs submitted in the window and admitted past their maximum wait
     actual_tenant_use: dict[str, float]  # tenant -> mean devices held in the window
@@ -111,6 +114,27 @@ def _limit_left(job: Job, began: datetime, ran_until: datetime | None) -> float 
 
 SAMPLES = 200
 """Samples of a replay's allocation and queue over its window (and of what happened)."""
+
+
+def _replayed_befores(
+    rows: list[Job], start: datetime, end: datetime
+) -> dict[int, tuple[str, ...]]:
+    """For each job submitted in the window, the jobs it started after that the replay runs
+    too (admitted ones among ``rows``), in id order. Work already running at the window's start
+    started long ago: it waits for nothing."""
+    replayed = {j.pk for j in rows if j.admitted_at is not None}
+    out: dict[int, list[str]] = {}
+    pairs = (
+        Job.after.through.objects.filter(
+            from_job__submitted_at__gte=start, from_job__submitted_at__lt=end
+        )
+        .order_by("from_job_id", "to_job_id")
+        .values_list("from_job_id", "to_job_id")
+    )
+    for job_id, before_id in pairs:
+        if before_id in replayed:
+            out.setdefault(job_id, []).append(str(before_id))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def sample_times(horizon: float) -> list[float]:
@@ -226,7 +250,7 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
     queued: list[tuple[float, float]] = []  # seconds from start: submitted, admitted
     # Work that was running when the window opened arrives at its start with the run time
     # it had left; the rest arrives when it was submitted.
-    rows = (
+    rows = list(
         Job.objects.filter(
             Q(submitted_at__gte=start, submitted_at__lt=end)
             | Q(
@@ -238,15 +262,20 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
         .select_related("tenant")
         .order_by("submitted_at", "pk")
     )
+    befores = _replayed_befores(rows, start, end)
     for job in rows:
         if job.admitted_at is None:
             never += 1
             continue
         began = max(job.admitted_at, start)
         ran_until = job.finished_at if job.finished_at and job.finished_at <= end else None
+        after = befores.get(job.pk, ())
+        # Steps before it that are replayed decide when it joins; with none, it joins when
+        # it did (the steps were done before the window, or never replayed).
+        queued_at = job.submitted_at if after else (job.released_at or job.submitted_at)
         sim_job = SimJob(
             job_id=str(job.pk),
-            submit=max((job.submitted_at - start).total_seconds(), 0.0),
+            submit=max((queued_at - start).total_seconds(), 0.0),
             tenant=job.tenant.slug,
             pool=keys[job.pool_id],
             priority=job.priority,
@@ -256,6 +285,7 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
             kind=job.kind,
             max_wait=float(job.max_wait_s) if job.max_wait_s else None,
             runtime_limit=_limit_left(job, began, ran_until),
+            after=after,
         )
         jobs.append(sim_job)
         if job.submitted_at < start:
@@ -266,9 +296,11 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
         at = (began - start).total_seconds()
         spans.append((at, at + span, sim_job.milli))
         if job.submitted_at >= start:
-            wait = (job.admitted_at - job.submitted_at).total_seconds()
+            joined = job.released_at or job.submitted_at
+            wait = max((job.admitted_at - joined).total_seconds(), 0.0)
             waits[size_class(sim_job.gpus)].append(wait)
-            queued.append((sim_job.submit, sim_job.submit + wait))
+            at = (joined - start).total_seconds()
+            queued.append((at, at + wait))
             if job.max_wait_s and wait > job.max_wait_s:
                 late += 1
     outages = window_outages(start, end, {n.node_id for n in nodes})

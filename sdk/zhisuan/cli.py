@@ -453,10 +453,11 @@ def _job_ids(text: str) -> list[int]:
     return ids
 
 
-def _after(job: dict[str, Any]) -> str | None:
-    """The jobs this one starts after, with their state ('#12 prep (succeeded)')."""
-    befores = job.get("after_jobs") or []
-    return ", ".join(f"#{b['id']} {b['name']} ({b['state']})" for b in befores) or None
+def _linked(job: dict[str, Any], field: str) -> str | None:
+    """The jobs this one starts after (``after_jobs``) or that start after it
+    (``next_jobs``), with their state ('#12 prep (succeeded)')."""
+    jobs = job.get(field) or []
+    return ", ".join(f"#{b['id']} {b['name']} ({b['state']})" for b in jobs) or None
 
 
 def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
@@ -473,7 +474,8 @@ def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
         ("Devices", _devices(job)), ("Owner", job.get("owner")),
         ("Attempt", job.get("attempt")), ("Failures", job.get("failures")),
         ("Queue position", job.get("queue_position")),
-        ("Starts after", _after(job)),
+        ("Starts after", _linked(job, "after_jobs")),
+        ("Then starts", _linked(job, "next_jobs")),
         ("Expected start", _expected_start(job)),
         ("Pending", _pending(job.get("pending_code"), job.get("pending_message"))),
         ("Submitted", _when(job.get("submitted_at"))), ("Started", _when(job.get("started_at"))),

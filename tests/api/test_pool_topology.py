@@ -125,6 +125,19 @@ def test_counts_by_node_and_domain(world: World, client_for, pool: ResourcePool)
     }
 
 
+def test_a_job_waiting_for_others_is_counted_but_asks_for_no_devices(
+    world: World, client_for, pool: ResourcePool
+) -> None:
+    step = _job(world, world.tenant_a, pool, 8, replicas=2)
+    Job.objects.filter(pk=step.pk).update(
+        state=JobState.QUEUED, pending_code="after", waiting_for_jobs=True
+    )
+    body = client_for(world.platform_admin).get(f"/api/v1/pools/{pool.pk}/topology/").json()
+    assert body["queue"]["jobs"] == 3
+    assert body["queue"]["devices"] == 36  # not 52: the pipeline step asks for nothing yet
+    assert {"code": "after", "jobs": 1, "devices": 16} in body["queue"]["by_code"]
+
+
 def test_names_no_job_or_tenant(world: World, client_for, pool: ResourcePool) -> None:
     """Counts only: tenant a's member reads the pool where tenant b runs and waits."""
     text = client_for(world.user("a", Role.VIEWER)).get(f"/api/v1/pools/{pool.pk}/topology/")

@@ -87,6 +87,15 @@ def test_a_pipeline_runs_in_order(world: World, cluster: Cluster, client_for) ->
         {"id": train.pk, "name": "train", "state": "succeeded"},
     ]
     assert body["waiting_for_jobs"] is False and body["released_at"] is not None
+    assert body["next_jobs"] == []
+    # And the other way: what starts after prep, in the list too (one query for all).
+    rows = client.get("/api/v1/tenants/tenant-a/jobs/").json()["results"]
+    next_jobs = {row["id"]: row["next_jobs"] for row in rows}
+    assert next_jobs[prep.pk] == [
+        {"id": train.pk, "name": "train", "state": "succeeded"},
+        {"id": evaluate.pk, "name": "eval", "state": "dispatching"},
+    ]
+    assert next_jobs[train.pk] == [{"id": evaluate.pk, "name": "eval", "state": "dispatching"}]
 
 
 def test_a_failure_cancels_what_comes_after(world: World, cluster: Cluster, client_for) -> None:

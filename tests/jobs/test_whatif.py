@@ -635,3 +635,34 @@ def test_the_result_says_which_policies_kept_the_quotas(history_db):
     bare = replace(history, workload=replace(history.workload, quotas=()))
     result = whatif.result_of(bare, whatif.replay(bare, ["ours", "fifo-spread"]))
     assert [p["keeps_quotas"] for p in result["policies"]] == [False, False]
+
+
+def test_a_pipeline_step_is_replayed_after_its_steps_and_waits_from_its_release():
+    tenant = make_tenant("nlp")
+    pool = make_pool()
+    for _ in range(2):
+        make_node(pool=pool, leaf_switch="leaf0")
+    old = _job(tenant, pool, "old-prep", submitted=-3, admitted=-3, finished=-2)
+    prep = _job(tenant, pool, "prep", submitted=0, admitted=0, finished=2)
+    train = _job(tenant, pool, "train", submitted=0.5, admitted=2.5, finished=5)
+    # Submitted at 0.5 behind prep, let in at 2, admitted at 2.5: it waited 0.5 h in the
+    # queue, not 2 h.
+    Job.objects.filter(pk=train.pk).update(released_at=T0 + timedelta(hours=2))
+    train.after.set([prep])
+    # Its only step ended before the window: it joins the replay when it joined the queue.
+    late = _job(tenant, pool, "tuned", submitted=1, admitted=1.5, finished=3)
+    Job.objects.filter(pk=late.pk).update(released_at=T0 + timedelta(hours=1.25))
+    late.after.set([old])
+    history = whatif.history_workload(T0, T0 + timedelta(hours=8))
+    by_name = {Job.objects.get(pk=int(j.job_id)).name: j for j in history.workload.jobs}
+    assert by_name["train"].after == (str(prep.pk),)
+    assert by_name["train"].submit == 0.5 * H  # the replay decides when it joins
+    assert (by_name["tuned"].after, by_name["tuned"].submit) == ((), 1.25 * H)
+    # As it happened: prep 0, train 0.5 h (from its release), tuned 0.25 h.
+    assert history.actual_waits["2-8"].count == 3
+    assert history.actual_waits["2-8"].mean == pytest.approx((0 + 0.5 + 0.25) * H / 3)
+    [result] = whatif.replay(history, ["best-fit"])
+    # Replayed, train starts when prep completes (2 h run), 1.5 h after its submit; its
+    # wait counts from there: nothing waits at all on two free nodes.
+    assert result.summary["wait_2-8"].count == 3 and result.summary["wait_2-8"].mean == 0
+    assert result.summary["completed"] == 3

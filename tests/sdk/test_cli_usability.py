@@ -431,6 +431,9 @@ def test_submit_after_other_jobs_and_describe_them(logged_in, tmp_path, capsys):
     assert train.waiting_for_jobs
     lines = zs("describe", str(train.pk))[1].splitlines()
     assert f"Starts after:   #{prep.pk} prep (queued)" in lines
+    assert not any(line.startswith("Then starts:") for line in lines)
+    lines = zs("describe", str(prep.pk))[1].splitlines()
+    assert f"Then starts:    #{train.pk} train (queued)" in lines
     # A bad list is the CLI's usage error; an unknown job is the server's field error.
     with pytest.raises(SystemExit) as usage:
         zs("submit", "-f", job_file(tmp_path), "--after", "12,x")

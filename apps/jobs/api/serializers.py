@@ -219,6 +219,10 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
     after_jobs = serializers.SerializerMethodField(
         help_text="The jobs this one starts after, in id order, with their state now."
     )
+    next_jobs = serializers.SerializerMethodField(
+        help_text="The jobs that start after this one (named it in `after`), in id order, "
+        "with their state now."
+    )
     owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
     allocations = AllocationSerializer(many=True, read_only=True)
     open_url = serializers.SerializerMethodField(
@@ -246,7 +250,7 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "id", "name", "kind", "pool", "project", "priority", "owner",
             "image", "command", "args", "env", "replica_groups", "accelerator_model", "topology",
             "volumes", "notebook", "inference", "max_wait_s", "max_runtime_s", "max_retries",
-            "after", "after_jobs", "waiting_for_jobs", "released_at", "spec",
+            "after", "after_jobs", "next_jobs", "waiting_for_jobs", "released_at", "spec",
             "requested_devices", "requested_milli", "state", "state_reason", "state_changed_at",
             "pending_code", "pending_message", "pending_detail", "queue_position",
             "expected_start_at", "expected_start_as_of", "attempt", "failures", "submitted_at",
@@ -264,6 +268,11 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
     @extend_schema_field(AfterJobSerializer(many=True))
     def get_after_jobs(self, job: Job) -> list[dict[str, Any]]:
         jobs = sorted(job.after.all(), key=lambda j: j.pk)  # prefetched by the view
+        return list(AfterJobSerializer(jobs, many=True).data)
+
+    @extend_schema_field(AfterJobSerializer(many=True))
+    def get_next_jobs(self, job: Job) -> list[dict[str, Any]]:
+        jobs = sorted(job.dependents.all(), key=lambda j: j.pk)  # prefetched by the view
         return list(AfterJobSerializer(jobs, many=True).data)
 
     def get_home_job(self, job: Job) -> int | None:

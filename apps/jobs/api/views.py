@@ -63,7 +63,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
 
     def scoped_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
         return queryset.select_related("owner", "tenant").prefetch_related(
-            "allocations__node", "after"
+            "allocations__node", "after", "dependents"
         )
 
     def save_kwargs(self) -> dict[str, Any]:

@@ -71,6 +71,7 @@ class JobRun:
     nodes: set[str] = field(default_factory=set)
     tier: Tier | None = None
     part_seq: int = 0
+    limited: bool = False  # the current run ends at the job's runtime limit, its work undone
 
 
 def _tier(nodes: set[str], topo: dict[str, tuple[str, str, str]]) -> Tier:
@@ -117,6 +118,17 @@ class Simulator:
             raise ValueError(f"a job id may not contain {PART_MARK!r}")
         self.owner: dict[str, JobRun] = {}  # core job id (a job or a part of one) -> run
         self.waiting: dict[str, JobRun] = {}  # in queue order of arrival
+        # Jobs that start after others: arrived but not yet in the queue, and who waits on whom.
+        self.blocked: dict[str, JobRun] = {}
+        self.succeeded: set[str] = set()
+        self.dependents: dict[str, list[JobRun]] = {}
+        for run in self.runs:
+            for before in run.job.after:
+                if before not in self.by_id:
+                    raise ValueError(
+                        f"job {run.job.job_id} starts after {before}, which is not in the workload"
+                    )
+                self.dependents.setdefault(before, []).append(run)
         self.nodes: dict[str, Node] = {n.node_id: n for n in workload.nodes}
         self.topo = {n.node_id: (n.spine, n.scalable_unit, n.leaf_switch) for n in workload.nodes}
         snapshot = ClusterSnapshot(
@@ -228,6 +240,9 @@ class Simulator:
 
     def _arrive(self, run: JobRun, now: float) -> None:
         job = run.job
+        if any(before not in self.succeeded for before in job.after):
+            self.blocked[job.job_id] = run  # joins the queue when they have all completed
+            return
         self._arrived += 1
         run.status = "waiting"
         run.remaining = job.duration
@@ -283,7 +298,20 @@ class Simulator:
         run.status = "done"
         run.end = now
         self.recorder.completed(run, now, self)
+        if not run.limited:
+            self._succeeded(run.job.job_id, now)
         self._want_cycle(now)
+
+    def _succeeded(self, job_id: str, now: float) -> None:
+        """Let in the jobs that waited only for this one: each joins the queue now, its wait
+        (and its max wait) counted from now, as the product counts from ``released_at``."""
+        self.succeeded.add(job_id)
+        for dep in self.dependents.get(job_id, ()):
+            dep_id = dep.job.job_id
+            if dep_id in self.blocked and all(b in self.succeeded for b in dep.job.after):
+                del self.blocked[dep_id]
+                dep.job = replace(dep.job, submit=now)
+                self._arrive(dep, now)
 
     def _release_part(self, part: str) -> None:
         self.live.release(part)
@@ -422,8 +450,10 @@ class Simulator:
         self.recorder.started(run, now, self)
         end = None if run.remaining is None else now + run.penalty + run.remaining
         limit = run.job.runtime_limit
-        if limit is not None and (end is None or end > now + limit):
-            end = now + limit  # stopped at its runtime limit, as the product does
+        run.limited = limit is not None and (end is None or end > now + limit)
+        if run.limited:
+            assert limit is not None
+            end = now + limit  # stopped at its runtime limit (a failure), as the product does
         run.due = end
         if end is not None:
             self.events.push(end, Kind.COMPLETE, (run, run.generation))

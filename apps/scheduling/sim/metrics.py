@@ -787,7 +787,8 @@ class Recorder:
             "jobs": len(arrived_runs),
             "completed": sum(1 for r in runs if r.status == "done"),
             "dropped": self.dropped_jobs,
-            "never_started": sum(censored.values()),
+            # queued at the end, or still waiting for a job it starts after to complete
+            "never_started": sum(censored.values()) + len(sim.blocked),
             "alloc_window": self.alloc_area / self.cap_area if self.cap_area else 0.0,
             # In GPUs: the share above is of the nodes in service, which outages change.
             "mean_allocated_window": (

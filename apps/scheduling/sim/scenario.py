@@ -238,7 +238,29 @@ def scale_load(
             out.append(replace(job, job_id=f"{job.job_id}+{n}", submit=submit))
             added += 1
     out.sort(key=lambda j: j.submit)  # stable: originals keep their order
-    return tuple(out), LoadChange(factor=factor, added=added, dropped=dropped)
+    return _linked(out), LoadChange(factor=factor, added=added, dropped=dropped)
+
+
+def _linked(jobs: list[SimJob]) -> tuple[SimJob, ...]:
+    """Pipeline steps (``SimJob.after``) after a load change: a copy ``<id>+<n>`` starts
+    after the n-th copies of the steps before it where they were made, else after the
+    originals; a step that was dropped holds nothing back."""
+    ids = {j.job_id for j in jobs}
+    out = []
+    for job in jobs:
+        if not job.after:
+            out.append(job)
+            continue
+        _, plus, n = job.job_id.rpartition("+")
+        after = []
+        for before in job.after:
+            copy = f"{before}+{n}"
+            if plus and copy in ids:
+                after.append(copy)
+            elif before in ids:
+                after.append(before)
+        out.append(replace(job, after=tuple(after)))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

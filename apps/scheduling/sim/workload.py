@@ -30,6 +30,11 @@ class SimJob:
     ``None``: from scratch) after ``restart_cost`` seconds of start-up. ``runtime_limit``:
     the most a run of the job may last, start-up included, as its owner declared it (the
     product's ``max_runtime_s``); a run ends there at the latest. ``None``: undeclared.
+    ``after``: ids of jobs of the workload that must complete before this one joins the queue
+    (a pipeline step, the product's ``Job.after``); it joins when the last of them completes,
+    and its wait runs from then, as the product's max wait runs from ``released_at``. A run
+    stopped at its runtime limit has failed (the product fails it), and the jobs after it
+    never join.
     """
 
     job_id: str
@@ -45,6 +50,7 @@ class SimJob:
     checkpoint_interval: float | None = None
     restart_cost: float = 0.0
     runtime_limit: float | None = None
+    after: tuple[str, ...] = ()
 
     @property
     def milli(self) -> int:

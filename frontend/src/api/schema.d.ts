@@ -2463,6 +2463,8 @@ export interface components {
             max_runtime_s?: number | null;
             max_wait_s?: number | null;
             name: string;
+            /** @description The jobs that start after this one (named it in `after`), in id order, with their state now. */
+            readonly next_jobs: components["schemas"]["AfterJob"][];
             /** @description Where a running notebook opens, relative to the platform's address (/notebooks/<id>/, through the platform's proxy), for its owner and tenant admins; null otherwise. */
             readonly open_url: string | null;
             readonly owner: string | null;

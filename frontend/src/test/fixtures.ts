@@ -71,6 +71,7 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     home_job: null,
     home_deleted_at: null,
     after_jobs: [],
+    next_jobs: [],
     waiting_for_jobs: false,
     released_at: null,
     ...overrides,

@@ -60,6 +60,22 @@ function listOf(value: unknown): string {
   return '';
 }
 
+/** Jobs linked by `after`, each a link with its state now. */
+function LinkedJobs({ jobs, testId }: { jobs: Job['after_jobs']; testId: string }) {
+  return (
+    <>
+      {jobs.map((linked) => (
+        <span key={linked.id} data-testid={testId} style={{ marginRight: 8 }}>
+          <Link to={`/jobs/${linked.id}`}>
+            #{linked.id} {linked.name}
+          </Link>{' '}
+          <JobStateTag state={linked.state} />
+        </span>
+      ))}
+    </>
+  );
+}
+
 export function JobDetailPage({ tenant, canWrite }: { tenant: string; canWrite: boolean }) {
   const { t } = useTranslation();
   const params = useParams();
@@ -241,14 +257,7 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
               {data.after_jobs.length > 0 && (
                 <Descriptions.Item label={t('jobDetail.after')}>
                   <span data-testid="after-jobs">
-                    {data.after_jobs.map((after) => (
-                      <span key={after.id} data-testid="after-job" style={{ marginRight: 8 }}>
-                        <Link to={`/jobs/${after.id}`}>
-                          #{after.id} {after.name}
-                        </Link>{' '}
-                        <JobStateTag state={after.state} />
-                      </span>
-                    ))}
+                    <LinkedJobs jobs={data.after_jobs} testId="after-job" />
                     {data.released_at !== null && (
                       <Typography.Text type="secondary">
                         {t('jobDetail.afterReleased', {
@@ -256,6 +265,13 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                         })}
                       </Typography.Text>
                     )}
+                  </span>
+                </Descriptions.Item>
+              )}
+              {data.next_jobs.length > 0 && (
+                <Descriptions.Item label={t('jobDetail.next')}>
+                  <span data-testid="next-jobs">
+                    <LinkedJobs jobs={data.next_jobs} testId="next-job" />
                   </span>
                 </Descriptions.Item>
               )}

@@ -537,6 +537,35 @@ describe('job detail', () => {
     expect(within(zh).getByTestId('pending-code').textContent).toBe('等待前序作业');
     expect(within(zh).getByText('在作业 12、13 成功结束后开始')).toBeTruthy();
     expect(within(screen.getByTestId('after-jobs')).getByText('运行中')).toBeTruthy();
+    expect(screen.queryByTestId('next-jobs')).toBeNull(); // nothing starts after it
+  });
+
+  it('lists the jobs that start after it', async () => {
+    const prep = makeJob({
+      state: 'succeeded',
+      next_jobs: [
+        { id: 14, name: 'train-base', state: 'queued' },
+        { id: 15, name: 'eval', state: 'cancelled' },
+      ],
+    });
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: prep },
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+    });
+    renderApp('/jobs/11');
+    const next = await screen.findAllByTestId('next-job');
+    expect(next.map((e) => within(e).getByRole('link').getAttribute('href'))).toEqual([
+      '/jobs/14',
+      '/jobs/15',
+    ]);
+    expect(next.map((e) => within(e).getByTestId('job-state').textContent)).toEqual([
+      'Queued',
+      'Cancelled',
+    ]);
+    expect(within(screen.getByTestId('job-summary')).getByText('Then starts')).toBeTruthy();
+    expect(screen.queryByTestId('after-jobs')).toBeNull();
   });
 
   it('shows pending reason, queue position, timeline and replicas; cancels', async () => {

@@ -455,6 +455,7 @@ export const en = {
     homeDeleted: '(deleted {{at}})',
     after: 'Starts after',
     afterReleased: '(all succeeded {{at}})',
+    next: 'Then starts',
   },
   notebooks: {
     title: 'Notebooks',

@@ -449,6 +449,7 @@ export const zh: Messages = {
     homeDeleted: '（已于 {{at}} 删除）',
     after: '前序作业',
     afterReleased: '（均已于 {{at}} 成功结束）',
+    next: '后续作业',
   },
   notebooks: {
     title: '开发环境',
