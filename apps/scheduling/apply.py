@@ -176,9 +176,17 @@ def _admit(
 
 def _record_pending(decisions: core.Decisions) -> None:
     """Why each job still waits, and its place in the order the core considered the queue.
+    A job waiting for others to succeed (code ``after``) has no place: it is not competing.
 
     Only rows whose values changed are written: in a steady queue a cycle writes nothing."""
-    order = {int(p.job_id): (i, p) for i, p in enumerate(decisions.pending, start=1)}
+    order: dict[int, tuple[int | None, core.PendingReason]] = {}
+    place = 0
+    for p in decisions.pending:
+        if p.code == core.PendingCode.AFTER:
+            order[int(p.job_id)] = (None, p)
+        else:
+            place += 1
+            order[int(p.job_id)] = (place, p)
     current = Job.objects.filter(pk__in=order, state=JobState.QUEUED).values_list(
         "pk", "pool_id", "queue_position", "pending_code", "pending_message"
     )

@@ -15,7 +15,8 @@ from apps.governance.services import sweep
 from apps.jobs import after
 from apps.jobs.models import Job, JobEvent, JobState
 from apps.jobs.services import transition
-from apps.scheduling import forecast
+from apps.scheduling import apply, core, forecast
+from apps.scheduling.core.text import Items, say
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.jobs.conftest import Cluster, notebook_body, tick, training_body
@@ -52,6 +53,9 @@ def test_a_pipeline_runs_in_order(world: World, cluster: Cluster, client_for) ->
     assert [_state(j) for j in (prep, train, evaluate)] == ["running", "queued", "queued"]
     waiting = Job.objects.get(pk=evaluate.pk)
     assert waiting.pending_code == "after"
+    # Not competing for room, so no place in the queue ("position 1" would say it is next).
+    assert Job.objects.get(pk=train.pk).queue_position is None
+    assert waiting.queue_position is None
     assert waiting.pending_message == f"starts after job(s) {prep.pk}, {train.pk} succeed"
     assert waiting.pending_detail == [
         {"key": "afterJobs", "args": {"jobs": {"items": [str(prep.pk), str(train.pk)]}}}
@@ -191,3 +195,19 @@ def test_the_max_wait_runs_from_the_release(world: World, cluster: Cluster, clie
     Job.objects.filter(pk=train.pk).update(released_at=timezone.now() - timedelta(minutes=11))
     sweep()
     assert QueueFlag.objects.filter(job=train).exists()
+
+
+def test_the_queue_s_places_skip_jobs_waiting_for_others(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    jobs = [_job(client, cluster, name) for name in ("a", "b", "c", "d")]
+    codes = [core.PendingCode.AFTER, core.PendingCode.CAPACITY, core.PendingCode.AFTER,
+             core.PendingCode.CAPACITY]  # fmt: skip
+    text = say("afterJobs", jobs=Items(("1",)))
+    pending = tuple(
+        core.PendingReason(str(j.pk), c, text) for j, c in zip(jobs, codes, strict=True)
+    )
+    apply._record_pending(core.Decisions((), (), (), pending, core.Fragmentation(8, 0, 0, 0, 0)))
+    places = [Job.objects.get(pk=j.pk).queue_position for j in jobs]
+    assert places == [None, 1, None, 2]

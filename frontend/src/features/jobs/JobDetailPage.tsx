@@ -173,9 +173,11 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
             style={{ marginBottom: 16 }}
             data-testid="pending-reason"
             title={
-              data.queue_position === null
-                ? t('jobDetail.pending')
-                : t('jobDetail.queuePosition', { position: data.queue_position })
+              data.waiting_for_jobs
+                ? t('jobDetail.waitingForJobs')
+                : data.queue_position === null
+                  ? t('jobDetail.pending')
+                  : t('jobDetail.queuePosition', { position: data.queue_position })
             }
             description={
               <>

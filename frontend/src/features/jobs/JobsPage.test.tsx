@@ -513,6 +513,7 @@ describe('job detail', () => {
     stubFetch(routes);
     const view = renderApp('/jobs/11');
     const pending = await screen.findByTestId('pending-reason');
+    expect(within(pending).getByText('Waiting for the jobs it starts after')).toBeTruthy();
     expect(within(pending).getByTestId('pending-code').textContent).toBe('After other jobs');
     expect(within(pending).getByText('starts after job(s) 12, 13 succeed')).toBeTruthy();
     const after = screen.getAllByTestId('after-job');
@@ -534,6 +535,7 @@ describe('job detail', () => {
     stubFetch(routes);
     renderApp('/jobs/11');
     const zh = await screen.findByTestId('pending-reason');
+    expect(within(zh).getByText('等待前序作业成功结束')).toBeTruthy();
     expect(within(zh).getByTestId('pending-code').textContent).toBe('等待前序作业');
     expect(within(zh).getByText('在作业 12、13 成功结束后开始')).toBeTruthy();
     expect(within(screen.getByTestId('after-jobs')).getByText('运行中')).toBeTruthy();

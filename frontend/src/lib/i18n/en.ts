@@ -427,6 +427,7 @@ export const en = {
     cancelConfirm: 'Cancel this job? Running replicas are stopped.',
     pending: 'Waiting to be scheduled',
     queuePosition: 'Position {{position}} in the queue',
+    waitingForJobs: 'Waiting for the jobs it starts after',
     pendingNoReason: 'The scheduler has not reported a reason yet.',
     expectedStart: 'Expected to start around {{at}} (in {{wait}}).',
     expectedStartSoon: 'Expected to start in the next scheduling cycles.',

@@ -421,6 +421,7 @@ export const zh: Messages = {
     cancelConfirm: '确定取消该作业？运行中的副本将被停止。',
     pending: '等待调度',
     queuePosition: '队列第 {{position}} 位',
+    waitingForJobs: '等待前序作业成功结束',
     pendingNoReason: '调度器尚未给出原因。',
     expectedStart: '预计于 {{at}} 左右开始（{{wait}}后）。',
     expectedStartSoon: '预计在接下来的几个调度周期内开始。',
