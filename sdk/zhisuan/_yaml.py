@@ -21,6 +21,7 @@ from typing import Any
 # Top-level fields whose items (command, args) or values (env) keep their text as written.
 TEXT_ITEMS = ("command", "args")
 TEXT_VALUES = ("env",)
+PIPELINE = "pipeline"  # a pipeline file: its steps are jobs, read alike
 
 
 class YamlError(ValueError):
@@ -74,19 +75,7 @@ def _load_pyyaml(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if not isinstance(key, yaml.ScalarNode):
-                    continue
-                if key.value in TEXT_ITEMS and isinstance(value, yaml.SequenceNode):
-                    items = list(value.value)
-                elif key.value in TEXT_VALUES and isinstance(value, yaml.MappingNode):
-                    items = [v for _, v in value.value]
-                else:
-                    continue
-                for item in items:
-                    if isinstance(item, yaml.ScalarNode):
-                        item.tag = "tag:yaml.org,2002:str"  # its text, not a number or bool
+        _keep_text(node, yaml)
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         raise YamlError(_pyyaml_message(exc)) from None
@@ -94,6 +83,29 @@ def _load_pyyaml(text: str) -> Any:
         raise YamlError(str(exc).replace("\n", " ")) from None
     finally:
         loader.dispose()
+
+
+def _keep_text(node: Any, yaml: Any) -> None:
+    """Tag the scalars of TEXT_ITEMS / TEXT_VALUES as text, in the job and in each step of a
+    pipeline file (``pipeline:``, a list of jobs)."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        if key.value == PIPELINE and isinstance(value, yaml.SequenceNode):
+            for step in value.value:
+                _keep_text(step, yaml)
+            continue
+        if key.value in TEXT_ITEMS and isinstance(value, yaml.SequenceNode):
+            items = list(value.value)
+        elif key.value in TEXT_VALUES and isinstance(value, yaml.MappingNode):
+            items = [v for _, v in value.value]
+        else:
+            continue
+        for item in items:
+            if isinstance(item, yaml.ScalarNode):
+                item.tag = "tag:yaml.org,2002:str"  # its text, not a number or bool
 
 
 def _pyyaml_message(exc: Any) -> str:
@@ -164,7 +176,9 @@ def _construct_job(doc: Any) -> Any:
         return _construct(doc)
     out: dict[str, Any] = {}
     for key, value in doc.items():
-        if key in TEXT_ITEMS and isinstance(value, list):
+        if key == PIPELINE and isinstance(value, list):
+            out[key] = [_construct_job(step) for step in value]
+        elif key in TEXT_ITEMS and isinstance(value, list):
             out[key] = [_construct(v, keep_text=True) for v in value]
         elif key in TEXT_VALUES and isinstance(value, dict):
             out[key] = {k: _construct(v, keep_text=True) for k, v in value.items()}

@@ -314,7 +314,14 @@ def _read_body(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(str(exc), EXIT_USAGE) from None
     if not isinstance(body, dict):
         raise CliError(f"{args.file}: expected a mapping of fields", EXIT_USAGE)
-    for override in args.set or []:
+    if "pipeline" in body:
+        return body  # --set applies to each step (``_steps``)
+    _apply_sets(body, args.set)
+    return body
+
+
+def _apply_sets(body: dict[str, Any], overrides: list[str] | None) -> None:
+    for override in overrides or []:
         key, sep, value = override.partition("=")
         key = key.strip()
         if not sep or not _FIELD.fullmatch(key):
@@ -325,11 +332,97 @@ def _read_body(args: argparse.Namespace) -> dict[str, Any]:
         except YamlError as exc:
             raise CliError(f"--set {override!r}: the value is not valid YAML ({exc}); quote "
                            f"text, e.g. --set '{key}=\"...\"'", EXIT_USAGE) from None  # fmt: skip
-    return body
+
+
+def _steps(body: dict[str, Any], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """A pipeline file's steps, each a job body: the fields beside ``pipeline`` are every
+    step's defaults, a step's own fields win, then ``--set``. A step's ``after`` may name
+    earlier steps (by ``name``) as well as jobs by id; checked here, before anything is
+    submitted."""
+    defaults = {k: v for k, v in body.items() if k != "pipeline"}
+    raw = body["pipeline"]
+    if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
+        raise CliError(f"{args.file}: pipeline: expected a list of job mappings", EXIT_USAGE)
+    steps: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, step in enumerate(raw, start=1):
+        merged = {**defaults, **step}
+        _apply_sets(merged, args.set)
+        name = merged.get("name")
+        if not isinstance(name, str) or not name:
+            raise CliError(f"{args.file}: pipeline step {number} has no name", EXIT_USAGE)
+        if name in seen:
+            raise CliError(f"{args.file}: two pipeline steps are named {name!r}", EXIT_USAGE)
+        after = merged.get("after", [])
+        if not isinstance(after, list):
+            raise CliError(f"{args.file}: step {name!r}: after: expected a list of step names "
+                           "or job ids", EXIT_USAGE)  # fmt: skip
+        for ref in after:
+            if isinstance(ref, str) and ref not in seen:
+                raise CliError(f"{args.file}: step {name!r} starts after {ref!r}, which is not "
+                               "an earlier step of the pipeline", EXIT_USAGE)  # fmt: skip
+        seen.add(name)
+        steps.append(merged)
+    return steps
+
+
+def _submit_pipeline(
+    client: ApiClient, steps: list[dict[str, Any]], after: list[int], out: TextIO
+) -> int:
+    """Submits the steps in order, each step's ``after`` names turned into the ids just
+    given; ``--after`` ids go to the steps that start after no other step of the file. If the
+    server refuses a step, the steps already submitted are cancelled: no half pipeline is
+    left queued."""
+    ids: dict[str, int] = {}
+    done: list[dict[str, Any]] = []
+    for step in steps:
+        refs = step.get("after", [])
+        if after and not any(isinstance(ref, str) for ref in refs):
+            refs = [*refs, *after]
+        step["after"] = [ids[ref] if isinstance(ref, str) else ref for ref in refs]
+        if not step["after"]:
+            del step["after"]
+        step.setdefault("kind", "training")
+        try:
+            _resolve_pool(client, step)
+            job = client.post(client.tenant_path("jobs/"), step)
+        except (ApiError, CliError, requests.RequestException):
+            # A step cancelled cancels the steps after it too (one that a lost answer may have
+            # created included): the platform cancels what starts after a cancelled job.
+            _cancel_steps(client, step["name"], done)
+            raise
+        ids[step["name"]] = job["id"]
+        done.append(job)
+        starts = ", ".join(str(i) for i in step.get("after", []))
+        print(f"Submitted job {job['id']} ({job['name']}): {job['state']}"
+              + (f", starts after {starts}" if starts else ""), file=out)  # fmt: skip
+    return 0
+
+
+def _cancel_steps(client: ApiClient, failed: str, done: list[dict[str, Any]]) -> None:
+    cancelled: list[str] = []
+    left: list[str] = []
+    for job in reversed(done):
+        named = f"#{job['id']} {job['name']}"
+        try:
+            client.post(client.tenant_path(f"jobs/{job['id']}/cancel/"))
+            cancelled.insert(0, named)
+        except (ApiError, requests.RequestException):
+            left.insert(0, named)
+    said = f"zs: pipeline step {failed!r} was not submitted"
+    if cancelled:
+        said += f"; cancelled the steps before it ({', '.join(cancelled)})"
+    if left:
+        said += f"; could not cancel {', '.join(left)}: cancel with zs cancel ID"
+    print(said, file=sys.stderr)
 
 
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     body = _read_body(args)
+    if "pipeline" in body:
+        steps = _steps(body, args)
+        after = [i for ids in args.after or [] for i in ids]
+        return _submit_pipeline(_client(args), steps, after, out)
     body.setdefault("kind", "training")
     if args.after:
         body["after"] = [*body.get("after", []), *(i for ids in args.after for i in ids)]
@@ -671,8 +764,11 @@ def build_parser() -> argparse.ArgumentParser:
     login = add("login", cmd_login, "store the server URL, token and tenant")
     login.add_argument("--token", help="API token (default: ZS_TOKEN, else prompted, or stdin)")
     add("logout", cmd_logout, "forget the stored token")
-    submit = add("submit", cmd_submit, "submit a job from a YAML or JSON file")
-    submit.add_argument("-f", "--file", required=True, help="job file ('-' for stdin)")
+    submit = add("submit", cmd_submit, "submit a job (or a pipeline of jobs) from a YAML or "
+                 "JSON file")  # fmt: skip
+    submit.add_argument("-f", "--file", required=True, help="job file ('-' for stdin); a "
+                        "'pipeline:' list submits its steps in order, each after the steps "
+                        "it names")  # fmt: skip
     submit.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override a top-level field, e.g. --set priority=3")  # fmt: skip
     submit.add_argument("--after", action="append", type=_job_ids, metavar="ID[,ID...]",

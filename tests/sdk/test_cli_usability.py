@@ -504,3 +504,94 @@ def test_checkpoint_asks_a_running_job_and_refuses_one_that_is_not(logged_in, tm
     assert f"Job {job.pk}: a checkpoint is requested (since " in out
     assert "before I stop it" in out
     assert job.events.filter(reason="CheckpointRequested").count() == 1
+
+
+# ------------------------------------------------------------------- zs submit: a pipeline
+PIPELINE_YAML = """
+# fields beside `pipeline` are every step's defaults
+pool: train
+priority: 4
+image: registry.example.com/ml/pytorch:2.5-cuda12
+accelerator_model: A800
+replica_groups:
+  - {name: worker, replicas: 1, accelerators: 8}
+pipeline:
+  - name: prep
+    command: [python, prep.py]
+    replica_groups: [{name: worker, replicas: 1, accelerators: 1}]
+  - name: train
+    command: [torchrun, train.py]
+    after: [prep]
+  - name: eval
+    command: [python, eval.py]
+    priority: 3
+    after: [prep, train]
+"""
+
+
+def test_submit_a_pipeline_in_order_with_names_for_ids(logged_in, tmp_path):
+    code, out = zs("submit", "-f", job_file(tmp_path, PIPELINE_YAML), "--set", "max_retries=1")
+    assert code == 0, out
+    prep, train, evaluate = Job.objects.order_by("pk")
+    assert [j.name for j in (prep, train, evaluate)] == ["prep", "train", "eval"]
+    assert out.splitlines() == [
+        f"Submitted job {prep.pk} (prep): queued",
+        f"Submitted job {train.pk} (train): queued, starts after {prep.pk}",
+        f"Submitted job {evaluate.pk} (eval): queued, starts after {prep.pk}, {train.pk}",
+    ]
+    assert list(evaluate.after.order_by("pk").values_list("pk", flat=True)) == [prep.pk, train.pk]
+    assert (train.waiting_for_jobs, evaluate.waiting_for_jobs) == (True, True)
+    # Defaults, a step's own fields over them, --set over both.
+    assert [j.requested_devices for j in (prep, train, evaluate)] == [1, 8, 8]
+    assert [j.priority for j in (prep, train, evaluate)] == [4, 4, 3]
+    assert {j.max_retries for j in (prep, train, evaluate)} == {1}
+    assert evaluate.spec["command"] == ["python", "eval.py"]
+
+
+def test_after_ids_go_to_the_steps_that_follow_no_other_step(logged_in, tmp_path):
+    assert zs("submit", "-f", job_file(tmp_path), "--set", "name=upstream")[0] == 0
+    upstream = Job.objects.get()
+    code, _out = zs("submit", "-f", job_file(tmp_path, PIPELINE_YAML, "p.yaml"),
+                    "--after", str(upstream.pk))  # fmt: skip
+    assert code == 0
+    after = {j.name: list(j.after.values_list("pk", flat=True)) for j in Job.objects.all()}
+    assert after["prep"] == [upstream.pk]
+    assert after["train"] == [Job.objects.get(name="prep").pk]  # follows prep, which waits
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (
+            ("after: [prep]", "after: [eval]"),
+            "step 'train' starts after 'eval', which is not an earlier step of the pipeline",
+        ),
+        (("name: train", "name: prep"), "two pipeline steps are named 'prep'"),
+        (("  - name: eval\n", "  - image: x/y:1\n"), "pipeline step 3 has no name"),
+        (("after: [prep, train]", "after: train"), "step 'eval': after: expected a list"),
+    ],
+)
+def test_a_bad_pipeline_is_refused_before_anything_is_submitted(
+    logged_in, tmp_path, capsys, edit, said
+):
+    text = PIPELINE_YAML.replace(*edit)
+    assert text != PIPELINE_YAML
+    code, _out = zs("submit", "-f", job_file(tmp_path, text))
+    assert code == 2
+    assert said in capsys.readouterr().err
+    assert not Job.objects.exists()
+
+
+def test_a_step_the_server_refuses_cancels_the_steps_before_it(logged_in, tmp_path, capsys):
+    text = PIPELINE_YAML.replace(
+        "    command: [python, eval.py]\n",
+        "    command: [python, eval.py]\n    image: 'not an image'\n",
+    )
+    code, _out = zs("submit", "-f", job_file(tmp_path, text))
+    assert code != 0
+    err = capsys.readouterr().err
+    prep, train = Job.objects.order_by("pk")
+    assert (f"pipeline step 'eval' was not submitted; cancelled the steps before it "
+            f"(#{prep.pk} prep, #{train.pk} train)") in err  # fmt: skip
+    assert "image" in err  # the server's field error is reported as for one job
+    assert {prep.state, train.state} == {JobState.CANCELLED}

@@ -51,6 +51,17 @@ def test_command_args_and_env_keep_the_text_as_written(parser: str) -> None:
     assert doc["priority"] == 3 and doc["extra"] == {"RUN_DATE": "2024-06-01", "count": 2}
 
 
+def test_each_step_of_a_pipeline_keeps_its_text_too(parser: str) -> None:
+    text = "priority: 3\ncommand: [python, 007]\npipeline:\n" + "".join(
+        ("  - " if i == 0 else "    ") + line
+        for i, line in enumerate(JOB.strip().splitlines(keepends=True))
+    )
+    doc = load_job_file(text, "pipeline.yaml")
+    assert doc["command"] == ["python", "007"] and doc["priority"] == 3
+    [step] = doc["pipeline"]
+    assert step == load_job_file(JOB, "job.yaml")
+
+
 def test_dates_and_times_become_iso_text(parser: str) -> None:
     doc = load_job_file("name: x\nwhen: 2024-06-01 10:30:00\nlist: [2024-06-01]\n", "j.yaml")
     assert doc["list"] == ["2024-06-01"]
