@@ -12,6 +12,7 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import count
 
 from django.db import transaction
 
@@ -179,14 +180,11 @@ def _record_pending(decisions: core.Decisions) -> None:
     A job waiting for others to succeed (code ``after``) has no place: it is not competing.
 
     Only rows whose values changed are written: in a steady queue a cycle writes nothing."""
-    order: dict[int, tuple[int | None, core.PendingReason]] = {}
-    place = 0
-    for p in decisions.pending:
-        if p.code == core.PendingCode.AFTER:
-            order[int(p.job_id)] = (None, p)
-        else:
-            place += 1
-            order[int(p.job_id)] = (place, p)
+    places = count(1)
+    order = {
+        int(p.job_id): (None if p.code == core.PendingCode.AFTER else next(places), p)
+        for p in decisions.pending
+    }
     current = Job.objects.filter(pk__in=order, state=JobState.QUEUED).values_list(
         "pk", "pool_id", "queue_position", "pending_code", "pending_message"
     )

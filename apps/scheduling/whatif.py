@@ -270,9 +270,10 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
         began = max(job.admitted_at, start)
         ran_until = job.finished_at if job.finished_at and job.finished_at <= end else None
         after = befores.get(job.pk, ())
+        joined = job.released_at or job.submitted_at  # a pipeline step: when it was let in
         # Steps before it that are replayed decide when it joins; with none, it joins when
         # it did (the steps were done before the window, or never replayed).
-        queued_at = job.submitted_at if after else (job.released_at or job.submitted_at)
+        queued_at = job.submitted_at if after else joined
         sim_job = SimJob(
             job_id=str(job.pk),
             submit=max((queued_at - start).total_seconds(), 0.0),
@@ -296,7 +297,6 @@ def history_workload(start: datetime, end: datetime, keys: dict[int, str] | None
         at = (began - start).total_seconds()
         spans.append((at, at + span, sim_job.milli))
         if job.submitted_at >= start:
-            joined = job.released_at or job.submitted_at
             wait = max((job.admitted_at - joined).total_seconds(), 0.0)
             waits[size_class(sim_job.gpus)].append(wait)
             at = (joined - start).total_seconds()

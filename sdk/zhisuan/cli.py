@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import requests
 
 from zhisuan import __version__, _config
-from zhisuan._yaml import YamlError, load_job_file, parse_override
+from zhisuan._yaml import PIPELINE, YamlError, load_job_file, parse_override
 from zhisuan.client import ApiClient, ApiError, NotApiError
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NOT_FOUND = 1, 2, 3, 4
@@ -314,7 +314,7 @@ def _read_body(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(str(exc), EXIT_USAGE) from None
     if not isinstance(body, dict):
         raise CliError(f"{args.file}: expected a mapping of fields", EXIT_USAGE)
-    if "pipeline" in body:
+    if PIPELINE in body:
         return body  # --set applies to each step (``_steps``)
     _apply_sets(body, args.set)
     return body
@@ -339,8 +339,8 @@ def _steps(body: dict[str, Any], args: argparse.Namespace) -> list[dict[str, Any
     step's defaults, a step's own fields win, then ``--set``. A step's ``after`` may name
     earlier steps (by ``name``) as well as jobs by id; checked here, before anything is
     submitted."""
-    defaults = {k: v for k, v in body.items() if k != "pipeline"}
-    raw = body["pipeline"]
+    defaults = {k: v for k, v in body.items() if k != PIPELINE}
+    raw = body[PIPELINE]
     if not isinstance(raw, list) or not raw or not all(isinstance(s, dict) for s in raw):
         raise CliError(f"{args.file}: pipeline: expected a list of job mappings", EXIT_USAGE)
     steps: list[dict[str, Any]] = []
@@ -376,12 +376,11 @@ def _submit_pipeline(
     ids: dict[str, int] = {}
     done: list[dict[str, Any]] = []
     for step in steps:
-        refs = step.get("after", [])
-        if after and not any(isinstance(ref, str) for ref in refs):
-            refs = [*refs, *after]
-        step["after"] = [ids[ref] if isinstance(ref, str) else ref for ref in refs]
-        if not step["after"]:
-            del step["after"]
+        refs = step.pop("after", [])
+        if not any(isinstance(ref, str) for ref in refs):
+            refs = [*refs, *after]  # follows no other step: after the --after jobs
+        if refs:
+            step["after"] = [ids[ref] if isinstance(ref, str) else ref for ref in refs]
         step.setdefault("kind", "training")
         try:
             _resolve_pool(client, step)
@@ -419,13 +418,12 @@ def _cancel_steps(client: ApiClient, failed: str, done: list[dict[str, Any]]) ->
 
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     body = _read_body(args)
-    if "pipeline" in body:
-        steps = _steps(body, args)
-        after = [i for ids in args.after or [] for i in ids]
-        return _submit_pipeline(_client(args), steps, after, out)
+    after = [i for ids in args.after or [] for i in ids]
+    if PIPELINE in body:
+        return _submit_pipeline(_client(args), _steps(body, args), after, out)
     body.setdefault("kind", "training")
-    if args.after:
-        body["after"] = [*body.get("after", []), *(i for ids in args.after for i in ids)]
+    if after:
+        body["after"] = [*body.get("after", []), *after]
     client = _client(args)
     _resolve_pool(client, body)
     job = client.post(client.tenant_path("jobs/"), body)

@@ -63,7 +63,7 @@ def test_a_step_after_a_run_stopped_at_its_runtime_limit_never_joins():
 
 
 def test_a_chain_runs_step_by_step_and_a_preempted_step_is_not_done_until_it_completes():
-    a = replace(job("a", 0, 8, priority=4, duration=1000, ckpt=100, restart=10))
+    a = job("a", 0, 8, priority=4, duration=1000, ckpt=100, restart=10)
     b = replace(job("b", 0, 8, duration=100), after=("a",))
     high = job("high", 250, 8, priority=1, duration=100)
     sim = Simulator(workload([a, b, high], 1), pol.volcano(), seed=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Max, Sum
@@ -165,6 +166,11 @@ class AfterJobSerializer(serializers.ModelSerializer[Job]):
         read_only_fields = fields
 
 
+def _linked(jobs: Iterable[Job]) -> list[dict[str, Any]]:
+    """Jobs linked by ``after`` (prefetched by the view, so sorted here), in id order."""
+    return list(AfterJobSerializer(sorted(jobs, key=lambda j: j.pk), many=True).data)
+
+
 class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializer[Job]):
     """Submit (POST) and read jobs. Spec fields are flattened for a friendly API."""
 
@@ -267,13 +273,11 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
 
     @extend_schema_field(AfterJobSerializer(many=True))
     def get_after_jobs(self, job: Job) -> list[dict[str, Any]]:
-        jobs = sorted(job.after.all(), key=lambda j: j.pk)  # prefetched by the view
-        return list(AfterJobSerializer(jobs, many=True).data)
+        return _linked(job.after.all())
 
     @extend_schema_field(AfterJobSerializer(many=True))
     def get_next_jobs(self, job: Job) -> list[dict[str, Any]]:
-        jobs = sorted(job.dependents.all(), key=lambda j: j.pk)  # prefetched by the view
-        return list(AfterJobSerializer(jobs, many=True).data)
+        return _linked(job.dependents.all())
 
     def get_home_job(self, job: Job) -> int | None:
         return home_job_id(job)

@@ -240,7 +240,7 @@ class Simulator:
 
     def _arrive(self, run: JobRun, now: float) -> None:
         job = run.job
-        if any(before not in self.succeeded for before in job.after):
+        if not self._ready(job):
             self.blocked[job.job_id] = run  # joins the queue when they have all completed
             return
         self._arrived += 1
@@ -307,11 +307,14 @@ class Simulator:
         (and its max wait) counted from now, as the product counts from ``released_at``."""
         self.succeeded.add(job_id)
         for dep in self.dependents.get(job_id, ()):
-            dep_id = dep.job.job_id
-            if dep_id in self.blocked and all(b in self.succeeded for b in dep.job.after):
-                del self.blocked[dep_id]
+            if dep.job.job_id in self.blocked and self._ready(dep.job):
+                del self.blocked[dep.job.job_id]
                 dep.job = replace(dep.job, submit=now)
                 self._arrive(dep, now)
+
+    def _ready(self, job: SimJob) -> bool:
+        """Every job it starts after has completed (not stopped at its runtime limit)."""
+        return all(before in self.succeeded for before in job.after)
 
     def _release_part(self, part: str) -> None:
         self.live.release(part)
