@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 
 from apps.jobs import services
 from apps.jobs.models import Job, JobState
@@ -108,3 +109,29 @@ def _cancel(job_id: int, ended: tuple[int, str, str]) -> int:
         extra={"waiting_for_jobs": False},
     )
     return 1
+
+
+MAX_PIPELINE_JOBS = 200
+"""Most jobs ``pipeline_of`` gathers: enough to draw a pipeline, bounded for a page."""
+
+
+def pipeline_of(job: Job, limit: int = MAX_PIPELINE_JOBS) -> tuple[list[Job], bool]:
+    """The jobs linked to ``job`` through ``after`` in either direction (the jobs it starts
+    after, theirs, the jobs that start after it, ...), ``job`` included, in id order; and
+    whether more were left out at ``limit``. Links never cross tenants (the API checks), and
+    the tenant filter keeps it so. One query per step away from ``job``."""
+    seen = {job.pk}
+    frontier = {job.pk}
+    truncated = False
+    while frontier and not truncated:
+        rows = Through.objects.filter(
+            Q(from_job_id__in=frontier) | Q(to_job_id__in=frontier)
+        ).values_list("from_job_id", "to_job_id")
+        found = sorted({pk for pair in rows for pk in pair} - seen)
+        if len(seen) + len(found) > limit:
+            found, truncated = found[: limit - len(seen)], True
+        seen.update(found)
+        frontier = set(found)
+    jobs = Job.objects.filter(tenant_id=job.tenant_id, pk__in=seen)
+    jobs = jobs.select_related("owner").prefetch_related("after")
+    return list(jobs.order_by("pk")), truncated

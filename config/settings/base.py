@@ -213,6 +213,7 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     "ENUM_NAME_OVERRIDES": {
         "WorkerRunStateEnum": "apps.core.choices.RunState",
         "JobStateEnum": "apps.jobs.models.JobState",
+        "JobKindEnum": "apps.jobs.models.JobKind",
     },
 }
 

@@ -369,51 +369,41 @@ def _steps(body: dict[str, Any], args: argparse.Namespace) -> list[dict[str, Any
 def _submit_pipeline(
     client: ApiClient, steps: list[dict[str, Any]], after: list[int], out: TextIO
 ) -> int:
-    """Submits the steps in order, each step's ``after`` names turned into the ids just
-    given; ``--after`` ids go to the steps that start after no other step of the file. If the
-    server refuses a step, the steps already submitted are cancelled: no half pipeline is
-    left queued."""
-    ids: dict[str, int] = {}
-    done: list[dict[str, Any]] = []
+    """Submits every step in one request: the server queues all of them or none. A step's
+    ``after`` names go as they are (the server turns them into the jobs it makes); ``--after``
+    ids go to the steps that start after no other step of the file."""
     for step in steps:
-        refs = step.pop("after", [])
+        refs = step.get("after", [])
         if not any(isinstance(ref, str) for ref in refs):
             refs = [*refs, *after]  # follows no other step: after the --after jobs
         if refs:
-            step["after"] = [ids[ref] if isinstance(ref, str) else ref for ref in refs]
+            step["after"] = refs
         step.setdefault("kind", "training")
-        try:
-            _resolve_pool(client, step)
-            job = client.post(client.tenant_path("jobs/"), step)
-        except (ApiError, CliError, requests.RequestException):
-            # A step cancelled cancels the steps after it too (one that a lost answer may have
-            # created included): the platform cancels what starts after a cancelled job.
-            _cancel_steps(client, step["name"], done)
-            raise
-        ids[step["name"]] = job["id"]
-        done.append(job)
-        starts = ", ".join(str(i) for i in step.get("after", []))
+        _resolve_pool(client, step)
+    try:
+        answer = client.post(client.tenant_path("jobs/pipeline/"), {"steps": steps})
+    except ApiError as exc:
+        # "steps[1].image" says less than "step 'train': image" to the file's author.
+        exc.errors = {_step_path(path, steps): said for path, said in exc.errors.items()}
+        print("zs: the pipeline was not submitted (no step of it was queued)", file=sys.stderr)
+        raise
+    for job in answer["jobs"]:
+        starts = ", ".join(str(j["id"]) for j in job.get("after_jobs", []))
         print(f"Submitted job {job['id']} ({job['name']}): {job['state']}"
               + (f", starts after {starts}" if starts else ""), file=out)  # fmt: skip
     return 0
 
 
-def _cancel_steps(client: ApiClient, failed: str, done: list[dict[str, Any]]) -> None:
-    cancelled: list[str] = []
-    left: list[str] = []
-    for job in reversed(done):
-        named = f"#{job['id']} {job['name']}"
-        try:
-            client.post(client.tenant_path(f"jobs/{job['id']}/cancel/"))
-            cancelled.insert(0, named)
-        except (ApiError, requests.RequestException):
-            left.insert(0, named)
-    said = f"zs: pipeline step {failed!r} was not submitted"
-    if cancelled:
-        said += f"; cancelled the steps before it ({', '.join(cancelled)})"
-    if left:
-        said += f"; could not cancel {', '.join(left)}: cancel with zs cancel ID"
-    print(said, file=sys.stderr)
+_STEP_PATH = re.compile(r"^steps\[(\d+)\]\.?")
+
+
+def _step_path(path: str, steps: list[dict[str, Any]]) -> str:
+    found = _STEP_PATH.match(path)
+    if not found or int(found.group(1)) >= len(steps):
+        return path
+    rest = path[found.end() :]
+    name = f"step {steps[int(found.group(1))].get('name')!r}"
+    return f"{name}: {rest}" if rest else name
 
 
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:

@@ -19,7 +19,14 @@ from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.core.errors import Conflict
 from apps.core.viewsets import TenantScopedViewSet, request_user
-from apps.jobs import homes, logs, services
+from apps.jobs import after, homes, logs, services
+from apps.jobs.api.pipeline import (
+    PipelineGraphSerializer,
+    PipelineJobSerializer,
+    PipelineJobsSerializer,
+    PipelineSerializer,
+    create_steps,
+)
 from apps.jobs.api.serializers import (
     JobCostSerializer,
     JobEventSerializer,
@@ -94,6 +101,44 @@ class JobViewSet(TenantScopedViewSet[Job]):
         if audit.snapshot(job) != before:
             self._audited(job, before)
         return Response(JobSerializer(job, context=self.get_serializer_context()).data)
+
+    @extend_schema(
+        request=PipelineSerializer,
+        responses={201: PipelineJobsSerializer},
+        description="Submit a pipeline: steps, in order, each a job body as for POST jobs/ "
+        "(`kind` training unless given) whose `after` may name earlier steps as well as "
+        "existing jobs by id. Every step is checked first; all are queued in one transaction, "
+        "or none (400 with each step's errors at its index under `steps`).",
+    )
+    @action(detail=False, methods=["post"], url_path="pipeline")
+    def submit_pipeline(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        body = PipelineSerializer(data=request.data, context=self.get_serializer_context())
+        body.is_valid(raise_exception=True)
+        user = request_user(request)
+        with transaction.atomic():
+            jobs = create_steps(body.validated_data["steps"], **self.save_kwargs())
+            for job in jobs:
+                snapshot = audit.snapshot(job)
+                audit.record(actor=user, action=AuditAction.CREATE, instance=job,
+                             tenant=self.tenant, before=None, after=snapshot)  # fmt: skip
+        data = JobSerializer(jobs, many=True, context=self.get_serializer_context()).data
+        return Response({"jobs": data}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses=PipelineGraphSerializer,
+        description="The pipeline this job belongs to: the job and every job linked to it "
+        "through `after`, either way (the jobs it starts after, theirs, the jobs that start "
+        "after it, ...), each with the ids it starts after; at most "
+        f"{after.MAX_PIPELINE_JOBS} jobs, the nearest first. A job on its own is a pipeline "
+        "of one.",
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def pipeline(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        jobs, truncated = after.pipeline_of(self.get_object())
+        shown = {job.pk for job in jobs}
+        data = PipelineJobSerializer(jobs, many=True, context={"shown": shown}).data
+        return Response({"jobs": data, "truncated": truncated})
 
     @extend_schema(request=None, responses={201: JobSerializer})
     @action(detail=True, methods=["post"])

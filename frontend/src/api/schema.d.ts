@@ -1355,6 +1355,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/jobs/{id}/pipeline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The pipeline this job belongs to: the job and every job linked to it through `after`, either way (the jobs it starts after, theirs, the jobs that start after it, ...), each with the ids it starts after; at most 200 jobs, the nearest first. A job on its own is a pipeline of one. */
+        get: operations["tenants_jobs_pipeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/jobs/{id}/restart/": {
         parameters: {
             query?: never;
@@ -1366,6 +1383,23 @@ export interface paths {
         put?: never;
         /** @description Start a stopped notebook again with its files: a new queued notebook that mounts the same home volume, owned by the notebook's owner. Its owner and tenant admins only (403). 409 while it or another notebook using that volume is active, or when the volume was deleted; 400 for other kinds. Clone instead starts a copy with a new, empty home volume. */
         post: operations["tenants_jobs_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/jobs/pipeline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Submit a pipeline: steps, in order, each a job body as for POST jobs/ (`kind` training unless given) whose `after` may name earlier steps as well as existing jobs by id. Every step is checked first; all are queued in one transaction, or none (400 with each step's errors at its index under `steps`). */
+        post: operations["tenants_jobs_pipeline_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3375,6 +3409,73 @@ export interface components {
             description?: string;
             name?: string;
             slug?: string;
+        };
+        PipelineGraph: {
+            /** @description The job asked for and every job linked to it through `after`, either way, in id order. */
+            jobs: components["schemas"]["PipelineJob"][];
+            /** @description True when the pipeline has more jobs than an answer holds (the nearest are kept). */
+            truncated: boolean;
+        };
+        /** @description A job of a drawn pipeline: enough for a box and its arrows. */
+        PipelineJob: {
+            /** @description Ids of the jobs of this answer that this one starts after, in id order. */
+            readonly after: number[];
+            /**
+             * Format: date-time
+             * @description Queued jobs: when the scheduler expects the job to start if the work running and queued runs to its declared runtime limits and nothing else arrives (apps/scheduling/forecast.py). Null: no forecast yet (expected_start_as_of null) or not within the forecast's 7 days.
+             */
+            readonly expected_start_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly id: number;
+            readonly kind: components["schemas"]["JobKindEnum"];
+            readonly name: string;
+            readonly owner: string | null;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            readonly state: components["schemas"]["JobStateEnum"];
+            /** Format: date-time */
+            readonly submitted_at: string;
+        };
+        PipelineJobs: {
+            /** @description The queued steps, in the order given. */
+            jobs: components["schemas"]["Job"][];
+        };
+        PipelineRequest: {
+            /** @description The steps in order; a step's `after` names earlier steps or existing jobs. All are queued, or none (400 with each step's errors at its index). */
+            steps: components["schemas"]["PipelineStepRequest"][];
+        };
+        /**
+         * @description One step: a job body as for ``POST jobs/``, ``kind`` training unless given, whose
+         *     ``after`` may also name earlier steps of the pipeline.
+         */
+        PipelineStepRequest: {
+            accelerator_model?: string;
+            /** @description What this step starts after: ids of training jobs of the tenant, and names of earlier training steps of this pipeline. */
+            after?: (number | string)[];
+            args?: string[];
+            command?: string[];
+            env?: {
+                [key: string]: string;
+            };
+            image: string;
+            inference?: components["schemas"]["InferenceOptionsRequest"];
+            /** @default training */
+            kind: components["schemas"]["JobKindEnum"];
+            /** @default 3 */
+            max_retries: number;
+            /** @description Longest the job may hold its accelerators per run (seconds, from its admission); it is stopped after that. The scheduler plans with it: declared runtimes tell it when busy nodes will drain for a waiting large job. A tenant's governance policy may cap it for training jobs and notebooks; those that declare none then get the cap. */
+            max_runtime_s?: number | null;
+            max_wait_s?: number | null;
+            name: string;
+            notebook?: components["schemas"]["NotebookOptionsRequest"];
+            pool: number;
+            /** @default 4 */
+            priority: number;
+            project?: number | null;
+            replica_groups: components["schemas"]["ReplicaGroupRequest"][];
+            topology?: components["schemas"]["TopologyRequest"];
+            volumes?: components["schemas"]["VolumeRequest"][];
         };
         Point: {
             extra: {
@@ -6941,6 +7042,29 @@ export interface operations {
             };
         };
     };
+    tenants_jobs_pipeline_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this job. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineGraph"];
+                };
+            };
+        };
+    };
     tenants_jobs_restart_create: {
         parameters: {
             query?: never;
@@ -6960,6 +7084,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    tenants_jobs_pipeline_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PipelineRequest"];
+                "multipart/form-data": components["schemas"]["PipelineRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineJobs"];
                 };
             };
         };
