@@ -124,6 +124,41 @@ process.exitCode = await runScenario('researcher', async (page) => {
   );
   const path = await screenshot(page, 'researcher-job');
 
+  // A next step of the job: the Submit page filled in from it, then the pipeline drawn.
+  await page.getByTestId('submit-next-step').click();
+  await expectVisible(page.getByTestId('next-step-of'), 'the next-step note on the Submit page');
+  const image = await page.getByLabel('Container image').inputValue();
+  check(image === 'nvcr.io/nvidia/pytorch:24.05-py3', `the next step's image is ${image}`);
+  // Not the job's name with more after it: the list checks below find that name alone.
+  await page.getByLabel('Job name').fill(`e2e-step-${Date.now() % 100000}`);
+  await page.getByLabel('Command').fill('python eval.py');
+  for (let step = 0; step < 3; step += 1) {
+    await page.getByRole('button', { name: 'Next' }).click();
+  }
+  await expectVisible(page.getByTestId('submit-review'), 'the next step\'s review');
+  await page.getByRole('button', { name: 'Submit job' }).click();
+  await page
+    .waitForURL((url) => /^\/jobs\/\d+$/.test(url.pathname) && !url.pathname.endsWith(`/${id}`), {
+      timeout: TIMEOUT_MS,
+    })
+    .catch(() => {
+      throw new Error(`the next step did not open its page (at ${page.url()})`);
+    });
+  const stepId = page.url().split('/').pop();
+  const boxes = page.getByTestId('pipeline-graph').getByTestId('pipeline-job');
+  await expectVisible(boxes.and(page.locator(`[data-job-id="${id}"]`)), 'the job in the pipeline');
+  check((await boxes.count()) === 2, `the pipeline of #${stepId} has ${await boxes.count()} jobs`);
+  check(
+    (await page.getByTestId('pipeline-edge').getAttribute('data-to')) === stepId,
+    'an arrow from the job to its next step',
+  );
+  await page.getByRole('button', { name: 'Cancel job' }).click();
+  await page.locator('.ant-popconfirm').getByRole('button', { name: 'Cancel job' }).click();
+  await expectVisible(
+    page.getByTestId('job-summary').locator('[data-testid="job-state"][data-state="cancelled"]'),
+    `next step #${stepId} cancelled`,
+  );
+
   await page.goto(page.url().replace(/\/jobs\/\d+$/, '/jobs'));
   await expectVisible(page.getByTestId('jobs-table').getByText(name), 'the job in the list');
   await screenshot(page, 'researcher-jobs');
@@ -222,5 +257,5 @@ process.exitCode = await runScenario('researcher', async (page) => {
   check(charted >= 2, `the traffic history chart shows two or more samples (saw ${charted})`);
   const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running with curves and logs; checkpoint request: ${savedAt}; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
+  return `job ${name} (#${id}) is running with curves and logs; a next step submitted from it and drawn in its pipeline; checkpoint request: ${savedAt}; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
 });

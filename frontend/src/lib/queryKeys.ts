@@ -5,6 +5,7 @@ export const jobKeys = {
   list: (tenant: string, filters: object) => ['jobs', tenant, 'list', filters] as const,
   detail: (tenant: string, id: number) => ['jobs', tenant, 'detail', id] as const,
   events: (tenant: string, id: number) => ['jobs', tenant, 'events', id] as const,
+  pipeline: (tenant: string, id: number) => ['jobs', tenant, 'pipeline', id] as const,
 };
 
 /** Every Health query (node grid, summary, node pages, incidents, alerts). */

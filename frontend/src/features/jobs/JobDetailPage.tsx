@@ -1,4 +1,9 @@
-import { ArrowLeftOutlined, CopyOutlined, StopOutlined } from '@ant-design/icons';
+import {
+  ArrowLeftOutlined,
+  CopyOutlined,
+  NodeIndexOutlined,
+  StopOutlined,
+} from '@ant-design/icons';
 import {
   Alert,
   App,
@@ -24,7 +29,7 @@ import { QueryErrorResult } from '../../components/QueryErrorResult';
 import type { Allocation, Job, JobEvent } from '../../lib/apiTypes';
 import { formatDateTime, formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
-import { devicesLabel, WAITING_ON_GPUS } from './helpers';
+import { canFollow, devicesLabel, WAITING_ON_GPUS } from './helpers';
 import { useJob, useJobAction, useJobEvents, usePools } from './api';
 import { JobLogsPanel } from './JobLogs';
 import { EventDetail, StateReason } from './JobReasons';
@@ -33,6 +38,7 @@ import { reasonLabel } from './reasons';
 import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { ExpectedStart } from './ExpectedStart';
+import { JobPipelineCard } from './JobPipelineCard';
 import { IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { NotebookFileActions } from '../notebooks/NotebookFiles';
 import { useProjects } from '../projects/api';
@@ -119,6 +125,15 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
             <Button icon={<ArrowLeftOutlined />} onClick={() => void navigate('/jobs')}>
               {t('jobDetail.back')}
             </Button>
+            {canWrite && canFollow(data) && (
+              <Button
+                icon={<NodeIndexOutlined />}
+                data-testid="submit-next-step"
+                onClick={() => void navigate(`/jobs/new?after=${data.id}`)}
+              >
+                {t('jobDetail.nextStep')}
+              </Button>
+            )}
             {canWrite && (
               <Popconfirm
                 title={t('jobDetail.cloneConfirm')}
@@ -340,6 +355,9 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
           </Card>
         </Col>
       </Row>
+      {(data.after_jobs.length > 0 || data.next_jobs.length > 0) && (
+        <JobPipelineCard tenant={tenant} job={data} />
+      )}
       {data.requested_devices > 0 && data.started_at !== null && (
         <JobUsageSection tenant={tenant} jobId={data.id} live={live} />
       )}

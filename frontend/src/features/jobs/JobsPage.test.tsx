@@ -504,11 +504,34 @@ describe('job detail', () => {
         { id: 13, name: 'train-base', state: 'running' },
       ],
     });
+    const step = (id: number, name: string, state: string, after: number[]) => ({
+      id,
+      name,
+      kind: 'training',
+      state,
+      owner: 'bob',
+      after,
+      submitted_at: '2026-11-30T00:00:00Z',
+      started_at: null,
+      finished_at: null,
+      expected_start_at: null,
+    });
     const routes = {
       'GET /api/v1/auth/session/': sessionOf(BOB),
       'GET /api/v1/pools/': { status: 200, body: POOLS },
       'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: waiting },
       'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+      'GET /api/v1/tenants/vision/jobs/11/pipeline/': {
+        status: 200,
+        body: {
+          jobs: [
+            step(11, 'llama-sft', 'queued', [12, 13]),
+            step(12, 'prep-data', 'succeeded', []),
+            step(13, 'train-base', 'running', [12]),
+          ],
+          truncated: false,
+        },
+      },
     };
     stubFetch(routes);
     const view = renderApp('/jobs/11');
@@ -529,6 +552,10 @@ describe('job detail', () => {
       'Succeeded',
       'Running',
     ]);
+    // The whole pipeline, drawn: prep-data, then train-base, then this job.
+    const boxes = await screen.findAllByTestId('pipeline-job');
+    expect(boxes.map((e) => e.getAttribute('data-job-id'))).toEqual(['11', '12', '13']);
+    expect(screen.getAllByTestId('pipeline-edge')).toHaveLength(3);
     view.unmount();
 
     await setLanguage('zh');
@@ -555,6 +582,7 @@ describe('job detail', () => {
       'GET /api/v1/pools/': { status: 200, body: POOLS },
       'GET /api/v1/tenants/vision/jobs/11/': { status: 200, body: prep },
       'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+      'GET /api/v1/tenants/vision/jobs/11/pipeline/': { status: 500, body: { detail: 'down' } },
     });
     renderApp('/jobs/11');
     const next = await screen.findAllByTestId('next-job');
@@ -568,6 +596,8 @@ describe('job detail', () => {
     ]);
     expect(within(screen.getByTestId('job-summary')).getByText('Then starts')).toBeTruthy();
     expect(screen.queryByTestId('after-jobs')).toBeNull();
+    // The drawing failing to load leaves the rest of the page as it is.
+    expect(await within(screen.getByTestId('job-pipeline')).findByRole('button')).toBeTruthy();
   });
 
   it('shows pending reason, queue position, timeline and replicas; cancels', async () => {

@@ -8,31 +8,25 @@ import {
   Input,
   InputNumber,
   Select,
+  Skeleton,
   Space,
   Steps,
   Typography,
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useNavigate } from 'react-router';
+import { useNavigate, useSearchParams } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
-import type { JobSubmit, Pool } from '../../lib/apiTypes';
+import type { Job, JobSubmit, Pool } from '../../lib/apiTypes';
 import { applyServerErrors } from '../../lib/formErrors';
 import { formatDuration } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
-import { PRIORITIES, modelsOf, nameRules } from './helpers';
+import { PRIORITIES, canFollow, modelsOf, nameRules } from './helpers';
 import { MAX_ARGS, MAX_ARG_LENGTH, parseCommand } from './command';
-import { useAfterCandidates, usePools, useSubmitJob } from './api';
+import { useAfterCandidates, useJob, usePools, useSubmitJob } from './api';
+import { nextStepValues, type GroupValues } from './nextStep';
 import { useProjects } from '../projects/api';
 import { poolOptions } from '../../lib/poolOptions';
-
-interface GroupValues {
-  name: string;
-  replicas: number;
-  accelerators: number;
-  cpu: number;
-  memory_gib: number;
-}
 
 interface WizardValues {
   name: string;
@@ -116,16 +110,42 @@ const INITIAL: Partial<WizardValues> = {
   max_retries: 3,
 };
 
-export function SubmitJobPage({
-  tenant,
-  isTenantAdmin,
-}: {
+interface PageProps {
   tenant: string;
   isTenantAdmin: boolean;
+}
+
+/** /jobs/new, and /jobs/new?after=<id>: a next step of that job, filled in from it. */
+export function SubmitJobPage(props: PageProps) {
+  const [params] = useSearchParams();
+  const after = Number(params.get('after'));
+  if (!Number.isInteger(after) || after <= 0) return <SubmitWizard {...props} />;
+  return <NextStepWizard key={after} {...props} after={after} />;
+}
+
+function NextStepWizard({ after, ...props }: PageProps & { after: number }) {
+  const job = useJob(props.tenant, after);
+  if (job.isPending) return <Skeleton active paragraph={{ rows: 8 }} />;
+  // Not a job of this tenant (404), or one no job may start after: the form as usual.
+  const previous = job.data !== undefined && canFollow(job.data) ? job.data : undefined;
+  return <SubmitWizard {...props} previous={previous} />;
+}
+
+function SubmitWizard({
+  tenant,
+  isTenantAdmin,
+  previous,
+}: PageProps & {
+  /** The job this one is the next step of. */
+  previous?: Job;
 }) {
   const { t } = useTranslation();
   const navigate = useNavigate();
   const [form] = Form.useForm<WizardValues>();
+  // The form reads its initial values once, when it mounts.
+  const [initialValues] = useState<Partial<WizardValues>>(() =>
+    previous === undefined ? INITIAL : { ...INITIAL, ...nextStepValues(previous) },
+  );
   const [step, setStep] = useState(0);
   const [formError, setFormError] = useState<string[]>([]);
   const pools = usePools();
@@ -137,6 +157,12 @@ export function SubmitJobPage({
   const groups = Form.useWatch('replica_groups', form) as GroupValues[] | undefined;
   const priority = Form.useWatch('priority', form) as number | undefined;
   const pool = pools.data?.find((p) => p.id === poolId);
+  const candidates = afterCandidates.data ?? [];
+  // The job a next step follows may be older than the newest candidates: offer it all the same.
+  const afterOptions =
+    previous === undefined || candidates.some((job) => job.id === previous.id)
+      ? candidates
+      : [previous, ...candidates];
   const models = modelsOf(pool);
   const chosen = models.find((m) => m.model === model);
   const capacity = chosen?.devices;
@@ -191,6 +217,15 @@ export function SubmitJobPage({
   return (
     <>
       <PageHeader title={t('submit.title')} subtitle={t('submit.subtitle')} />
+      {previous !== undefined && (
+        <Alert
+          type="info"
+          showIcon
+          style={{ marginBottom: 16 }}
+          data-testid="next-step-of"
+          title={t('submit.nextStepOf', { id: previous.id, name: previous.name })}
+        />
+      )}
       <Card>
         <Steps
           current={step}
@@ -206,7 +241,7 @@ export function SubmitJobPage({
           form={form}
           layout="vertical"
           name="submit"
-          initialValues={INITIAL}
+          initialValues={initialValues}
           onFinish={onFinish}
           preserve
           style={{ maxWidth: 760 }}
@@ -513,7 +548,7 @@ export function SubmitJobPage({
                 showSearch={{ optionFilterProp: 'label' }}
                 placeholder={t('submit.afterPlaceholder')}
                 loading={afterCandidates.isPending}
-                options={(afterCandidates.data ?? []).map((job) => ({
+                options={afterOptions.map((job) => ({
                   value: job.id,
                   label: t('submit.afterOption', {
                     id: job.id,

@@ -9,6 +9,7 @@ import type {
   JobSubmit,
 } from '../../lib/apiTypes';
 import { jobKeys, poolKeys } from '../../lib/queryKeys';
+import { canFollow } from './helpers';
 
 export interface JobFilters {
   state?: JobState;
@@ -59,8 +60,7 @@ export function useAfterCandidates(tenant: string) {
           signal,
         }),
       ),
-    select: (data) =>
-      data.results.filter((job) => job.state !== 'failed' && job.state !== 'cancelled'),
+    select: (data) => data.results.filter(canFollow),
   });
 }
 
@@ -94,6 +94,31 @@ export function useJobEvents(tenant: string, id: number) {
       );
       return [...events].sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
+  });
+}
+
+/** What of a job its pipeline drawing shows too: its state and the jobs linked to it. */
+function linksOf(job: Job): string {
+  const states = (jobs: Job['after_jobs']) => jobs.map((j) => `${j.id}:${j.state}`).join(',');
+  return `${job.state};${states(job.after_jobs)};${states(job.next_jobs)}`;
+}
+
+/**
+ * The job and every job linked to it through `after`. Also keyed on what the job page reads of
+ * those links, so a change it sees (its own polling, a live update) draws the pipeline again;
+ * live updates of the tenant's jobs refetch it anyway (they invalidate every job query).
+ */
+export function usePipeline(tenant: string, job: Job) {
+  return useQuery({
+    queryKey: [...jobKeys.pipeline(tenant, job.id), linksOf(job)],
+    queryFn: ({ signal }) =>
+      unwrap(
+        api.GET('/api/v1/tenants/{tenant}/jobs/{id}/pipeline/', {
+          params: { path: { tenant, id: job.id } },
+          signal,
+        }),
+      ),
+    placeholderData: keepPreviousData,
   });
 }
 

@@ -17,6 +17,12 @@ export const JOB_STATES: JobState[] = [
 
 export const KINDS: JobKind[] = ['training', 'notebook', 'inference'];
 
+/** A job another may start after: a training job that may still succeed (the server refuses
+ * a follower of a failed or cancelled job, which never will). */
+export function canFollow(job: Pick<Job, 'kind' | 'state'>): boolean {
+  return job.kind === 'training' && job.state !== 'failed' && job.state !== 'cancelled';
+}
+
 export const PRIORITIES = [0, 1, 2, 3, 4, 5];
 
 export function devicesLabel(job: Pick<Job, 'requested_devices' | 'requested_milli'>): string {

@@ -409,6 +409,8 @@ export const en = {
       'Optional: training jobs of this tenant that must succeed first. The job stays queued until they all have, and is cancelled if one of them fails or is cancelled.',
     afterPlaceholder: 'No other jobs',
     afterOption: '#{{id}} {{name}} ({{state}})',
+    nextStepOf:
+      'Next step after #{{id}} {{name}}: it starts when that job succeeds. Pool, image and resources are copied from it; give this step a name and a command.',
     failed: 'The job was not submitted',
     back: 'Back',
     next: 'Next',
@@ -457,6 +459,17 @@ export const en = {
     after: 'Starts after',
     afterReleased: '(all succeeded {{at}})',
     next: 'Then starts',
+    nextStep: 'Submit next step',
+  },
+  pipeline: {
+    title: 'Pipeline',
+    label: 'The jobs of the pipeline, left to right in the order they start',
+    truncated: 'Showing the {{count}} nearest jobs of a larger pipeline.',
+    owner: 'Owner: {{owner}}',
+    submitted: 'Submitted {{at}}',
+    expectedStart: 'Expected to start around {{at}}',
+    started: 'Started {{at}}',
+    finished: 'Finished {{at}}',
   },
   notebooks: {
     title: 'Notebooks',

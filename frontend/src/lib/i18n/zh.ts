@@ -403,6 +403,8 @@ export const zh: Messages = {
       '可选：须先成功结束的本租户训练作业。在它们全部成功之前，作业保持排队；其中任一失败或被取消，本作业即被取消。',
     afterPlaceholder: '不等待其他作业',
     afterOption: '#{{id}} {{name}}（{{state}}）',
+    nextStepOf:
+      '作为 #{{id}} {{name}} 的下一步：该作业成功结束后开始。资源池、镜像和资源配置已从该作业复制；请为这一步填写名称和命令。',
     failed: '作业未提交',
     back: '上一步',
     next: '下一步',
@@ -451,6 +453,17 @@ export const zh: Messages = {
     after: '前序作业',
     afterReleased: '（均已于 {{at}} 成功结束）',
     next: '后续作业',
+    nextStep: '提交下一步',
+  },
+  pipeline: {
+    title: '流水线',
+    label: '流水线中的作业，按开始顺序从左到右排列',
+    truncated: '流水线较大，仅显示最近的 {{count}} 个作业。',
+    owner: '提交者：{{owner}}',
+    submitted: '提交于 {{at}}',
+    expectedStart: '预计于 {{at}} 左右开始',
+    started: '开始于 {{at}}',
+    finished: '结束于 {{at}}',
   },
   notebooks: {
     title: '开发环境',
