@@ -585,6 +585,27 @@ def cmd_describe(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_pipeline(args: argparse.Namespace, out: TextIO) -> int:
+    """The pipeline a job belongs to, a row per job in the order they can start: STEP is the
+    longest chain of jobs before it, plus one; the job asked for is marked with '*'."""
+    client = _client(args)
+    answer = client.get(client.tenant_path(f"jobs/{args.id}/pipeline/"))
+    jobs: list[dict[str, Any]] = answer["jobs"]
+    step: dict[int, int] = {}
+    for job in jobs:  # id order, and a job starts only after older jobs: each after is known
+        step[job["id"]] = 1 + max((step.get(b, 0) for b in job["after"]), default=0)
+    rows = [
+        (step[j["id"]], f"{j['id']}{'*' if j['id'] == args.id else ''}", j["name"], j["kind"],
+         j["state"], ", ".join(str(b) for b in j["after"]) or "-", j.get("owner") or "",
+         _when(j.get("finished_at") or j.get("started_at") or j.get("submitted_at")))
+        for j in sorted(jobs, key=lambda j: (step[j["id"]], j["id"]))
+    ]  # fmt: skip
+    _table(rows, ["STEP", "ID", "NAME", "KIND", "STATE", "AFTER", "OWNER", "SINCE"], out)
+    if answer.get("truncated"):
+        print(f"zs: showing the {len(jobs)} nearest jobs of a larger pipeline", file=sys.stderr)
+    return 0
+
+
 def _print_events(events: list[dict[str, Any]], out: TextIO, indent: str = "") -> None:
     for e in events:
         move = f"{e['from_state']} -> {e['to_state']}" if e.get("to_state") else ""
@@ -774,6 +795,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("describe", cmd_describe,
          "show a job: state, spec (image, command, replica groups), placement, recent events"),
         ("events", cmd_events, "show a job's events"),
+        ("pipeline", cmd_pipeline,
+         "show the pipeline a job belongs to: the jobs before and after it, in start order"),
         ("cancel", cmd_cancel, "cancel a job"),
         ("clone", cmd_clone, "submit a copy of a job"),
     ):  # fmt: skip

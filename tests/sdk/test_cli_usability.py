@@ -548,6 +548,28 @@ def test_submit_a_pipeline_in_order_with_names_for_ids(logged_in, tmp_path):
     assert evaluate.spec["command"] == ["python", "eval.py"]
 
 
+def test_zs_pipeline_lists_the_jobs_in_start_order(logged_in, tmp_path, capsys):
+    assert zs("submit", "-f", job_file(tmp_path, PIPELINE_YAML))[0] == 0
+    prep, train, evaluate = Job.objects.order_by("pk")
+    code, out = zs("pipeline", str(train.pk))
+    assert code == 0, capsys.readouterr().err
+    header, *rows = out.splitlines()
+    assert header.split() == ["STEP", "ID", "NAME", "KIND", "STATE", "AFTER", "OWNER", "SINCE"]
+    cells = [row.split() for row in rows]
+    assert [c[:5] for c in cells] == [
+        ["1", str(prep.pk), "prep", "training", "queued"],
+        ["2", f"{train.pk}*", "train", "training", "queued"],  # the job asked for
+        ["3", str(evaluate.pk), "eval", "training", "queued"],
+    ]
+    # AFTER, then OWNER (the AFTER of eval is two ids, "a, b").
+    assert [cells[0][5:7], cells[1][5:7], cells[2][5:8]] == [
+        ["-", "a-member"],
+        [str(prep.pk), "a-member"],
+        [f"{prep.pk},", str(train.pk), "a-member"],
+    ]
+    assert zs("pipeline", "999999")[0] == 4  # not a job of the tenant
+
+
 def test_after_ids_go_to_the_steps_that_follow_no_other_step(logged_in, tmp_path):
     assert zs("submit", "-f", job_file(tmp_path), "--set", "name=upstream")[0] == 0
     upstream = Job.objects.get()
