@@ -1,4 +1,4 @@
-import type { Job, Pool, PoolTopology, Session, TopologyNode } from '../lib/apiTypes';
+import type { Job, PipelineJob, Pool, PoolTopology, Session, TopologyNode } from '../lib/apiTypes';
 
 export const BOB: Session = {
   user: { id: 3, username: 'bob', display_name: 'Bob', is_platform_admin: false },
@@ -171,3 +171,26 @@ export const TOPOLOGY: PoolTopology = {
     },
   ],
 };
+
+/** A job of a pipeline answer (GET jobs/{id}/pipeline/). */
+export function pipelineJob(
+  id: number,
+  name: string,
+  state: PipelineJob['state'],
+  after: number[],
+  times: Partial<PipelineJob> = {},
+): PipelineJob {
+  return {
+    id,
+    name,
+    kind: 'training',
+    state,
+    owner: 'bob',
+    after,
+    submitted_at: '2026-11-30T00:00:00Z',
+    started_at: null,
+    finished_at: null,
+    expected_start_at: null,
+    ...times,
+  };
+}

@@ -5,33 +5,11 @@ import type { Job, PipelineJob } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
-import { BOB, makeJob, POOLS, sessionOf } from '../../test/fixtures';
+import { BOB, makeJob, pipelineJob, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const JOB = '/api/v1/tenants/vision/jobs/11/';
 const PIPELINE = `${JOB}pipeline/`;
-
-function pipelineJob(
-  id: number,
-  name: string,
-  state: PipelineJob['state'],
-  after: number[],
-  times: Partial<PipelineJob> = {},
-): PipelineJob {
-  return {
-    id,
-    name,
-    kind: 'training',
-    state,
-    owner: 'bob',
-    after,
-    submitted_at: '2026-11-30T00:00:00Z',
-    started_at: null,
-    finished_at: null,
-    expected_start_at: null,
-    ...times,
-  };
-}
 
 // prep (10) -> train (11, this page) -> eval (12) and export (13).
 const TRAIN = makeJob({

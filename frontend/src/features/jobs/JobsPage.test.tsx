@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
 import { setLanguage } from '../../lib/i18n';
-import { BOB, makeJob, page, POOLS, sessionOf, TOPOLOGY } from '../../test/fixtures';
+import { BOB, makeJob, page, pipelineJob, POOLS, sessionOf, TOPOLOGY } from '../../test/fixtures';
 import { ALICE, renderApp } from '../../test/renderApp';
 
 const JOBS = '/api/v1/tenants/vision/jobs/';
@@ -504,18 +504,6 @@ describe('job detail', () => {
         { id: 13, name: 'train-base', state: 'running' },
       ],
     });
-    const step = (id: number, name: string, state: string, after: number[]) => ({
-      id,
-      name,
-      kind: 'training',
-      state,
-      owner: 'bob',
-      after,
-      submitted_at: '2026-11-30T00:00:00Z',
-      started_at: null,
-      finished_at: null,
-      expected_start_at: null,
-    });
     const routes = {
       'GET /api/v1/auth/session/': sessionOf(BOB),
       'GET /api/v1/pools/': { status: 200, body: POOLS },
@@ -525,9 +513,9 @@ describe('job detail', () => {
         status: 200,
         body: {
           jobs: [
-            step(11, 'llama-sft', 'queued', [12, 13]),
-            step(12, 'prep-data', 'succeeded', []),
-            step(13, 'train-base', 'running', [12]),
+            pipelineJob(11, 'llama-sft', 'queued', [12, 13]),
+            pipelineJob(12, 'prep-data', 'succeeded', []),
+            pipelineJob(13, 'train-base', 'running', [12]),
           ],
           truncated: false,
         },

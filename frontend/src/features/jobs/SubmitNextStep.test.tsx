@@ -7,6 +7,18 @@ import { renderApp } from '../../test/renderApp';
 
 const JOBS = '/api/v1/tenants/vision/jobs/';
 
+const GROUPS = [
+  {
+    name: 'trainer',
+    replicas: 2,
+    accelerators: 4,
+    accelerator_milli: 0,
+    cpu_milli: 16000,
+    memory_mib: 131072,
+    rdma_nics: 0,
+  },
+];
+
 const PREP = makeJob({
   id: 12,
   name: 'prep-data',
@@ -18,17 +30,7 @@ const PREP = makeJob({
     command: ['python', 'prep.py'],
     accelerator_models: ['A800'],
     topology: { mode: 'hard', highest_tier: 'su' },
-    replica_groups: [
-      {
-        name: 'trainer',
-        replicas: 2,
-        accelerators: 4,
-        accelerator_milli: 0,
-        cpu_milli: 16000,
-        memory_mib: 131072,
-        rdma_nics: 0,
-      },
-    ],
+    replica_groups: GROUPS,
   },
 });
 
@@ -102,17 +104,7 @@ describe('submit a next step', () => {
       max_retries: 3,
       after: [12],
       topology: { mode: 'hard', highest_tier: 'su' },
-      replica_groups: [
-        {
-          name: 'trainer',
-          replicas: 2,
-          accelerators: 4,
-          accelerator_milli: 0,
-          cpu_milli: 16000,
-          memory_mib: 131072,
-          rdma_nics: 0,
-        },
-      ],
+      replica_groups: GROUPS, // as the job it follows
     });
   });
 
