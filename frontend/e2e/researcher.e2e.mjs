@@ -135,7 +135,7 @@ process.exitCode = await runScenario('researcher', async (page) => {
   for (let step = 0; step < 3; step += 1) {
     await page.getByRole('button', { name: 'Next' }).click();
   }
-  await expectVisible(page.getByTestId('submit-review'), 'the next step\'s review');
+  await expectVisible(page.getByTestId('submit-review'), "the next step's review");
   await page.getByRole('button', { name: 'Submit job' }).click();
   await page
     .waitForURL((url) => /^\/jobs\/\d+$/.test(url.pathname) && !url.pathname.endsWith(`/${id}`), {
