@@ -1,5 +1,4 @@
 import { Card, Skeleton, theme, Tooltip, Typography, type GlobalToken } from 'antd';
-import { useId, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from 'react-router';
 import { JobStateTag } from '../../components/JobStateTag';
@@ -9,7 +8,8 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { JOB_STATE_COLORS, type JobStateColor } from '../../lib/jobStates';
 import { usePipeline } from './api';
-import { BOX_HEIGHT, BOX_WIDTH, edgePath, layoutPipeline, type PlacedNode } from './pipelineLayout';
+import { PipelineDiagram } from './PipelineDiagram';
+import { boxPlacement, type PlacedNode } from './pipelineLayout';
 
 /** The box's left stripe: the colour of the job's state tag, from the theme's palette. */
 const STRIPE: Record<JobStateColor, (token: GlobalToken) => string> = {
@@ -50,60 +50,18 @@ export function JobPipelineCard({ tenant, job }: { tenant: string; job: Job }) {
 
 function PipelineGraph({ jobs, current }: { jobs: PipelineJob[]; current: number }) {
   const { t } = useTranslation();
-  const { token } = theme.useToken();
-  const arrow = useId();
-  const layout = useMemo(() => layoutPipeline(jobs), [jobs]);
   const byId = new Map(jobs.map((job) => [job.id, job]));
   return (
-    // Room above for arrows that bow over a column (edgePath).
-    <div style={{ overflowX: 'auto', padding: '12px 0 8px' }}>
-      <div
-        role="group"
-        aria-label={t('pipeline.label')}
-        data-testid="pipeline-graph"
-        style={{ position: 'relative', width: layout.width, height: layout.height }}
-      >
-        <svg
-          width={layout.width}
-          height={layout.height}
-          aria-hidden
-          style={{ position: 'absolute', inset: 0, overflow: 'visible' }}
-        >
-          <defs>
-            <marker
-              id={arrow}
-              viewBox="0 0 10 10"
-              refX={10}
-              refY={5}
-              markerWidth={8}
-              markerHeight={8}
-              orient="auto"
-            >
-              <path d="M0,0 L10,5 L0,10 z" fill={token.colorTextTertiary} />
-            </marker>
-          </defs>
-          {layout.edges.map((edge) => (
-            <path
-              key={`${edge.from}-${edge.to}`}
-              d={edgePath(edge)}
-              fill="none"
-              stroke={token.colorTextTertiary}
-              strokeWidth={1.5}
-              markerEnd={`url(#${arrow})`}
-              data-testid="pipeline-edge"
-              data-from={edge.from}
-              data-to={edge.to}
-            />
-          ))}
-        </svg>
-        {layout.nodes.map((node) => {
-          const job = byId.get(node.id);
-          return job === undefined ? null : (
-            <JobBox key={node.id} job={job} node={node} current={node.id === current} />
-          );
-        })}
-      </div>
-    </div>
+    <PipelineDiagram
+      nodes={jobs}
+      label={t('pipeline.label')}
+      renderNode={(node) => {
+        const job = byId.get(node.id);
+        return job === undefined ? null : (
+          <JobBox key={node.id} job={job} node={node} current={node.id === current} />
+        );
+      }}
+    />
   );
 }
 
@@ -139,12 +97,7 @@ function JobBox({ job, node, current }: { job: PipelineJob; node: PlacedNode; cu
         data-job-id={job.id}
         data-state={job.state}
         style={{
-          position: 'absolute',
-          left: node.x,
-          top: node.y,
-          width: BOX_WIDTH,
-          height: BOX_HEIGHT,
-          boxSizing: 'border-box',
+          ...boxPlacement(node),
           padding: '6px 10px',
           display: 'flex',
           flexDirection: 'column',

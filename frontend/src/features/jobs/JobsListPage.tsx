@@ -1,4 +1,4 @@
-import { PlusOutlined, ReloadOutlined } from '@ant-design/icons';
+import { ApartmentOutlined, PlusOutlined, ReloadOutlined } from '@ant-design/icons';
 import { Button, Card, Checkbox, Empty, Select, Space, Tag, Typography } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import { useState } from 'react';
@@ -95,6 +95,14 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
             <Button icon={<ReloadOutlined />} onClick={() => void jobs.refetch()}>
               {t('common.refresh')}
             </Button>
+            {canWrite && (
+              <Button
+                icon={<ApartmentOutlined />}
+                onClick={() => void navigate('/jobs/new-pipeline')}
+              >
+                {t('jobs.submitPipeline')}
+              </Button>
+            )}
             {canWrite && (
               <Button
                 type="primary"

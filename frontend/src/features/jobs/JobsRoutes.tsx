@@ -1,3 +1,5 @@
+import { Skeleton } from 'antd';
+import { lazy, Suspense } from 'react';
 import { Route, Routes } from 'react-router';
 import { NoTenantResult, ReadOnlyResult } from '../../components/NoTenantResult';
 import { useTenant } from '../tenancy/useTenant';
@@ -5,7 +7,12 @@ import { JobDetailPage } from './JobDetailPage';
 import { JobsListPage } from './JobsListPage';
 import { SubmitJobPage } from './SubmitJobPage';
 
-/** /jobs, /jobs/new and deep links to /jobs/:id. */
+// Its own chunk: the YAML parser it brings is needed nowhere else.
+const SubmitPipelinePage = lazy(() =>
+  import('./SubmitPipelinePage').then((m) => ({ default: m.SubmitPipelinePage })),
+);
+
+/** /jobs, /jobs/new, /jobs/new-pipeline and deep links to /jobs/:id. */
 export function JobsRoutes() {
   const tenant = useTenant();
   if (tenant.slug === null) return <NoTenantResult />;
@@ -17,6 +24,18 @@ export function JobsRoutes() {
         element={
           tenant.canWrite ? (
             <SubmitJobPage tenant={tenant.slug} isTenantAdmin={tenant.isTenantAdmin} />
+          ) : (
+            <ReadOnlyResult />
+          )
+        }
+      />
+      <Route
+        path="new-pipeline"
+        element={
+          tenant.canWrite ? (
+            <Suspense fallback={<Skeleton active paragraph={{ rows: 8 }} />}>
+              <SubmitPipelinePage tenant={tenant.slug} />
+            </Suspense>
           ) : (
             <ReadOnlyResult />
           )

@@ -7,6 +7,8 @@ import type {
   JobKind,
   JobState,
   JobSubmit,
+  PipelineQueued,
+  PipelineSubmit,
 } from '../../lib/apiTypes';
 import { jobKeys, poolKeys } from '../../lib/queryKeys';
 import { canFollow } from './helpers';
@@ -147,6 +149,28 @@ export function useSubmitJob(tenant: string) {
       unwrap(api.POST('/api/v1/tenants/{tenant}/jobs/', { params: { path: { tenant } }, body })),
     onSuccess: (job) => {
       client.setQueryData(jobKeys.detail(tenant, job.id), job);
+      void client.invalidateQueries({ queryKey: jobKeys.lists(tenant) });
+    },
+  });
+}
+
+/**
+ * Submits a pipeline's steps in one request: the server queues all of them or none (a 400 says
+ * each refused step's errors under `steps.<index>`). The steps are a file's, as written: the
+ * server checks their fields.
+ */
+export function useSubmitPipeline(tenant: string) {
+  const client = useQueryClient();
+  return useMutation<PipelineQueued, ApiError, { steps: Record<string, unknown>[] }>({
+    mutationFn: (body) =>
+      unwrap(
+        api.POST('/api/v1/tenants/{tenant}/jobs/pipeline/', {
+          params: { path: { tenant } },
+          body: body as unknown as PipelineSubmit,
+        }),
+      ),
+    onSuccess: (answer) => {
+      for (const job of answer.jobs) client.setQueryData(jobKeys.detail(tenant, job.id), job);
       void client.invalidateQueries({ queryKey: jobKeys.lists(tenant) });
     },
   });

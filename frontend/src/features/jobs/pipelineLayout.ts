@@ -1,3 +1,5 @@
+import type { CSSProperties } from 'react';
+
 /** What the layout needs of a job: its id and the ids of the jobs it starts after. */
 export interface PipelineNode {
   id: number;
@@ -147,4 +149,16 @@ export function edgePath(edge: PlacedEdge): string {
   const bend = (x2 - x1) / 2;
   const lift = x2 - x1 > COLUMN_GAP ? BOW : 0;
   return `M${x1},${y1} C${x1 + bend},${y1 - lift} ${x2 - bend},${y2 - lift} ${x2},${y2}`;
+}
+
+/** Where a box sits in the diagram, and its size: the rest of its look is its drawer's. */
+export function boxPlacement(node: PlacedNode): CSSProperties {
+  return {
+    position: 'absolute',
+    left: node.x,
+    top: node.y,
+    width: BOX_WIDTH,
+    height: BOX_HEIGHT,
+    boxSizing: 'border-box',
+  };
 }
