@@ -372,6 +372,7 @@ def _submit_pipeline(
     """Submits every step in one request: the server queues all of them or none. A step's
     ``after`` names go as they are (the server turns them into the jobs it makes); ``--after``
     ids go to the steps that start after no other step of the file."""
+    pools: dict[str, Any] = {}
     for step in steps:
         refs = step.get("after", [])
         if not any(isinstance(ref, str) for ref in refs):
@@ -379,7 +380,13 @@ def _submit_pipeline(
         if refs:
             step["after"] = refs
         step.setdefault("kind", "training")
+        pool = step.get("pool")
+        if isinstance(pool, str) and pool in pools:
+            step["pool"] = pools[pool]  # looked up once for all the steps that name it
+            continue
         _resolve_pool(client, step)
+        if isinstance(pool, str):
+            pools[pool] = step["pool"]
     try:
         answer = client.post(client.tenant_path("jobs/pipeline/"), {"steps": steps})
     except ApiError as exc:

@@ -114,13 +114,10 @@ class JobViewSet(TenantScopedViewSet[Job]):
     def submit_pipeline(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = PipelineSerializer(data=request.data, context=self.get_serializer_context())
         body.is_valid(raise_exception=True)
-        user = request_user(request)
         with transaction.atomic():
             jobs = create_steps(body.validated_data["steps"], **self.save_kwargs())
             for job in jobs:
-                snapshot = audit.snapshot(job)
-                audit.record(actor=user, action=AuditAction.CREATE, instance=job,
-                             tenant=self.tenant, before=None, after=snapshot)  # fmt: skip
+                self._audit_created(job)
         data = JobSerializer(jobs, many=True, context=self.get_serializer_context()).data
         return Response({"jobs": data}, status=status.HTTP_201_CREATED)
 
@@ -177,6 +174,11 @@ class JobViewSet(TenantScopedViewSet[Job]):
 
     def _created(self, job: Job) -> Response:
         """A job made from another (clone, restart): audited, answered with 201."""
+        self._audit_created(job)
+        data = JobSerializer(job, context=self.get_serializer_context()).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    def _audit_created(self, job: Job) -> None:
         audit.record(
             actor=request_user(self.request),
             action=AuditAction.CREATE,
@@ -185,8 +187,6 @@ class JobViewSet(TenantScopedViewSet[Job]):
             before=None,
             after=audit.snapshot(job),
         )
-        data = JobSerializer(job, context=self.get_serializer_context()).data
-        return Response(data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
         request=None,

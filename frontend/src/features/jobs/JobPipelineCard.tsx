@@ -9,7 +9,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { JOB_STATE_COLORS, type JobStateColor } from '../../lib/jobStates';
 import { usePipeline } from './api';
 import { PipelineDiagram } from './PipelineDiagram';
-import { boxPlacement, type PlacedNode } from './pipelineLayout';
+import { boxFrame, type PlacedNode } from './pipelineLayout';
 
 /** The box's left stripe: the colour of the job's state tag, from the theme's palette. */
 const STRIPE: Record<JobStateColor, (token: GlobalToken) => string> = {
@@ -97,11 +97,7 @@ function JobBox({ job, node, current }: { job: PipelineJob; node: PlacedNode; cu
         data-job-id={job.id}
         data-state={job.state}
         style={{
-          ...boxPlacement(node),
-          padding: '6px 10px',
-          display: 'flex',
-          flexDirection: 'column',
-          justifyContent: 'space-between',
+          ...boxFrame(node),
           border: `${current ? 2 : 1}px solid ${border}`,
           borderLeft: `4px solid ${STRIPE[JOB_STATE_COLORS[job.state]](token)}`,
           borderRadius: token.borderRadius,

@@ -4,7 +4,7 @@ import { edgePath, layoutPipeline, type PipelineNode, type PlacedNode } from './
 
 /**
  * A pipeline drawn left to right (layoutPipeline): an arrow from each node to those that start
- * after it, and each node's box as `renderNode` draws it (place it with boxPlacement). Used by
+ * after it, and each node's box as `renderNode` draws it (place it with boxFrame). Used by
  * the job page (the jobs of a pipeline) and the pipeline submit page (the steps of a file).
  */
 export function PipelineDiagram({

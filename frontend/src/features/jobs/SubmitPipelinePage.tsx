@@ -31,7 +31,7 @@ import {
   type PipelineProblem,
   type PipelineStepSummary,
 } from './pipelineFile';
-import { boxPlacement, type PipelineNode, type PlacedNode } from './pipelineLayout';
+import { boxFrame, type PipelineNode, type PlacedNode } from './pipelineLayout';
 
 const MONOSPACE = 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace';
 
@@ -341,11 +341,7 @@ function StepBox({
       data-step={step.index}
       data-refused={refused || undefined}
       style={{
-        ...boxPlacement(node),
-        padding: '6px 10px',
-        display: 'flex',
-        flexDirection: 'column',
-        justifyContent: 'space-between',
+        ...boxFrame(node),
         border: `1px solid ${refused ? token.colorError : token.colorBorder}`,
         borderLeft: `4px solid ${refused ? token.colorError : token.colorPrimary}`,
         borderRadius: token.borderRadius,
@@ -371,11 +367,7 @@ function JobBox({ node, id }: { node: PlacedNode; id: number }) {
       data-testid="pipeline-existing-job"
       data-job-id={id}
       style={{
-        ...boxPlacement(node),
-        padding: '6px 10px',
-        display: 'flex',
-        flexDirection: 'column',
-        justifyContent: 'space-between',
+        ...boxFrame(node),
         border: `1px dashed ${token.colorBorder}`,
         borderRadius: token.borderRadius,
         background: token.colorFillQuaternary,

@@ -151,8 +151,9 @@ export function edgePath(edge: PlacedEdge): string {
   return `M${x1},${y1} C${x1 + bend},${y1 - lift} ${x2 - bend},${y2 - lift} ${x2},${y2}`;
 }
 
-/** Where a box sits in the diagram, and its size: the rest of its look is its drawer's. */
-export function boxPlacement(node: PlacedNode): CSSProperties {
+/** Where a box sits in the diagram, its size and inner layout (a line at the top, one at the
+ * bottom): the rest of its look (border, colours) is its drawer's. */
+export function boxFrame(node: PlacedNode): CSSProperties {
   return {
     position: 'absolute',
     left: node.x,
@@ -160,5 +161,9 @@ export function boxPlacement(node: PlacedNode): CSSProperties {
     width: BOX_WIDTH,
     height: BOX_HEIGHT,
     boxSizing: 'border-box',
+    padding: '6px 10px',
+    display: 'flex',
+    flexDirection: 'column',
+    justifyContent: 'space-between',
   };
 }
