@@ -33,6 +33,7 @@ from apps.jobs.notebook_proxy import notebook_proxy
 from apps.quotas.api.views import QuotaAdminViewSet, TenantQuotaViewSet
 from apps.runs.api.views import RunViewSet
 from apps.scheduling.api import WhatIfRunViewSet
+from apps.sweeps.api.views import SweepViewSet
 from apps.tenancy.api.views import MembershipViewSet, ProjectViewSet, TenantViewSet
 
 TENANT = r"tenants/(?P<tenant>[a-z0-9-]+)"
@@ -60,6 +61,7 @@ router.register(
     f"{TENANT}/inference/services", InferenceServiceViewSet, basename="tenant-inference-service"
 )
 router.register(f"{TENANT}/runs", RunViewSet, basename="tenant-run")
+router.register(f"{TENANT}/sweeps", SweepViewSet, basename="tenant-sweep")
 router.register(f"{TENANT}/quotas", TenantQuotaViewSet, basename="tenant-quota")
 router.register(f"{TENANT}/members", MembershipViewSet, basename="tenant-member")
 router.register(f"{TENANT}/projects", ProjectViewSet, basename="tenant-project")

@@ -20,6 +20,8 @@ from apps.core.demo_history import seed_history
 from apps.jobs.models import Job, JobKind
 from apps.jobs.services import submit_job
 from apps.quotas.models import Quota
+from apps.sweeps import services as sweeps
+from apps.sweeps.api.serializers import SweepSerializer
 from apps.tenancy.models import Membership, Project, Role, Tenant
 
 DEMO_PASSWORD = "zhisuan-demo"  # noqa: S105 - documented demo login for the local default
@@ -243,6 +245,36 @@ def _jobs(cluster: Cluster) -> None:
         max_runtime_s=3600,
         after=[finetune],
     )
+    _sweep(pool, finetune.tenant)
+
+
+def _sweep(pool: ResourcePool, tenant: Tenant) -> None:
+    """bob's learning-rate sweep: four one-GPU trials, two at a time (the simulated curves
+    settle lowest near lr 3e-4, so the sweep has a best trial to show)."""
+    bob = User.objects.get(username="bob")
+    body = {
+        "name": "detr-lr",
+        "method": "grid",
+        "parameters": {"lr": [1e-4, 3e-4, 1e-3, 3e-3]},
+        "parallel": 2,
+        "metric": "loss",
+        "goal": "min",
+        "template": {
+            "pool": pool.pk,
+            "image": "nvcr.io/nvidia/pytorch:24.09-py3",
+            "command": ["python", "finetune.py"],
+            "args": ["--lr", "{{lr}}"],
+            "env": {"ZS_SIM_DURATION_S": "1200"},
+            "replica_groups": [{"name": "worker", "replicas": 1, "accelerators": 1}],
+            "accelerator_model": "A800",
+            "max_runtime_s": 3600,
+        },
+    }
+    submitter = sweeps.Submitter(tenant, Role.MEMBER)
+    serializer = SweepSerializer(data=body, context={"view": submitter})
+    serializer.is_valid(raise_exception=True)
+    sweep = serializer.save(tenant=tenant, owner=bob)
+    sweeps.fill_slots(sweep, timezone.now())
 
 
 @transaction.atomic

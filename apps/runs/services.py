@@ -31,6 +31,7 @@ from apps.runs.models import (
     RunState,
 )
 from apps.runs.selectors import checkpoint_request
+from apps.sweeps.models import Trial
 from apps.tenancy.models import Project, Tenant
 
 MAX_KEYS_PER_RUN = 1000
@@ -92,9 +93,17 @@ def ensure_run_for_job(job: Job) -> Run:
             "owner_id": job.owner_id,
             "project_id": job.project_id,
             "name": job.name,
+            # A sweep's trial starts with its values as hyperparameters, so runs compare by
+            # them whether or not the job's code reports its config.
+            "config": trial_params(job) or {},
         },
     )
     return run
+
+
+def trial_params(job: Job) -> dict[str, Any] | None:
+    """The parameter values of the sweep trial this job runs, or None for other jobs."""
+    return Trial.objects.filter(job=job).values_list("params", flat=True).first()
 
 
 @transaction.atomic

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.clusters.backends.simcurves import STEPS_PER_S, training_point
+from apps.clusters.backends.simcurves import STEPS_PER_S, learning_rate, training_point
 from apps.jobs.models import Job, JobKind, JobState
 from apps.runs import services
 from apps.runs.models import MetricKey, Run
@@ -60,10 +60,11 @@ def simulate_training_metrics(now: datetime | None = None, *, force: bool = Fals
             steps = range(first, min(target, first + MAX_STEPS_PER_RUN - 1) + 1)
             if not steps:
                 continue
+            lr = learning_rate(run.config)  # a sweep's trial: its curve follows its lr
             points = [
                 (k, s, v)
                 for s in steps
-                for k, v in training_point(job.pk, job.requested_devices, s).items()
+                for k, v in training_point(job.pk, job.requested_devices, s, lr).items()
             ]
             stored += services.ingest_metrics(run=run, points=points).stored
             asked = checkpoint_request(run)

@@ -14,6 +14,7 @@ from apps.scheduling import core, snapshot
 from apps.scheduling.apply import Applied, apply
 from apps.scheduling.core.presets import preset
 from apps.scheduling.models import SchedulerLock
+from apps.sweeps import services as sweeps
 
 log = logging.getLogger("zhisuan.scheduler")
 
@@ -40,6 +41,7 @@ def run_cycle(policy: core.Policy | None = None) -> CycleReport:
     """``policy``: None for ``live_policy``."""
     started = time.perf_counter()
     now = timezone.now()
+    sweeps.advance(now)  # sweeps whose trials ended start their next ones
     after.settle(now)  # jobs whose predecessors ended join the queue or are cancelled
     inputs = snapshot.build(now)
     core_started = time.perf_counter()

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "apps.inference",
     "apps.telemetry",
     "apps.runs",
+    "apps.sweeps",
     "apps.health",
     "apps.governance",
 ]
@@ -214,6 +215,7 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
         "WorkerRunStateEnum": "apps.core.choices.RunState",
         "JobStateEnum": "apps.jobs.models.JobState",
         "JobKindEnum": "apps.jobs.models.JobKind",
+        "SweepStateEnum": "apps.sweeps.models.SweepState",
     },
 }
 

@@ -227,6 +227,17 @@ process.exitCode = await runScenario('researcher', async (page) => {
     "the restarted notebook mounts the first one's home volume",
   );
 
+  // bob's demo sweep: its page lists the grid's four trials, the first two started as jobs.
+  await page.goto(new URL('/sweeps', page.url()).toString());
+  const sweepLink = page.getByTestId('sweeps-table').getByRole('link', { name: 'detr-lr' });
+  await expectVisible(sweepLink, "bob's demo sweep detr-lr in the list");
+  await sweepLink.click();
+  const trials = page.getByTestId('sweep-results');
+  await expectVisible(trials.getByRole('link', { name: 'detr-lr-1' }), 'trial 1 as a job link');
+  const trialRows = await trials.locator('tr.ant-table-row').count();
+  check(trialRows === 4, `the sweep shows its 4 trials (saw ${trialRows})`);
+  await screenshot(page, 'researcher-sweep');
+
   // An inference service: deployed from the form, then its page fills with traffic samples
   // of the simulated replicas (every 10 s) and the autoscaler's decisions.
   await page.goto(new URL('/inference', page.url()).toString());
@@ -257,5 +268,5 @@ process.exitCode = await runScenario('researcher', async (page) => {
   check(charted >= 2, `the traffic history chart shows two or more samples (saw ${charted})`);
   const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running with curves and logs; a next step submitted from it and drawn in its pipeline; checkpoint request: ${savedAt}; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
+  return `job ${name} (#${id}) is running with curves and logs; a next step submitted from it and drawn in its pipeline; checkpoint request: ${savedAt}; sweep detr-lr with its 4 trials; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
 });

@@ -22,6 +22,7 @@ from typing import Any
 TEXT_ITEMS = ("command", "args")
 TEXT_VALUES = ("env",)
 PIPELINE = "pipeline"  # a pipeline file: its steps are jobs, read alike
+SWEEP = "sweep"  # a sweep file: its other fields are the trials' job template
 
 
 class YamlError(ValueError):
@@ -97,6 +98,9 @@ def _keep_text(node: Any, yaml: Any) -> None:
             for step in value.value:
                 _keep_text(step, yaml)
             continue
+        if key.value == SWEEP and isinstance(value, yaml.MappingNode):
+            _numbers_as_in_yaml_12(value, yaml)
+            continue
         if key.value in TEXT_ITEMS and isinstance(value, yaml.SequenceNode):
             items = list(value.value)
         elif key.value in TEXT_VALUES and isinstance(value, yaml.MappingNode):
@@ -168,6 +172,25 @@ def _construct(value: Any, keep_text: bool = False) -> Any:
     if isinstance(value, dict):
         return {k: _construct(v) for k, v in value.items()}
     return value
+
+
+# YAML 1.2's float (the frontend's parser reads it so): 1e-5 with no dot, which PyYAML (YAML 1.1)
+# leaves as text. A learning rate is mostly written that way.
+_FLOAT_12 = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+
+
+def _numbers_as_in_yaml_12(node: Any, yaml: Any) -> None:
+    """Plain scalars like ``1e-5`` under ``sweep:`` (a parameter's values and ranges) are
+    numbers, as with the built-in parser and the dashboard's."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.style is None and _FLOAT_12.match(node.value):
+            node.tag = "tag:yaml.org,2002:float"
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _numbers_as_in_yaml_12(item, yaml)
+    elif isinstance(node, yaml.MappingNode):
+        for _, item in node.value:
+            _numbers_as_in_yaml_12(item, yaml)
 
 
 def _construct_job(doc: Any) -> Any:

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import requests
 
 from zhisuan import __version__, _config
-from zhisuan._yaml import PIPELINE, YamlError, load_job_file, parse_override
+from zhisuan._yaml import PIPELINE, SWEEP, YamlError, load_job_file, parse_override
 from zhisuan.client import ApiClient, ApiError, NotApiError
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_AUTH, EXIT_NOT_FOUND = 1, 2, 3, 4
@@ -316,6 +316,8 @@ def _read_body(args: argparse.Namespace) -> dict[str, Any]:
         raise CliError(f"{args.file}: expected a mapping of fields", EXIT_USAGE)
     if PIPELINE in body:
         return body  # --set applies to each step (``_steps``)
+    if SWEEP in body:
+        return body  # --set applies to the job template (``_sweep``)
     _apply_sets(body, args.set)
     return body
 
@@ -413,8 +415,39 @@ def _step_path(path: str, steps: list[dict[str, Any]]) -> str:
     return f"{name}: {rest}" if rest else name
 
 
+def _sweep(body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """A sweep file's request: the fields under ``sweep`` (name, method, parameters...) and,
+    as its template, every other field of the file (``--set`` applied to them)."""
+    spec = body[SWEEP]
+    if not isinstance(spec, dict):
+        raise CliError(f"{args.file}: sweep: expected a mapping (name, method, parameters, "
+                       "...)", EXIT_USAGE)  # fmt: skip
+    if PIPELINE in body:
+        raise CliError(f"{args.file}: a file is a pipeline or a sweep, not both", EXIT_USAGE)
+    if args.after:
+        raise CliError("--after does not apply to a sweep's trials", EXIT_USAGE)
+    template = {k: v for k, v in body.items() if k != SWEEP}
+    _apply_sets(template, args.set)
+    return {**spec, "template": template}
+
+
+def _submit_sweep(client: ApiClient, sweep: dict[str, Any], out: TextIO) -> int:
+    _resolve_pool(client, sweep["template"])
+    try:
+        made = client.post(client.tenant_path("sweeps/"), sweep)
+    except ApiError:
+        print("zs: the sweep was not submitted (no trial was queued)", file=sys.stderr)
+        raise
+    print(f"Submitted sweep {made['id']} ({made['name']}): {made['trials']} trials, "
+          f"{made['counts']['active']} queued now, at most {made['parallel']} at a time "
+          f"(seed {made['seed']})", file=out)  # fmt: skip
+    return 0
+
+
 def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
     body = _read_body(args)
+    if SWEEP in body:
+        return _submit_sweep(_client(args), _sweep(body, args), out)
     after = [i for ids in args.after or [] for i in ids]
     if PIPELINE in body:
         return _submit_pipeline(_client(args), _steps(body, args), after, out)
@@ -680,6 +713,71 @@ def cmd_clone(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _value(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def cmd_sweep_list(args: argparse.Namespace, out: TextIO) -> int:
+    client = _client(args)
+    params = {"state": args.state} if args.state else {}
+    sweeps, more = client.list_more(client.tenant_path("sweeps/"), args.limit, **params)
+    rows = []
+    for s in sweeps:
+        counts, best = s["counts"], s.get("best")
+        done = counts["succeeded"] + counts["failed"] + counts["cancelled"]
+        said = f"{s['metric']} {_value(best['value'])} (#{best['index']})" if best else "-"
+        rows.append((s["id"], s["name"], s["method"], s["state"], f"{done}/{s['trials']}",
+                     counts["active"], said, s.get("owner") or "",
+                     _when(s.get("created_at"))))  # fmt: skip
+    _table(rows, ["ID", "NAME", "METHOD", "STATE", "DONE", "ACTIVE", "BEST", "OWNER",
+                  "CREATED"], out)  # fmt: skip
+    if more:
+        _more(len(sweeps), "sweeps")
+    return 0
+
+
+def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
+    """A sweep and its trials, best first (by the newest value of its metric); trials without
+    a value follow in order. The best is marked '*'."""
+    client = _client(args)
+    s = client.get(client.tenant_path(f"sweeps/{args.id}/"))
+    goal = {"min": "lowest", "max": "highest"}.get(s["goal"], s["goal"])
+    print(f"Sweep {s['id']} ({s['name']}): {s['state']}, {s['method']}, {s['trials']} trials, "
+          f"at most {s['parallel']} at a time, seed {s['seed']}", file=out)  # fmt: skip
+    if s["metric"]:
+        print(f"Ranked by: {s['metric']} ({goal} first)", file=out)
+    if s.get("note"):
+        print(f"Note: {s['note']}", file=out)
+    names = sorted({k for r in s["outcomes"] for k in r["params"]})
+    ranked = sorted(s["outcomes"], key=lambda r: (r["rank"] is None, r["rank"] or 0, r["index"]))
+    rows = [
+        (f"{r['rank'] or '-'}{'*' if r['rank'] == 1 else ''}", r["index"],
+         *(_value(r["params"].get(n)) for n in names),
+         r["job"]["id"] if r["job"] else "-", r["job"]["state"] if r["job"] else "waiting",
+         _value(r["value"]), _value(r["step"]))
+        for r in ranked
+    ]  # fmt: skip
+    headers = ["RANK", "TRIAL", *(n.upper() for n in names), "JOB", "STATE",
+               (s["metric"] or "value").upper(), "STEP"]  # fmt: skip
+    _table(rows, headers, out)
+    return 0
+
+
+def cmd_sweep_cancel(args: argparse.Namespace, out: TextIO) -> int:
+    client = _client(args)
+    s = client.get(client.tenant_path(f"sweeps/{args.id}/"))
+    if s["state"] != "running":
+        print(f"Sweep {s['id']} ({s['name']}) had already ended ({s['state']}); nothing to "
+              "cancel.", file=out)  # fmt: skip
+        return 0
+    s = client.post(client.tenant_path(f"sweeps/{args.id}/cancel/"))
+    print(f"Sweep {s['id']} ({s['name']}): cancelled; {s['counts']['waiting']} trials will "
+          "not start", file=out)  # fmt: skip
+    return 0
+
+
 # ---------------------------------------------------------------------------------- main
 def cmd_inference_deploy(args: argparse.Namespace, out: TextIO) -> int:
     """Create an inference service (the autoscaled kind the dashboard's Inference page lists)
@@ -780,11 +878,12 @@ def build_parser() -> argparse.ArgumentParser:
     login = add("login", cmd_login, "store the server URL, token and tenant")
     login.add_argument("--token", help="API token (default: ZS_TOKEN, else prompted, or stdin)")
     add("logout", cmd_logout, "forget the stored token")
-    submit = add("submit", cmd_submit, "submit a job (or a pipeline of jobs) from a YAML or "
-                 "JSON file")  # fmt: skip
+    submit = add("submit", cmd_submit, "submit a job (or a pipeline of jobs, or a sweep) "
+                 "from a YAML or JSON file")  # fmt: skip
     submit.add_argument("-f", "--file", required=True, help="job file ('-' for stdin); a "
                         "'pipeline:' list submits its steps in order, each after the steps "
-                        "it names")  # fmt: skip
+                        "it names; a 'sweep:' mapping runs the file's job as a sweep's "
+                        "trials")  # fmt: skip
     submit.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override a top-level field, e.g. --set priority=3")  # fmt: skip
     submit.add_argument("--after", action="append", type=_job_ids, metavar="ID[,ID...]",
@@ -837,6 +936,22 @@ def build_parser() -> argparse.ArgumentParser:
     inf_list = inference_sub.add_parser("list", help="list inference services", parents=[common])
     inf_list.set_defaults(func=cmd_inference_list)
     inf_list.add_argument("--limit", type=_positive, default=50, help="at most this many")
+    sweep = sub.add_parser("sweep", help="list, show and cancel hyperparameter sweeps "
+                           "(submit one with zs submit -f sweep.yaml)",
+                           description="list, show and cancel hyperparameter sweeps",
+                           parents=[common])  # fmt: skip
+    sweep_sub = sweep.add_subparsers(dest="sweep_command", required=True, metavar="ACTION")
+    sweep_list = sweep_sub.add_parser("list", help="list sweeps, newest first", parents=[common])
+    sweep_list.set_defaults(func=cmd_sweep_list)
+    sweep_list.add_argument("--state", choices=["running", "finished", "cancelled", "stopped"])
+    sweep_list.add_argument("--limit", type=_positive, default=50, help="at most this many")
+    for name, fn, text in (
+        ("show", cmd_sweep_show, "show a sweep's trials, best first"),
+        ("cancel", cmd_sweep_cancel, "cancel a sweep: no more trials start, running ones stop"),
+    ):  # fmt: skip
+        action = sweep_sub.add_parser(name, help=text, parents=[common])
+        action.set_defaults(func=fn)
+        action.add_argument("id", type=int, help="sweep id")
     notebook = sub.add_parser("notebook", help="work with notebooks",
                               description="work with notebooks", parents=[common])  # fmt: skip
     notebook_sub = notebook.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")

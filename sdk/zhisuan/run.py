@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import logging
 import math
 import os
@@ -351,3 +352,13 @@ def finish(*, timeout_s: float | None = None) -> int:
     global _current
     run, _current = _current, None
     return run.finish(timeout_s=timeout_s) if run is not None else 0
+
+
+def trial_params() -> dict[str, Any]:
+    """In a sweep's trial, its parameter values (``ZS_TRIAL_PARAMS``, set by the platform);
+    ``{}`` elsewhere. The run's config already starts as these values."""
+    try:
+        values = json.loads(os.environ.get("ZS_TRIAL_PARAMS") or "{}")
+    except ValueError:
+        return {}
+    return values if isinstance(values, dict) else {}

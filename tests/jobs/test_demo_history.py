@@ -8,11 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from apps.accounting.models import UsageSegment
+from apps.accounts.models import User
 from apps.core import demo
 from apps.core.demo_history import DAYS, OUTAGES, plan
 from apps.health.models import Incident
 from apps.jobs.models import Job, JobState
 from apps.scheduling.whatif_faults import window_outages
+from apps.sweeps.models import Sweep
 
 
 def test_the_plan_is_a_history_the_pool_could_have_run():
@@ -73,9 +75,12 @@ def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
         (j.spec["replica_groups"][0]["replicas"] > 1, j.spec["topology"]["mode"]) for j in done
     }
     assert modes == {(True, "soft"), (False, "none")}
-    # The live demo jobs (three training jobs, a notebook, and an evaluation that starts
-    # after the fine-tune) come last; seeding again writes nothing.
-    assert list(Job.objects.order_by("-pk").values_list("name", "kind", "state")[:5]) == [
+    # The live demo jobs (three training jobs, a notebook, an evaluation that starts after
+    # the fine-tune, and the first two trials of a sweep) come last; seeding again writes
+    # nothing.
+    assert list(Job.objects.order_by("-pk").values_list("name", "kind", "state")[:7]) == [
+        ("detr-lr-2", "training", "queued"),
+        ("detr-lr-1", "training", "queued"),
         ("detr-eval", "training", "queued"),
         ("eda-notebook", "notebook", "queued"),
         ("detr-finetune", "training", "queued"),
@@ -85,9 +90,14 @@ def test_seed_demo_writes_the_week_once_with_events_and_usage(monkeypatch):
     evaluation = Job.objects.get(name="detr-eval")
     assert evaluation.waiting_for_jobs
     assert [j.name for j in evaluation.after.all()] == ["detr-finetune"]
+    sweep = Sweep.objects.get(name="detr-lr")
+    bob = User.objects.get(username="bob")
+    assert (sweep.owner_id, sweep.trials.count(), sweep.state) == (bob.pk, 4, "running")
+    assert Job.objects.get(name="detr-lr-2").spec["args"] == ["--lr", "0.0003"]
     count = Job.objects.count()
     demo.seed()
     assert Job.objects.count() == count
+    assert Sweep.objects.count() == 1
     # The week's two outages: closed incidents, which the What-if replay reads as outages
     # (the node hours out of service, one drained).
     assert Incident.objects.filter(state="closed").count() == len(OUTAGES) == 2

@@ -120,3 +120,25 @@ def test_values_json_cannot_carry_are_refused_with_their_place() -> None:
         with pytest.raises(YamlError) as err:
             load_job_file(text, "j.yaml")
         assert str(err.value).startswith(f"j.yaml: {where}: ")
+
+
+SWEEP_FILE = """
+args: [--lr, "{{lr}}", --wd, 1e-3]
+sweep:
+  name: lr-search
+  trials: 4
+  parameters:
+    lr: {log_uniform: [1e-5, 1.0e-3]}
+    tag: ["1e-5", 1e5, 7, x1e5]
+"""
+
+
+def test_a_sweep_files_numbers_read_as_yaml_1_2_with_either_parser(parser: str) -> None:
+    """PyYAML (YAML 1.1) reads a plain 1e-5 as text; under `sweep:` it is a number, as with
+    the built-in parser and the dashboard's. Quoted it stays text; args keep their text."""
+    doc = load_job_file(SWEEP_FILE, "sweep.yaml")
+    params = doc["sweep"]["parameters"]
+    assert params["lr"] == {"log_uniform": [1e-05, 0.001]}
+    assert params["tag"] == ["1e-5", 100000.0, 7, "x1e5"]
+    assert doc["args"] == ["--lr", "{{lr}}", "--wd", "1e-3"]
+    assert doc["sweep"]["trials"] == 4

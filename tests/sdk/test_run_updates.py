@@ -122,3 +122,15 @@ def test_checkpoints_of_a_run_made_outside_a_job_are_registered(login, tmp_path)
     zhisuan.finish(timeout_s=10)
     ckpt = Run.objects.get(pk=present(run.id)).checkpoints.get()
     assert (ckpt.step, ckpt.state) == (3, "complete")
+
+
+def test_trial_params_reads_the_values_the_platform_gives_a_sweeps_trial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ZS_TRIAL_PARAMS", '{"lr": 0.0003, "opt": "adam"}')
+    assert zhisuan.trial_params() == {"lr": 0.0003, "opt": "adam"}
+    for other in ("", "[1, 2]", "not json"):
+        monkeypatch.setenv("ZS_TRIAL_PARAMS", other)
+        assert zhisuan.trial_params() == {}
+    monkeypatch.delenv("ZS_TRIAL_PARAMS")
+    assert zhisuan.trial_params() == {}

@@ -35,6 +35,7 @@ from apps.jobs.services import submit_job
 from apps.quotas.models import Quota
 from apps.runs.services import create_run, ingest_metrics, register_checkpoint
 from apps.scheduling.models import WhatIfRun
+from apps.sweeps.models import Sweep, Trial
 from apps.tenancy.models import Membership, Role
 from tests.conftest import World
 from tests.factories import make_node, make_pool, make_project
@@ -156,6 +157,19 @@ def build_foreign(world: World) -> Foreign:
     what_if = WhatIfRun.objects.create(
         hours=24, policies=["ours"], requested_by=world.platform_admin
     )
+    sweep = Sweep.objects.create(
+        tenant=world.tenant_b,
+        owner=b_member,
+        project=project,
+        name=f"{MARKER}-sweep",
+        method="grid",
+        parameters={"lr": [0.1]},
+        template={**job_spec(), "args": [f"--{MARKER}={{{{lr}}}}"]},
+        parallel=1,
+        metric="loss",
+        seed=1,
+    )
+    Trial.objects.create(sweep=sweep, index=1, params={"lr": 0.1})
     cluster = Cluster.objects.get(pk=pool.cluster_id)
     ids: dict[str, int | str] = {
         "tenant": world.tenant_b.slug,
@@ -182,6 +196,7 @@ def build_foreign(world: World) -> Foreign:
         "node_token": node_token.pk,
         "probe_run": probe.pk,
         "what_if": what_if.pk,
+        "sweep": sweep.pk,
     }
     b_users = [user.username for (label, _role), user in world.users.items() if label == "b"]
     markers = (MARKER, world.tenant_b.slug, *b_users)

@@ -22,6 +22,7 @@ from apps.inference.models import InferenceService
 from apps.jobs.models import Job
 from apps.quotas.models import Quota
 from apps.runs.models import Run
+from apps.sweeps.models import Sweep
 from apps.tenancy.models import Membership, Project, Role
 from tests.conftest import World
 
@@ -40,7 +41,7 @@ COLLECTION_KEY = {
     "audit": "audit", "efficiency": "efficiency", "flags": "flag",
     "notifications": "notification", "services": "inference_service", "jobs": "job",
     "members": "member", "projects": "project", "runs": "run", "usage": "usage",
-    "tokens": "token", "what-if": "what_if",
+    "tokens": "token", "what-if": "what_if", "sweeps": "sweep",
 }  # fmt: skip
 
 # What a tenant user (not a platform admin) may get from a path outside /tenants/{tenant}/.
@@ -161,6 +162,7 @@ def b_state(world: World) -> str:
         "quotas": list(Quota.objects.filter(tenant=tenant).values()),
         "policy": list(IdlePolicy.objects.filter(tenant=tenant).values()),
         "tokens": list(ApiToken.objects.filter(user__memberships__tenant=tenant).values()),
+        "sweeps": list(Sweep.objects.filter(tenant=tenant).values("id", "state", "name")),
         "tenant": [tenant.slug, tenant.name],
     }
     return json.dumps(rows, default=str, sort_keys=True)
@@ -236,7 +238,7 @@ def test_tenant_a_roles_never_reach_tenant_b(world: World, foreign: Foreign, rol
     assert probes >= 150
     assert b_state(world) == before, "a request from tenant A changed tenant B's objects"
     # Nothing of A's now points at B's objects (e.g. a job filed under B's project).
-    for model in (Job, Run):
+    for model in (Job, Run, Sweep):
         crossed = model.objects.filter(tenant=world.tenant_a, project__tenant=world.tenant_b)
         assert not crossed.exists(), model.__name__
     assert not Run.objects.filter(tenant=world.tenant_a, job__tenant=world.tenant_b).exists()

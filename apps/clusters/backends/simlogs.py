@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from .simcurves import STEPS_PER_S, training_point
+from .simcurves import STEPS_PER_S, env_learning_rate, training_point
 from .spec import LogLine, WorkloadSpec
 
 PROGRESS_EVERY_S = 10.0  # one progress line per replica every ten (cluster) seconds
@@ -35,7 +35,8 @@ def _progress(spec: WorkloadSpec, rank: int, n: int, elapsed: float) -> str:
     # The same curve the platform stores for the job (simcurves): the log and the chart agree.
     step = int(elapsed * STEPS_PER_S)
     devices = sum(g.replicas * g.accelerators for g in spec.replica_groups)
-    point = training_point(spec.job_id, devices, step)
+    env = spec.replica_groups[0].env if spec.replica_groups else {}
+    point = training_point(spec.job_id, devices, step, env_learning_rate(env))
     tokens = point["perf/tokens_per_s"] / max(1, spec.gang_size)
     return f"step {step} loss {point['loss']:.4f} tokens/s {tokens:.0f} rank {rank}"
 

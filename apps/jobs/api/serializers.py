@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Max, Sum
 from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
@@ -166,6 +167,12 @@ class AfterJobSerializer(serializers.ModelSerializer[Job]):
         read_only_fields = fields
 
 
+class TrialOfJobSerializer(serializers.Serializer[dict[str, Any]]):
+    sweep = serializers.IntegerField()
+    sweep_name = serializers.CharField()
+    index = serializers.IntegerField()
+
+
 def _linked(jobs: Iterable[Job]) -> list[dict[str, Any]]:
     """Jobs linked by ``after`` (prefetched by the view, so sorted here), in id order."""
     return list(AfterJobSerializer(sorted(jobs, key=lambda j: j.pk), many=True).data)
@@ -245,6 +252,10 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
         "{time: ISO 8601}; the keys are apps/scheduling/core/text.py's. Empty when the "
         "message has none.",
     )
+    trial = serializers.SerializerMethodField(
+        help_text="For a sweep's trial: the sweep's id and name and the trial's index; null for "
+        "other jobs."
+    )
     home_job = serializers.SerializerMethodField(
         help_text="Notebooks: the id of the notebook whose home volume (files) this one "
         "mounts: its own id, or the first notebook of a chain of restarts. Null for other kinds."
@@ -261,7 +272,7 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
             "pending_code", "pending_message", "pending_detail", "queue_position",
             "expected_start_at", "expected_start_as_of", "attempt", "failures", "submitted_at",
             "admitted_at", "started_at", "finished_at", "allocations",
-            "open_url", "home_job", "home_deleted_at",
+            "open_url", "home_job", "home_deleted_at", "trial",
         ]  # fmt: skip
         read_only_fields = [
             "spec", "requested_devices", "requested_milli", "state", "state_reason",
@@ -278,6 +289,14 @@ class JobSerializer(PriorityRule, RejectUnknownFields, serializers.ModelSerializ
     @extend_schema_field(AfterJobSerializer(many=True))
     def get_next_jobs(self, job: Job) -> list[dict[str, Any]]:
         return _linked(job.dependents.all())
+
+    @extend_schema_field(TrialOfJobSerializer(allow_null=True))
+    def get_trial(self, job: Job) -> dict[str, Any] | None:
+        try:
+            trial = job.trial  # joined by the job views
+        except ObjectDoesNotExist:
+            return None
+        return {"sweep": trial.sweep_id, "sweep_name": trial.sweep.name, "index": trial.index}
 
     def get_home_job(self, job: Job) -> int | None:
         return home_job_id(job)

@@ -69,7 +69,7 @@ class JobViewSet(TenantScopedViewSet[Job]):
     http_method_names = ["get", "post", "head", "options"]
 
     def scoped_queryset(self, queryset: QuerySet[Job]) -> QuerySet[Job]:
-        return queryset.select_related("owner", "tenant").prefetch_related(
+        return queryset.select_related("owner", "tenant", "trial__sweep").prefetch_related(
             "allocations__node", "after", "dependents"
         )
 

@@ -1660,6 +1660,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/sweeps/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Hyperparameter sweeps of a tenant: one training job template run as many trials.
+         *
+         *     POST draws the trials and queues the first `parallel` of them as jobs; the scheduler loop
+         *     starts each next one when a trial's job ends. Sweeps are not edited: cancel, or submit
+         *     anew.
+         */
+        get: operations["tenants_sweeps_list"];
+        put?: never;
+        /**
+         * @description Hyperparameter sweeps of a tenant: one training job template run as many trials.
+         *
+         *     POST draws the trials and queues the first `parallel` of them as jobs; the scheduler loop
+         *     starts each next one when a trial's job ends. Sweeps are not edited: cancel, or submit
+         *     anew.
+         */
+        post: operations["tenants_sweeps_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/sweeps/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Hyperparameter sweeps of a tenant: one training job template run as many trials.
+         *
+         *     POST draws the trials and queues the first `parallel` of them as jobs; the scheduler loop
+         *     starts each next one when a trial's job ends. Sweeps are not edited: cancel, or submit
+         *     anew.
+         */
+        get: operations["tenants_sweeps_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/sweeps/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description The sweep's owner, tenant admins and platform admins cancel it (403 for others): no
+         *     more trials start, and its queued and running trials are cancelled.
+         */
+        post: operations["tenants_sweeps_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/usage/": {
         parameters: {
             query?: never;
@@ -2180,6 +2253,12 @@ export interface components {
             };
         };
         /**
+         * @description * `min` - min
+         *     * `max` - max
+         * @enum {string}
+         */
+        GoalEnum: "min" | "max";
+        /**
          * @description * `healthy` - Healthy
          *     * `degraded` - Degraded
          *     * `faulty` - Faulty
@@ -2529,6 +2608,8 @@ export interface components {
             readonly state_reason: string;
             /** Format: date-time */
             readonly submitted_at: string;
+            /** @description For a sweep's trial: the sweep's id and name and the trial's index; null for other jobs. */
+            readonly trial: components["schemas"]["TrialOfJob"] | null;
             /** @description Queued, but some job in `after` has not succeeded yet: the scheduler does not place it, and its max wait does not run. */
             readonly waiting_for_jobs: boolean;
         };
@@ -2764,6 +2845,12 @@ export interface components {
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
             username: string;
         };
+        /**
+         * @description * `grid` - grid
+         *     * `random` - random
+         * @enum {string}
+         */
+        MethodEnum: "grid" | "random";
         /** @description Schema only (validation is ``parse_points``): a batch of metric points. */
         MetricBatchRequest: {
             points: components["schemas"]["PointRequest"][];
@@ -3208,6 +3295,19 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["ScalingDecision"][];
+        };
+        PaginatedSweepList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["Sweep"][];
         };
         PaginatedTenantList: {
             /**
@@ -4022,6 +4122,118 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "ok" | "warn" | "fail" | "absent";
+        /** @description Submit (POST) and read sweeps. */
+        Sweep: {
+            /** @description The best trial so far by the sweep's metric and goal; null without one. */
+            readonly best: components["schemas"]["TrialOutcome"] | null;
+            readonly counts: components["schemas"]["SweepCounts"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            goal?: components["schemas"]["GoalEnum"];
+            readonly id: number;
+            /** @default random */
+            method: components["schemas"]["MethodEnum"];
+            metric?: string;
+            name: string;
+            /** @description Why a stopped sweep stopped. */
+            readonly note: string;
+            readonly owner: string | null;
+            /** @default 4 */
+            parallel: number;
+            /** @description name -> a list of values, or {values|uniform|log_uniform|int: [...]} (apps/sweeps/space.py). At most 16. */
+            parameters: {
+                [key: string]: unknown;
+            };
+            project?: number | null;
+            /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
+            seed?: number;
+            readonly state: components["schemas"]["SweepStateEnum"];
+            /** @description A training job body as for POST jobs/, without name, kind or after; `{{name}}` in command, args and env values stands for the trial's value of a parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its values. */
+            template: {
+                [key: string]: unknown;
+            };
+            /** @description How many trials: required for random; a grid runs every combination. */
+            trials?: number;
+        };
+        SweepCounts: {
+            /** @description Trials whose job is queued or running. */
+            active: number;
+            cancelled: number;
+            failed: number;
+            succeeded: number;
+            /** @description Trials not started yet (no job). */
+            waiting: number;
+        };
+        /** @description Submit (POST) and read sweeps. */
+        SweepDetail: {
+            /** @description The best trial so far by the sweep's metric and goal; null without one. */
+            readonly best: components["schemas"]["TrialOutcome"] | null;
+            readonly counts: components["schemas"]["SweepCounts"];
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            goal?: components["schemas"]["GoalEnum"];
+            readonly id: number;
+            /** @default random */
+            method: components["schemas"]["MethodEnum"];
+            metric?: string;
+            name: string;
+            /** @description Why a stopped sweep stopped. */
+            readonly note: string;
+            /** @description Every trial in order: its values, job, run and metric value. */
+            readonly outcomes: components["schemas"]["TrialOutcome"][];
+            readonly owner: string | null;
+            /** @default 4 */
+            parallel: number;
+            /** @description name -> a list of values, or {values|uniform|log_uniform|int: [...]} (apps/sweeps/space.py). At most 16. */
+            parameters: {
+                [key: string]: unknown;
+            };
+            project?: number | null;
+            /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
+            seed?: number;
+            readonly state: components["schemas"]["SweepStateEnum"];
+            /** @description A training job body as for POST jobs/, without name, kind or after; `{{name}}` in command, args and env values stands for the trial's value of a parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its values. */
+            template: {
+                [key: string]: unknown;
+            };
+            /** @description How many trials: required for random; a grid runs every combination. */
+            trials?: number;
+        };
+        /** @description Submit (POST) and read sweeps. */
+        SweepRequest: {
+            goal?: components["schemas"]["GoalEnum"];
+            /** @default random */
+            method: components["schemas"]["MethodEnum"];
+            metric?: string;
+            name: string;
+            /** @default 4 */
+            parallel: number;
+            /** @description name -> a list of values, or {values|uniform|log_uniform|int: [...]} (apps/sweeps/space.py). At most 16. */
+            parameters: {
+                [key: string]: unknown;
+            };
+            project?: number | null;
+            /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
+            seed?: number;
+            /** @description A training job body as for POST jobs/, without name, kind or after; `{{name}}` in command, args and env values stands for the trial's value of a parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its values. */
+            template: {
+                [key: string]: unknown;
+            };
+            /** @description How many trials: required for random; a grid runs every combination. */
+            trials?: number;
+        };
+        /**
+         * @description * `running` - running
+         *     * `finished` - finished
+         *     * `cancelled` - cancelled
+         *     * `stopped` - stopped
+         * @enum {string}
+         */
+        SweepStateEnum: "running" | "finished" | "cancelled" | "stopped";
         /**
          * @description * `concurrency` - In-flight requests per replica
          *     * `qps` - Requests per second per replica
@@ -4191,6 +4403,31 @@ export interface components {
             /** Format: double */
             readonly qps: number;
             readonly ready_replicas: number;
+        };
+        TrialOfJob: {
+            index: number;
+            sweep: number;
+            sweep_name: string;
+        };
+        TrialOutcome: {
+            index: number;
+            /** @description Null until it starts. */
+            job: components["schemas"]["AfterJob"] | null;
+            /** @description This trial's values. */
+            params: {
+                [key: string]: unknown;
+            };
+            /** @description 1 for the best value for the sweep's goal; null without one. */
+            rank: number | null;
+            /** @description The job's training run. */
+            run: number | null;
+            /** @description The step of that value. */
+            step: number | null;
+            /**
+             * Format: double
+             * @description The newest value of the sweep's metric the run reported.
+             */
+            value: number | null;
         };
         Unit: {
             leaves: components["schemas"]["Leaf"][];
@@ -7698,6 +7935,113 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IngestResult"];
+                };
+            };
+        };
+    };
+    tenants_sweeps_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                project?: number;
+                /**
+                 * @description * `running` - running
+                 *     * `finished` - finished
+                 *     * `cancelled` - cancelled
+                 *     * `stopped` - stopped
+                 */
+                state?: "cancelled" | "finished" | "running" | "stopped";
+            };
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSweepList"];
+                };
+            };
+        };
+    };
+    tenants_sweeps_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SweepRequest"];
+                "multipart/form-data": components["schemas"]["SweepRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sweep"];
+                };
+            };
+        };
+    };
+    tenants_sweeps_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+        };
+    };
+    tenants_sweeps_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
                 };
             };
         };

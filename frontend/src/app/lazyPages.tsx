@@ -40,6 +40,9 @@ export const ClusterPage = lazy(() =>
 export const ExperimentsPage = lazy(() =>
   import('../features/experiments/ExperimentsPage').then((m) => ({ default: m.ExperimentsPage })),
 );
+export const SweepsRoutes = lazy(() =>
+  import('../features/sweeps/SweepsRoutes').then((m) => ({ default: m.SweepsRoutes })),
+);
 export const UsagePage = lazy(() =>
   import('../features/usage/UsagePage').then((m) => ({ default: m.UsagePage })),
 );

@@ -3,6 +3,7 @@ import {
   AppstoreOutlined,
   ClusterOutlined,
   CodeOutlined,
+  ControlOutlined,
   DashboardOutlined,
   ExperimentOutlined,
   FundOutlined,
@@ -22,6 +23,7 @@ export const NAV_KEYS = [
   'notebooks',
   'inference',
   'experiments',
+  'sweeps',
   'quotas',
   'whatif',
   'health',
@@ -72,6 +74,7 @@ export const NAV_ITEMS: NavItem[] = [
     built: true,
     audience: 'tenant',
   },
+  { key: 'sweeps', path: '/sweeps', icon: <ControlOutlined />, built: true, audience: 'tenant' },
   { key: 'quotas', path: '/quotas', icon: <AppstoreOutlined />, built: true, audience: 'everyone' },
   { key: 'whatif', path: '/what-if', icon: <HistoryOutlined />, built: true, audience: 'platform' },
   {

@@ -15,6 +15,7 @@ import {
   OverviewPage,
   QuotasPage,
   SettingsPage,
+  SweepsRoutes,
   UsagePage,
   WhatIfPage,
 } from './lazyPages';
@@ -27,6 +28,7 @@ const BUILT_PAGES: Partial<Record<NavKey, ReactNode>> = {
   notebooks: <NotebooksPage />,
   inference: <InferencePage />,
   experiments: <ExperimentsPage />,
+  sweeps: <SweepsRoutes />,
   quotas: <QuotasPage />,
   whatif: <WhatIfPage />,
   health: <HealthPage />,

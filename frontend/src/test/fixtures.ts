@@ -74,6 +74,7 @@ export function makeJob(overrides: Partial<Job> = {}): Job {
     next_jobs: [],
     waiting_for_jobs: false,
     released_at: null,
+    trial: null,
     ...overrides,
   };
 }

@@ -47,6 +47,7 @@ describe('app shell', () => {
       '开发环境',
       '推理服务',
       '实验',
+      '超参搜索',
       '配额与资源池',
       '用量与费用',
       '设置',
@@ -65,7 +66,7 @@ describe('app shell', () => {
         .getAllByRole('link')
         .map((link) => link.textContent);
     const everyone = ['Overview', 'Cluster', 'Quotas & Pools', 'Settings'];
-    const tenantWork = ['Jobs', 'Notebooks', 'Inference', 'Experiments'];
+    const tenantWork = ['Jobs', 'Notebooks', 'Inference', 'Experiments', 'Sweeps'];
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf(BOB),
       'GET /api/v1/overview/': { status: 200, body: OVERVIEW },

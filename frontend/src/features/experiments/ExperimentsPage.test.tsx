@@ -52,7 +52,7 @@ describe('experiments', () => {
     // The differing hyperparameter first, then the shared one, then last metric values.
     expect(rowTexts('hyperparam-table')).toEqual([
       ['Parameter', '#1 lr-3e-4', '#2 lr-1e-3'],
-      ['lr', '3.000e-4', '0.001'],
+      ['lr', '3e-4', '0.001'],
       ['seed', '7', '7'],
       ['Last loss', '2.31', '2.9'],
       ['Last perf/mfu', '0.412', '—'],

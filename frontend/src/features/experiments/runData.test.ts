@@ -51,6 +51,6 @@ describe('run data', () => {
       formatParam(256),
       formatParam(2.3456789),
       formatParam(null),
-    ]).toEqual(['3.000e-4', '256', '2.34568', '—']);
+    ]).toEqual(['3e-4', '256', '2.34568', '—']);
   });
 });

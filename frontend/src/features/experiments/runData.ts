@@ -122,7 +122,7 @@ export function formatParam(value: ParamValue | undefined): string {
     if (Number.isInteger(value)) return String(value);
     const abs = Math.abs(value);
     return abs !== 0 && (abs < 1e-3 || abs >= 1e6)
-      ? value.toExponential(3)
+      ? value.toExponential(3).replace(/\.?0+e/, 'e') // 3e-4, not 3.000e-4
       : String(+value.toPrecision(6));
   }
   return String(value);

@@ -271,6 +271,16 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                   </span>
                 </Descriptions.Item>
               )}
+              {data.trial !== null && (
+                <Descriptions.Item label={t('jobDetail.trial')}>
+                  <Link to={`/sweeps/${data.trial.sweep}`} data-testid="job-trial">
+                    {t('jobDetail.trialOf', {
+                      index: data.trial.index,
+                      name: data.trial.sweep_name,
+                    })}
+                  </Link>
+                </Descriptions.Item>
+              )}
               {data.after_jobs.length > 0 && (
                 <Descriptions.Item label={t('jobDetail.after')}>
                   <span data-testid="after-jobs">

@@ -1,25 +1,12 @@
-import { UploadOutlined } from '@ant-design/icons';
-import {
-  Alert,
-  App,
-  Button,
-  Card,
-  Input,
-  Skeleton,
-  Space,
-  Table,
-  Tag,
-  theme,
-  Typography,
-  Upload,
-} from 'antd';
+import { Alert, App, Button, Card, Space, Table, theme, Typography } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import type { TFunction } from 'i18next';
 import { useDeferredValue, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { PageHeader } from '../../components/PageHeader';
-import { QueryErrorResult } from '../../components/QueryErrorResult';
+import { SpecFileCard } from '../../components/SpecFileCard';
+import { SpecFilePreview } from '../../components/SpecFilePreview';
 import type { Pool } from '../../lib/apiTypes';
 import { usePools, useSubmitPipeline } from './api';
 import { devicesLabel } from './helpers';
@@ -27,13 +14,12 @@ import { PipelineDiagram } from './PipelineDiagram';
 import {
   poolRef,
   readPipelineFile,
+  readText,
   stepErrors,
   type PipelineProblem,
   type PipelineStepSummary,
 } from './pipelineFile';
 import { boxFrame, type PipelineNode, type PlacedNode } from './pipelineLayout';
-
-const MONOSPACE = 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace';
 
 const EXAMPLE = `pool: a800-train
 image: registry.example.com/ml/pytorch:2.5-cuda12
@@ -75,25 +61,6 @@ function problemText(t: TFunction, problem: PipelineProblem): string {
       ? t('pipelineSubmit.stepNumber', { step })
       : t('pipelineSubmit.stepNamed', { step, name });
   return t('pipelineSubmit.where', { where, what });
-}
-
-/** The text of an uploaded file, read as UTF-8 (a byte-order mark dropped); null if it is not. */
-async function readText(file: Blob): Promise<string | null> {
-  const bytes = await new Promise<ArrayBuffer>((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => {
-      resolve(reader.result as ArrayBuffer);
-    };
-    reader.onerror = () => {
-      reject(reader.error ?? new Error('not read'));
-    };
-    reader.readAsArrayBuffer(file);
-  });
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return null;
-  }
 }
 
 /** /jobs/new-pipeline: a pipeline file (the CLI's), previewed, then submitted in one request. */
@@ -155,95 +122,57 @@ export function SubmitPipelinePage({ tenant }: { tenant: string }) {
   return (
     <>
       <PageHeader title={t('pipelineSubmit.title')} subtitle={t('pipelineSubmit.subtitle')} />
-      <Card
+      <SpecFileCard
         title={t('pipelineSubmit.fileTitle')}
-        extra={
-          <Upload
-            accept=".yaml,.yml,.json,application/json,application/yaml,text/yaml"
-            showUploadList={false}
-            beforeUpload={(picked) => {
-              void upload(picked);
-              return false;
-            }}
-          >
-            <Button icon={<UploadOutlined />}>{t('pipelineSubmit.upload')}</Button>
-          </Upload>
-        }
-      >
-        <Space orientation="vertical" style={{ width: '100%' }}>
-          <Typography.Text type="secondary">{t('pipelineSubmit.fileHint')}</Typography.Text>
-          <div>
-            <label htmlFor="pipeline-file">
-              <Typography.Text strong>{t('pipelineSubmit.fileLabel')}</Typography.Text>
-            </label>
-            {fileName !== '' && (
-              <Tag style={{ marginLeft: 8 }} data-testid="pipeline-file-name">
-                {t('pipelineSubmit.fromFile', { name: fileName })}
-              </Tag>
-            )}
-          </div>
-          <Input.TextArea
-            id="pipeline-file"
-            value={text}
-            onChange={(e) => {
-              change(e.target.value);
-            }}
-            placeholder={EXAMPLE}
-            rows={14}
-            spellCheck={false}
-            style={{ fontFamily: MONOSPACE, fontSize: 13 }}
-          />
-          {uploadError !== null && (
-            <Alert type="error" showIcon title={uploadError} data-testid="pipeline-upload-error" />
-          )}
-        </Space>
-      </Card>
+        uploadLabel={t('pipelineSubmit.upload')}
+        hint={t('pipelineSubmit.fileHint')}
+        label={t('pipelineSubmit.fileLabel')}
+        id="pipeline-file"
+        value={text}
+        onChange={change}
+        onUpload={(picked) => void upload(picked)}
+        fromFile={fileName === '' ? undefined : t('pipelineSubmit.fromFile', { name: fileName })}
+        fromFileTestId="pipeline-file-name"
+        uploadError={uploadError}
+        uploadErrorTestId="pipeline-upload-error"
+        placeholder={EXAMPLE}
+        rows={14}
+      />
 
       <Card title={t('pipelineSubmit.preview')} style={{ marginTop: 16 }}>
-        {pools.isPending ? (
-          <Skeleton active paragraph={{ rows: 3 }} />
-        ) : pools.isError ? (
-          <QueryErrorResult error={pools.error} onRetry={() => void pools.refetch()} />
-        ) : file === undefined ? (
-          <Typography.Text type="secondary" data-testid="pipeline-preview-empty">
-            {t('pipelineSubmit.previewEmpty')}
-          </Typography.Text>
-        ) : !file.ok ? (
-          <Alert
-            type="error"
-            showIcon
-            title={t('pipelineSubmit.problemsTitle')}
-            description={
-              <ul style={{ margin: 0, paddingLeft: 20 }} data-testid="pipeline-problems">
-                {file.problems.map((problem, i) => (
-                  <li key={i}>{problemText(t, problem)}</li>
-                ))}
-              </ul>
-            }
-          />
-        ) : (
-          <>
-            {refused !== undefined && (
-              <Alert
-                type="error"
-                showIcon
-                style={{ marginBottom: 16 }}
-                title={t('pipelineSubmit.notSubmitted')}
-                data-testid="pipeline-submit-error"
-                description={
-                  <>
-                    {general.map((line, i) => (
-                      <div key={i}>{line}</div>
-                    ))}
-                    {refused.byStep.size > 0 && <div>{t('pipelineSubmit.seeSteps')}</div>}
-                  </>
-                }
-              />
-            )}
-            <StepsGraph steps={steps} pools={pools.data} refused={refused?.byStep} />
-            <StepsTable steps={steps} pools={pools.data} refused={refused?.byStep} />
-          </>
-        )}
+        <SpecFilePreview
+          pools={pools}
+          file={file}
+          emptyText={t('pipelineSubmit.previewEmpty')}
+          emptyTestId="pipeline-preview-empty"
+          problemsTitle={t('pipelineSubmit.problemsTitle')}
+          problemsTestId="pipeline-problems"
+          problemText={(problem) => problemText(t, problem)}
+        >
+          {(read, loaded) => (
+            <>
+              {refused !== undefined && (
+                <Alert
+                  type="error"
+                  showIcon
+                  style={{ marginBottom: 16 }}
+                  title={t('pipelineSubmit.notSubmitted')}
+                  data-testid="pipeline-submit-error"
+                  description={
+                    <>
+                      {general.map((line, i) => (
+                        <div key={i}>{line}</div>
+                      ))}
+                      {refused.byStep.size > 0 && <div>{t('pipelineSubmit.seeSteps')}</div>}
+                    </>
+                  }
+                />
+              )}
+              <StepsGraph steps={read.steps} pools={loaded} refused={refused?.byStep} />
+              <StepsTable steps={read.steps} pools={loaded} refused={refused?.byStep} />
+            </>
+          )}
+        </SpecFilePreview>
         <Space style={{ marginTop: 16 }}>
           <Button type="primary" disabled={!file?.ok} loading={submit.isPending} onClick={onSubmit}>
             {t('pipelineSubmit.submit')}

@@ -20,9 +20,7 @@ const TEXT_VALUES = new Set(['env']);
 /** What is wrong with a file, for the page to say in the reader's language. `step` is the
  * step's number (from 1), `name` its name where it has one. */
 export type PipelineProblem =
-  | { code: 'empty' }
-  | { code: 'yaml'; message: string }
-  | { code: 'json'; message: string }
+  | DocumentProblem
   | { code: 'notMapping' }
   | { code: 'noPipeline' }
   | { code: 'pipelineNotList' }
@@ -36,8 +34,12 @@ export type PipelineProblem =
   | { code: 'afterBadRef'; step: number; name: string; ref: string }
   | PoolProblem;
 
+/** Why a file's text is no document at all (a sweep file's too). */
+export type DocumentProblem =
+  { code: 'empty' } | { code: 'yaml'; message: string } | { code: 'json'; message: string };
+
 /** A pool the pools list does not resolve. */
-type PoolMiss =
+export type PoolMiss =
   | { code: 'poolUnknown'; pool: string; pools: string }
   | { code: 'poolInClusters'; pool: string; clusters: string; example: string }
   | { code: 'poolAmbiguous'; pool: string; ids: string };
@@ -70,10 +72,30 @@ export type PipelineFile =
   | { ok: true; body: { steps: PipelineStepBody[] }; steps: PipelineStepSummary[] }
   | { ok: false; problems: PipelineProblem[] };
 
-type Mapping = Record<string, unknown>;
+export type Mapping = Record<string, unknown>;
 
-function isMapping(value: unknown): value is Mapping {
+export function isMapping(value: unknown): value is Mapping {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The text of an uploaded file, read as UTF-8 (a byte-order mark dropped); null if it is not
+ * (the pipeline and sweep pages' uploads). */
+export async function readText(file: Blob): Promise<string | null> {
+  const bytes = await new Promise<ArrayBuffer>((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => {
+      resolve(reader.result as ArrayBuffer);
+    };
+    reader.onerror = () => {
+      reject(reader.error ?? new Error('not read'));
+    };
+    reader.readAsArrayBuffer(file);
+  });
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
 /** Reads the file's text (YAML, or JSON as the CLI tells them apart) into its document, or the
@@ -81,7 +103,7 @@ function isMapping(value: unknown): value is Mapping {
 export function readDocument(
   text: string,
   fileName = '',
-): { ok: true; doc: unknown } | { ok: false; problem: PipelineProblem } {
+): { ok: true; doc: unknown } | { ok: false; problem: DocumentProblem } {
   const source = text.replace(/^\uFEFF/, '');
   if (source.trim() === '') return { ok: false, problem: { code: 'empty' } };
   if (fileName.toLowerCase().endsWith('.json') || source.trimStart().startsWith('{')) {
@@ -95,8 +117,10 @@ export function readDocument(
     }
   }
   // YAML 1.2 (the core schema: `yes`, `on` and `no` are text, not booleans), with `<<` merge
-  // keys as PyYAML reads them.
-  const document = parseDocument(source, { version: '1.2', merge: true });
+  // keys as PyYAML reads them. Warnings are not logged: the one YAML gives here is of a
+  // mapping as a key (an unquoted `{{lr}}`), a value the sweep page reports and the server
+  // refuses, not the console's business.
+  const document = parseDocument(source, { version: '1.2', merge: true, logLevel: 'error' });
   const [error] = document.errors;
   if (error !== undefined) {
     // "<what> at line L, column C:" and then the lines around it: the first line says it.
@@ -134,7 +158,7 @@ function keepText(document: Document, node: unknown): void {
 }
 
 /** Numbers JSON cannot carry (`.nan`, `.inf`): where they are, as the CLI names them. */
-function notNumbers(value: unknown, path: string): string[] {
+export function notNumbers(value: unknown, path: string): string[] {
   if (typeof value === 'number') return Number.isFinite(value) ? [] : [path || 'the document'];
   if (Array.isArray(value)) return value.flatMap((v, i) => notNumbers(v, `${path}[${i}]`));
   if (isMapping(value)) {
@@ -191,13 +215,13 @@ export function resolvePool(pool: unknown, pools: readonly Pool[]): PoolAnswer {
   };
 }
 
-function isInteger(value: unknown): value is number {
+export function isInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value);
 }
 
 /** Accelerators over a step's replica groups (a group's replicas default to 1, its
  * accelerators and thousandths to 0, as the API's). */
-function devicesOf(groups: unknown): PipelineStepSummary['devices'] {
+export function devicesOf(groups: unknown): PipelineStepSummary['devices'] {
   if (!Array.isArray(groups)) return undefined;
   let whole = 0;
   let milli = 0;
@@ -305,7 +329,7 @@ export function readPipelineFile(
 }
 
 /** A nested field as the CLI says it: `replica_groups.0.gpus` as `replica_groups[0].gpus`. */
-function fieldPath(key: string): string {
+export function fieldPath(key: string): string {
   return key.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
 }
 

@@ -1,0 +1,194 @@
+"""Sweeps in and out. A sweep is checked whole before anything is written: its search space,
+its template, and every trial's job as the job API would check it."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.jobs.api.serializers import NAME, NAME_RULE, AfterJobSerializer, RejectUnknownFields
+from apps.sweeps import selectors, services, space
+from apps.sweeps.models import Sweep, SweepMethod, Trial
+from apps.sweeps.services import JOB_ENDED
+from apps.tenancy.models import Project
+
+SET_BY_SWEEP = ("name", "kind", "after")
+MAX_PARALLEL = 64
+MAX_SEED = 2**31 - 1
+
+
+class SweepCountsSerializer(serializers.Serializer[dict[str, int]]):
+    waiting = serializers.IntegerField(help_text="Trials not started yet (no job).")
+    active = serializers.IntegerField(help_text="Trials whose job is queued or running.")
+    succeeded = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+
+
+class TrialOutcomeSerializer(serializers.Serializer[selectors.Outcome]):
+    index = serializers.IntegerField(source="trial.index")
+    params = serializers.DictField(
+        source="trial.params", child=serializers.JSONField(), help_text="This trial's values."
+    )
+    job = AfterJobSerializer(source="trial.job", allow_null=True, help_text="Null until it starts.")
+    run = serializers.IntegerField(allow_null=True, help_text="The job's training run.")
+    value = serializers.FloatField(
+        allow_null=True, help_text="The newest value of the sweep's metric the run reported."
+    )
+    step = serializers.IntegerField(allow_null=True, help_text="The step of that value.")
+    rank = serializers.IntegerField(
+        allow_null=True, help_text="1 for the best value for the sweep's goal; null without one."
+    )
+
+
+class TrialCountField(serializers.IntegerField):
+    """``trials``: asked for on submit, read back as the number of trials drawn."""
+
+    def get_attribute(self, instance: Sweep) -> int:
+        return instance.trials.count()
+
+
+class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
+    """Submit (POST) and read sweeps."""
+
+    name = serializers.RegexField(NAME, max_length=34, error_messages=NAME_RULE)
+    project = serializers.PrimaryKeyRelatedField(
+        queryset=Project.objects.all(), required=False, allow_null=True
+    )
+    method = serializers.ChoiceField(SweepMethod.choices, default=SweepMethod.RANDOM)
+    parameters = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="name -> a list of values, or {values|uniform|log_uniform|int: [...]} "
+        "(apps/sweeps/space.py). At most 16.",
+    )
+    trials = TrialCountField(
+        min_value=1,
+        max_value=space.MAX_TRIALS,
+        required=False,
+        help_text="How many trials: required for random; a grid runs every combination.",
+    )
+    seed = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_SEED,
+        required=False,
+        help_text="Seeds the random draws (one is chosen when left out); the same seed draws "
+        "the same trials.",
+    )
+    parallel = serializers.IntegerField(min_value=1, max_value=MAX_PARALLEL, default=4)
+    template = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="A training job body as for POST jobs/, without name, kind or after; "
+        "`{{name}}` in command, args and env values stands for the trial's value of a "
+        "parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its "
+        "values.",
+    )
+    owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
+    counts = serializers.SerializerMethodField()
+    best = serializers.SerializerMethodField(
+        help_text="The best trial so far by the sweep's metric and goal; null without one."
+    )
+
+    class Meta:
+        model = Sweep
+        fields = [
+            "id", "name", "project", "owner", "method", "parameters", "trials", "seed",
+            "parallel", "metric", "goal", "template", "state", "note", "counts", "best",
+            "created_at", "finished_at",
+        ]  # fmt: skip
+        read_only_fields = ["state", "note", "created_at", "finished_at"]
+
+    @extend_schema_field(SweepCountsSerializer)
+    def get_counts(self, sweep: Sweep) -> dict[str, int]:
+        by_state = dict(
+            Trial.objects.filter(sweep=sweep, job__isnull=False)
+            .values_list("job__state")
+            .annotate(n=Count("pk"))
+            .values_list("job__state", "n")
+        )
+        return {
+            "waiting": Trial.objects.filter(sweep=sweep, job__isnull=True).count(),
+            "active": sum(n for state, n in by_state.items() if state not in JOB_ENDED),
+            "succeeded": by_state.get("succeeded", 0),
+            "failed": by_state.get("failed", 0),
+            "cancelled": by_state.get("cancelled", 0),
+        }
+
+    @extend_schema_field(TrialOutcomeSerializer(allow_null=True))
+    def get_best(self, sweep: Sweep) -> dict[str, Any] | None:
+        found = selectors.best(sweep) if sweep.metric else None
+        return dict(TrialOutcomeSerializer(found).data) if found is not None else None
+
+    def validate_project(self, value: Project | None) -> Project | None:
+        if value is not None and value.tenant_id != self.context["view"].tenant.pk:
+            raise serializers.ValidationError(_("No such project in this tenant."))
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs.setdefault("seed", random.SystemRandom().randrange(MAX_SEED))
+        template: dict[str, Any] = dict(attrs["template"])
+        try:
+            params = space.parse_space(attrs["parameters"])
+            drawn = space.trials(params, attrs["method"], attrs.get("trials"), attrs["seed"])
+        except space.SpaceError as exc:
+            raise serializers.ValidationError(exc.errors) from exc
+        errors: dict[str, Any] = {
+            key: [_("Set by the sweep for each trial; leave it out of the template.")]
+            for key in SET_BY_SWEEP
+            if key in template
+        }
+        errors.update(space.unknown_placeholders(template, {p.name for p in params}))
+        if errors:
+            raise serializers.ValidationError({"template": errors})
+        if attrs.get("project") is not None:  # the sweep's project is its trials' too
+            template["project"] = attrs["project"].pk
+        view = self.context["view"]
+        submitter = services.Submitter(view.tenant, view.role)
+        for index, values in enumerate(drawn, start=1):
+            body = services.trial_body(attrs["name"], template, index, values)
+            found, _serializer = services.job_errors(body, submitter)
+            if found:
+                detail: dict[str, Any] = {"template": found}
+                if index > 1:
+                    detail["parameters"] = [
+                        _("Trial {index} ({values}) makes a job that is refused.").format(
+                            index=index,
+                            values=", ".join(f"{k}={space.as_text(v)}" for k, v in values.items()),
+                        )
+                    ]
+                raise serializers.ValidationError(detail)
+        if attrs.get("project") is None and template.get("project") is not None:
+            # Named in the template only (and checked there): the sweep belongs to it too.
+            attrs["project"] = Project.objects.get(pk=template["project"])
+        attrs["template"], attrs["drawn"] = template, drawn
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data: dict[str, Any]) -> Sweep:
+        drawn = validated_data.pop("drawn")
+        validated_data.pop("trials", None)
+        sweep = Sweep.objects.create(**validated_data)
+        Trial.objects.bulk_create(
+            Trial(sweep=sweep, index=index, params=values)
+            for index, values in enumerate(drawn, start=1)
+        )
+        return sweep
+
+
+class SweepDetailSerializer(SweepSerializer):
+    outcomes = serializers.SerializerMethodField(
+        help_text="Every trial in order: its values, job, run and metric value."
+    )
+
+    class Meta(SweepSerializer.Meta):
+        fields = [*SweepSerializer.Meta.fields, "outcomes"]
+
+    @extend_schema_field(TrialOutcomeSerializer(many=True))
+    def get_outcomes(self, sweep: Sweep) -> list[dict[str, Any]]:
+        rows = TrialOutcomeSerializer(selectors.outcomes(sweep), many=True)  # type: ignore[arg-type]  # many=True takes a list
+        return list(rows.data)

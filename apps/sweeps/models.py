@@ -1,0 +1,79 @@
+"""Hyperparameter sweeps: one job template run as many training jobs (trials), each with its
+own parameter values, at most ``parallel`` at a time, ranked by a metric their runs report."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class SweepMethod(models.TextChoices):
+    GRID = "grid", "grid"
+    RANDOM = "random", "random"
+
+
+class SweepGoal(models.TextChoices):
+    MIN = "min", "min"
+    MAX = "max", "max"
+
+
+class SweepState(models.TextChoices):
+    RUNNING = "running", "running"
+    FINISHED = "finished", "finished"
+    CANCELLED = "cancelled", "cancelled"
+    STOPPED = "stopped", "stopped"
+
+
+ENDED = frozenset({SweepState.FINISHED, SweepState.CANCELLED, SweepState.STOPPED})
+
+
+class Sweep(models.Model):
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.CASCADE, related_name="sweeps")
+    project = models.ForeignKey(
+        "tenancy.Project", on_delete=models.SET_NULL, null=True, blank=True, related_name="sweeps"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="sweeps"
+    )
+    name = models.CharField(max_length=34)
+    method = models.CharField(max_length=8, choices=SweepMethod.choices)
+    parameters = models.JSONField(help_text="The search space as submitted.")
+    template = models.JSONField(
+        help_text="The job body each trial is made from (no name or kind: the sweep sets "
+        "them), `{{name}}` standing for a parameter's value."
+    )
+    parallel = models.PositiveSmallIntegerField(
+        help_text="Most trials queued or running at once; the next starts when one ends."
+    )
+    metric = models.CharField(max_length=100, blank=True)
+    goal = models.CharField(max_length=3, choices=SweepGoal.choices, default=SweepGoal.MIN)
+    seed = models.BigIntegerField()
+    state = models.CharField(max_length=10, choices=SweepState.choices, default=SweepState.RUNNING)
+    note = models.CharField(max_length=500, blank=True, help_text="Why a stopped sweep stopped.")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["tenant", "-id"]), models.Index(fields=["state"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Trial(models.Model):
+    sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="trials")
+    index = models.PositiveSmallIntegerField(help_text="1, 2, ...: the order trials start in.")
+    params = models.JSONField(help_text="This trial's value of each parameter.")
+    job = models.OneToOneField(
+        "jobs.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="trial"
+    )
+    launched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sweep", "index"]
+        constraints = [models.UniqueConstraint(fields=["sweep", "index"], name="uniq_trial_index")]
+
+    def __str__(self) -> str:
+        return f"{self.sweep.name}#{self.index}"

@@ -1,0 +1,285 @@
+import type { Pool } from '../../lib/apiTypes';
+import {
+  devicesOf,
+  fieldPath,
+  isInteger,
+  isMapping,
+  notNumbers,
+  readDocument,
+  resolvePool,
+  type DocumentProblem,
+  type Mapping,
+  type PipelineStepSummary,
+  type PoolMiss,
+} from '../jobs/pipelineFile';
+
+/**
+ * A sweep file, as `zs submit -f sweep.yaml` takes it: a YAML or JSON mapping whose `sweep`
+ * holds the sweep's own fields (name, method, parameters...) and whose other fields are the
+ * job template every trial is made from. It is read as a pipeline file is (pipelineFile.ts:
+ * command, args and env values kept as written, the pool by name, `cluster/name` or id), and
+ * checked here for what the page can say before sending; the server checks the rest
+ * (apps/sweeps/space.py and the job fields of each trial).
+ */
+
+/** The key of the sweep's own fields in a sweep file. */
+export const SWEEP = 'sweep';
+
+/** What `sweep:` may hold: the API's sweep fields other than `template`. */
+export const SWEEP_FIELDS = [
+  'name',
+  'method',
+  'trials',
+  'seed',
+  'parallel',
+  'metric',
+  'goal',
+  'project',
+  'parameters',
+] as const;
+
+/** Job fields the sweep sets for each trial (apps/sweeps/api/serializers.py SET_BY_SWEEP). */
+const SET_BY_SWEEP = ['name', 'kind', 'after'] as const;
+
+/** The API's default of `parallel`: trials queued or running at once. */
+export const DEFAULT_PARALLEL = 4;
+
+export type ParameterKind = 'values' | 'uniform' | 'log_uniform' | 'int';
+const KINDS: readonly string[] = ['values', 'uniform', 'log_uniform', 'int'];
+
+/** `{{name}}` in a template's text, as the server finds it (apps/sweeps/space.py PLACEHOLDER). */
+const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
+
+/** What is wrong with a file, for the page to say in the reader's language. */
+export type SweepProblem =
+  | DocumentProblem
+  | { code: 'notMapping' }
+  | { code: 'notANumber'; path: string }
+  | { code: 'noSweep' }
+  | { code: 'sweepNotMapping' }
+  | { code: 'unknownField'; field: string }
+  | { code: 'noName' }
+  | { code: 'badMethod'; method: string }
+  | { code: 'noParameters' }
+  | { code: 'badParameter'; parameter: string }
+  | { code: 'randomNoTrials' }
+  | { code: 'badTrials' }
+  | { code: 'gridTrials'; size: number }
+  | { code: 'gridRange'; parameter: string }
+  | { code: 'setBySweep'; field: string }
+  | { code: 'notText'; path: string }
+  | { code: 'unknownPlaceholder'; field: string; names: string }
+  | PoolMiss;
+
+/** One parameter as the preview shows it: its values, or the [low, high] of a range. */
+export interface ParameterSummary {
+  name: string;
+  kind: ParameterKind;
+  values: unknown[];
+}
+
+/** What the preview shows of the sweep and its template. */
+export interface SweepSummary {
+  name: string;
+  method: 'grid' | 'random';
+  /** How many trials it runs: a grid's every combination, or a random search's `trials`. */
+  trials: number;
+  parameters: ParameterSummary[];
+  parallel: unknown;
+  seed: unknown;
+  metric: unknown;
+  goal: unknown;
+  /** The template's pool id; undefined where it gives none. */
+  pool: number | undefined;
+  image: unknown;
+  acceleratorModel: unknown;
+  devices: PipelineStepSummary['devices'];
+  command: unknown;
+  args: unknown;
+}
+
+/** The sweep as sent to POST sweeps/: its fields as written, and the template. */
+export type SweepBody = Mapping & { name: string; parameters: Mapping; template: Mapping };
+
+export type SweepFile =
+  { ok: true; body: SweepBody; summary: SweepSummary } | { ok: false; problems: SweepProblem[] };
+
+/** A parameter's kind and values, or null where its spec is none the API knows: a list of
+ * values, or a mapping of one kind to its list (apps/sweeps/space.py `parse_parameter`). The
+ * values themselves are the server's to check. */
+function parameterOf(name: string, spec: unknown): ParameterSummary | null {
+  if (Array.isArray(spec)) return { name, kind: 'values', values: spec };
+  if (!isMapping(spec)) return null;
+  const entries = Object.entries(spec);
+  const [only] = entries;
+  if (entries.length !== 1 || only === undefined) return null;
+  const [kind, body] = only;
+  if (!KINDS.includes(kind) || !Array.isArray(body)) return null;
+  if (kind !== 'values' && body.length !== 2) return null;
+  return { name, kind: kind as ParameterKind, values: body };
+}
+
+/** The template's texts a placeholder may stand in (command and args items, env values),
+ * each with where it is, as the server fills them in (apps/sweeps/space.py `_texts`). */
+function templateTexts(template: Mapping): { field: string; path: string; text: unknown }[] {
+  const out: { field: string; path: string; text: unknown }[] = [];
+  for (const field of ['command', 'args']) {
+    const items = template[field];
+    if (Array.isArray(items)) {
+      items.forEach((text: unknown, i) => out.push({ field, path: `${field}[${i}]`, text }));
+    }
+  }
+  const { env } = template;
+  if (isMapping(env)) {
+    for (const [key, text] of Object.entries(env))
+      out.push({ field: 'env', path: `env.${key}`, text });
+  }
+  return out;
+}
+
+/** Problems with the template's placeholders: an item that is not text (in YAML an unquoted
+ * `{{lr}}` is a mapping), and names no parameter has. */
+function placeholderProblems(template: Mapping, names: Set<string> | null): SweepProblem[] {
+  const problems: SweepProblem[] = [];
+  const unknown = new Map<string, Set<string>>();
+  for (const { field, path, text } of templateTexts(template)) {
+    if (typeof text !== 'string') {
+      problems.push({ code: 'notText', path });
+      continue;
+    }
+    if (names === null) continue;
+    for (const [, name = ''] of text.matchAll(PLACEHOLDER)) {
+      if (!names.has(name)) unknown.set(field, (unknown.get(field) ?? new Set()).add(name));
+    }
+  }
+  for (const [field, missing] of unknown) {
+    problems.push({ code: 'unknownPlaceholder', field, names: [...missing].sort().join(', ') });
+  }
+  return problems;
+}
+
+/** `trials` as the server reads it: a whole number from 1. */
+function isCount(value: unknown): value is number {
+  return isInteger(value) && value >= 1;
+}
+
+/**
+ * The sweep in a sweep file, ready to POST to sweeps/, or every problem found in it. `pools`
+ * is the pools list (GET /api/v1/pools/), for a pool given by name.
+ */
+export function readSweepFile(text: string, pools: readonly Pool[], fileName = ''): SweepFile {
+  const read = readDocument(text, fileName);
+  if (!read.ok) return { ok: false, problems: [read.problem] };
+  const { doc } = read;
+  if (!isMapping(doc)) return { ok: false, problems: [{ code: 'notMapping' }] };
+  if (!(SWEEP in doc)) return { ok: false, problems: [{ code: 'noSweep' }] };
+  const bad = notNumbers(doc, '');
+  if (bad.length) {
+    return { ok: false, problems: bad.map((path) => ({ code: 'notANumber' as const, path })) };
+  }
+  const { [SWEEP]: sweep, ...template } = doc;
+  if (!isMapping(sweep)) return { ok: false, problems: [{ code: 'sweepNotMapping' }] };
+
+  const problems: SweepProblem[] = [];
+  const known: readonly string[] = SWEEP_FIELDS;
+  for (const field of Object.keys(sweep)) {
+    if (!known.includes(field)) problems.push({ code: 'unknownField', field });
+  }
+  const { name, method = 'random', trials, parameters } = sweep;
+  if (typeof name !== 'string' || name === '') problems.push({ code: 'noName' });
+  if (method !== 'grid' && method !== 'random') {
+    problems.push({ code: 'badMethod', method: JSON.stringify(method) });
+  }
+
+  let params: ParameterSummary[] | null = null;
+  if (!isMapping(parameters) || Object.keys(parameters).length === 0) {
+    problems.push({ code: 'noParameters' });
+  } else {
+    params = [];
+    for (const [key, spec] of Object.entries(parameters)) {
+      const param = parameterOf(key, spec);
+      if (param === null) problems.push({ code: 'badParameter', parameter: key });
+      else params.push(param);
+    }
+  }
+
+  let count = 0;
+  if (method === 'random') {
+    if (trials === undefined || trials === null) problems.push({ code: 'randomNoTrials' });
+    else if (!isCount(trials)) problems.push({ code: 'badTrials' });
+    else count = trials;
+  } else if (method === 'grid' && params !== null) {
+    const ranges = params.filter((p) => p.kind !== 'values');
+    for (const p of ranges) problems.push({ code: 'gridRange', parameter: p.name });
+    if (ranges.length === 0) {
+      count = params.reduce((product, p) => product * p.values.length, 1);
+      // The server takes the grid's own size, and refuses any other.
+      if (trials !== undefined && trials !== null && trials !== count) {
+        problems.push({ code: 'gridTrials', size: count });
+      }
+    }
+  }
+
+  for (const field of SET_BY_SWEEP) {
+    if (field in template) problems.push({ code: 'setBySweep', field });
+  }
+  const names = params === null ? null : new Set(Object.keys(parameters as Mapping));
+  problems.push(...placeholderProblems(template, names));
+  if ('pool' in template) {
+    const pool = resolvePool(template.pool, pools);
+    if (pool.ok) template.pool = pool.pool;
+    else problems.push(pool.problem);
+  }
+
+  if (problems.length || params === null || typeof name !== 'string') {
+    return { ok: false, problems };
+  }
+  return {
+    ok: true,
+    body: { ...sweep, name, parameters: parameters as Mapping, template },
+    summary: {
+      name,
+      method: method as 'grid' | 'random',
+      trials: count,
+      parameters: params,
+      parallel: sweep.parallel ?? DEFAULT_PARALLEL,
+      seed: sweep.seed,
+      metric: sweep.metric,
+      goal: sweep.goal ?? 'min',
+      pool: isInteger(template.pool) ? template.pool : undefined,
+      image: template.image,
+      acceleratorModel: template.accelerator_model,
+      devices: devicesOf(template.replica_groups),
+      command: template.command,
+      args: template.args,
+    },
+  };
+}
+
+/**
+ * A refused sweep's errors (ApiError.errors, flattened: `parameters.lr`, `template.image`,
+ * `template.replica_groups.0.accelerators`...), split by where the page shows them: each
+ * parameter's with it, the template's (as `field: message`) with the template, and the sweep's
+ * own (as `field: message`) at the top.
+ */
+export function sweepErrors(
+  errors: Record<string, string[]>,
+  parameters: readonly string[],
+): { byParameter: Map<string, string[]>; template: string[]; general: string[] } {
+  const byParameter = new Map<string, string[]>();
+  const template: string[] = [];
+  const general: string[] = [];
+  const said = (field: string, messages: string[]) =>
+    messages.map((m) => (field === '' || field === 'non_field_errors' ? m : `${field}: ${m}`));
+  for (const [key, messages] of Object.entries(errors)) {
+    const param = /^parameters\.(.+)$/.exec(key)?.[1];
+    if (param !== undefined && parameters.includes(param)) {
+      byParameter.set(param, [...(byParameter.get(param) ?? []), ...messages]);
+    } else if (key === 'template' || key.startsWith('template.')) {
+      template.push(...said(fieldPath(key.slice('template.'.length)), messages));
+    } else {
+      general.push(...said(fieldPath(key), messages));
+    }
+  }
+  return { byParameter, template, general };
+}

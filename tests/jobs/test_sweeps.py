@@ -1,0 +1,234 @@
+"""Sweeps: a template run as trials on the simulated cluster, at most `parallel` at a time,
+each trial's values in its job and run, the best trial by the metric; the API's checks and
+tenant isolation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from apps.audit.models import AuditEntry
+from apps.jobs.models import Job, JobState
+from apps.runs import simulate
+from apps.runs.models import Run
+from apps.runs.services import ingest_metrics
+from apps.runs.workload_env import job_env
+from apps.sweeps import services
+from apps.sweeps.models import Sweep, Trial
+from apps.tenancy.models import Membership, Role
+from tests.conftest import World
+from tests.factories import make_membership, make_user
+from tests.jobs.conftest import Cluster, tick, training_body
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/tenants/tenant-a/sweeps/"
+ONE_GPU = [{"name": "worker", "replicas": 1, "accelerators": 1}]
+
+
+def _template(cluster: Cluster, **overrides: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "replica_groups": ONE_GPU,
+        "topology": {"mode": "none"},
+        "command": ["python", "train.py"],
+        "args": ["--lr={{lr}}", "--opt={{opt}}"],
+        "env": {"ZS_SIM_DURATION_S": "60"},
+    }
+    body = training_body(cluster.pool, **{**fields, **overrides})
+    del body["name"], body["kind"]
+    return body
+
+
+def _sweep(cluster: Cluster, **overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": "lr-search",
+        "method": "grid",
+        "parameters": {"lr": [1e-4, 3e-4, 1e-3], "opt": ["adam"]},
+        "parallel": 2,
+        "metric": "loss",
+        "goal": "min",
+        "template": _template(cluster),
+    }
+    body.update(overrides)
+    return body
+
+
+def _jobs(sweep_id: int) -> list[Job]:
+    return list(Job.objects.filter(trial__sweep_id=sweep_id).order_by("trial__index"))
+
+
+def test_a_grid_sweep_runs_its_trials_two_at_a_time_and_ranks_them(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    response = client.post(URL, _sweep(cluster), format="json")
+    assert response.status_code == 201, response.json()
+    made = response.json()
+    assert (made["trials"], made["state"], made["method"]) == (3, "running", "grid")
+    assert made["counts"] == {"waiting": 1, "active": 2, "succeeded": 0, "failed": 0,
+                              "cancelled": 0}  # fmt: skip
+    jobs = _jobs(made["id"])
+    assert [j.name for j in jobs] == ["lr-search-1", "lr-search-2"]
+    assert jobs[0].spec["args"] == ["--lr=0.0001", "--opt=adam"]
+    assert jobs[1].spec["args"] == ["--lr=0.0003", "--opt=adam"]
+    assert {j.state for j in jobs} == {JobState.QUEUED}
+    assert AuditEntry.objects.filter(object_type="jobs.job", action="create").count() == 2
+    assert AuditEntry.objects.filter(object_type="sweeps.sweep", action="create").count() == 1
+
+    tick(cluster)
+    tick(cluster, 10)  # past the simulated start-up
+    assert {Job.objects.get(pk=j.pk).state for j in jobs} == {JobState.RUNNING}
+    assert len(_jobs(made["id"])) == 2  # the third waits for room
+    env = job_env(jobs[0])
+    assert env["ZS_TRIAL"] == "1" and env["ZS_SWEEP_ID"] == str(made["id"])
+    assert env["ZS_TRIAL_PARAMS"] == '{"lr": 0.0001, "opt": "adam"}'
+    assert Run.objects.get(job=jobs[0]).config == {"lr": 0.0001, "opt": "adam"}
+    simulate.simulate_training_metrics(force=True)
+
+    job = client.get(f"/api/v1/tenants/tenant-a/jobs/{jobs[1].pk}/").json()
+    assert job["trial"] == {"sweep": made["id"], "sweep_name": "lr-search", "index": 2}
+
+    cluster.clock.advance(120)
+    tick(cluster)  # both end; the next cycle starts trial 3
+    tick(cluster)
+    jobs = _jobs(made["id"])
+    assert [j.name for j in jobs] == ["lr-search-1", "lr-search-2", "lr-search-3"]
+    assert [j.state for j in jobs[:2]] == [JobState.SUCCEEDED] * 2
+    tick(cluster, 10)
+    simulate.simulate_training_metrics(force=True)
+    cluster.clock.advance(120)
+    tick(cluster)
+    tick(cluster)  # trial 3 ended: nothing left, the sweep is finished
+    detail = client.get(f"{URL}{made['id']}/").json()
+    assert detail["state"] == "finished" and detail["finished_at"]
+    assert detail["counts"]["succeeded"] == 3
+    outcomes = detail["outcomes"]
+    assert [r["index"] for r in outcomes] == [1, 2, 3]
+    assert all(r["value"] is not None and r["run"] for r in outcomes)
+    # Ranked by the newest value each run reported: the lowest loss first.
+    for job, loss in zip(jobs, (2.0, 1.5, 2.5), strict=True):
+        run = Run.objects.get(job=job)
+        ingest_metrics(run=run, points=[("loss", 100_000, loss)])
+    detail = client.get(f"{URL}{made['id']}/").json()
+    assert [(r["value"], r["step"], r["rank"]) for r in detail["outcomes"]] == [
+        (2.0, 100_000, 2), (1.5, 100_000, 1), (2.5, 100_000, 3),
+    ]  # fmt: skip
+    assert detail["best"]["index"] == 2 and detail["best"]["params"]["lr"] == 0.0003
+    Sweep.objects.filter(pk=made["id"]).update(goal="max")
+    assert client.get(f"{URL}{made['id']}/").json()["best"]["index"] == 3
+    listed = client.get(URL).json()["results"]
+    assert [(s["id"], s["best"]["index"]) for s in listed] == [(made["id"], 3)]
+
+
+def test_a_random_sweep_draws_the_same_trials_from_the_same_seed(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    space = {"lr": {"log_uniform": [1e-5, 1e-2]}, "opt": ["adam", "sgd"]}
+    first = client.post(URL, _sweep(cluster, name="r1", method="random", trials=5, seed=11,
+                                    parameters=space, parallel=64), format="json")  # fmt: skip
+    second = client.post(URL, _sweep(cluster, name="r2", method="random", trials=5, seed=11,
+                                     parameters=space, parallel=64), format="json")  # fmt: skip
+    assert first.status_code == second.status_code == 201, (first.json(), second.json())
+    params = [
+        [t.params for t in Trial.objects.filter(sweep_id=r.json()["id"])] for r in (first, second)
+    ]
+    assert params[0] == params[1] and len(params[0]) == 5
+    assert len(_jobs(first.json()["id"])) == 5  # parallel 64: every trial at once
+    assert first.json()["seed"] == 11
+
+
+def test_what_a_sweep_is_refused_for(world: World, cluster: Cluster, client_for) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+
+    def errors(**overrides: Any) -> dict[str, Any]:
+        response = client.post(URL, _sweep(cluster, **overrides), format="json")
+        assert response.status_code == 400, response.json()
+        return response.json()["errors"]
+
+    assert "parameters.lr" in errors(parameters={"lr": {"uniform": [1, 0]}, "opt": ["adam"]})
+    assert "trials" in errors(method="random")
+    assert errors(template={**_template(cluster), "name": "x"})["template"] == {
+        "name": ["Set by the sweep for each trial; leave it out of the template."]
+    }
+    assert errors(template=_template(cluster, args=["--wd={{wd}}"]))["template"] == {
+        "args": ["No parameter named wd."]
+    }
+    assert "image" in errors(template=_template(cluster, image="Not An Image"))["template"]
+    assert "priority" in errors(template=_template(cluster, priority=0))["template"]
+    assert "name" in errors(name="x" * 35)
+    # A value that makes one trial's job refused is named with its trial.
+    long = "x" * 200
+    found = errors(
+        parameters={"opt": ["adam", long]}, template=_template(cluster, args=["{{opt}}" * 6])
+    )
+    assert list(found["template"]) == ["args"]  # an item over 1,000 characters
+    assert found["parameters"] == [f"Trial 2 (opt={long}) makes a job that is refused."]
+    assert not Sweep.objects.exists() and not Job.objects.exists()
+
+
+def test_cancel_stops_the_sweep_and_its_trials(world: World, cluster: Cluster, client_for) -> None:
+    owner = world.user("a", Role.MEMBER)
+    client = client_for(owner)
+    made = client.post(URL, _sweep(cluster), format="json").json()
+    mallory = make_user("mallory")
+    make_membership(tenant=world.tenant_a, user=mallory, role=Role.MEMBER)
+    other = client_for(mallory)
+    assert other.post(f"{URL}{made['id']}/cancel/").status_code == 403
+    response = client.post(f"{URL}{made['id']}/cancel/")
+    assert response.status_code == 200
+    assert response.json()["state"] == "cancelled"
+    assert [j.state for j in _jobs(made["id"])] == [JobState.CANCELLED] * 2
+    tick(cluster)
+    assert len(_jobs(made["id"])) == 2  # no further trial starts
+    again = client.post(f"{URL}{made['id']}/cancel/")
+    assert again.json()["state"] == "cancelled"
+    updates = AuditEntry.objects.filter(object_type="sweeps.sweep", action="update")
+    assert updates.count() == 1
+
+
+def test_a_sweep_stops_when_its_owner_can_no_longer_submit(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    owner = world.user("a", Role.MEMBER)
+    made = client_for(owner).post(URL, _sweep(cluster, parallel=1), format="json").json()
+    Membership.objects.filter(user=owner).update(role=Role.VIEWER)
+    Job.objects.filter(trial__sweep_id=made["id"]).update(state=JobState.SUCCEEDED)
+    services.advance()
+    sweep = Sweep.objects.get(pk=made["id"])
+    assert sweep.state == "stopped"
+    assert "can no longer submit" in sweep.note
+    assert len(_jobs(made["id"])) == 1
+
+
+def test_sweeps_are_the_tenants_own(world: World, cluster: Cluster, client_for) -> None:
+    made = client_for(world.user("a", Role.MEMBER)).post(URL, _sweep(cluster), format="json")
+    sweep_id = made.json()["id"]
+    outsider = client_for(world.user("b", Role.TENANT_ADMIN))
+    assert outsider.get(f"{URL}{sweep_id}/").status_code == 404
+    assert outsider.post(f"{URL}{sweep_id}/cancel/").status_code == 404
+    theirs = "/api/v1/tenants/tenant-b/sweeps/"
+    assert outsider.get(theirs).json()["results"] == []
+    viewer = client_for(world.user("a", Role.VIEWER))
+    assert viewer.get(f"{URL}{sweep_id}/").status_code == 200
+    assert viewer.post(URL, _sweep(cluster, name="v"), format="json").status_code == 403
+
+
+def test_a_sweep_stops_when_a_later_trial_is_refused(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    made = client_for(world.user("a", Role.MEMBER)).post(
+        URL, _sweep(cluster, parallel=1), format="json"
+    )
+    sweep_id = made.json()["id"]
+    # The pool shrinks below what a trial asks for: the next trial is refused at its start.
+    cluster.pool.nodes.update(accelerator_count=0)
+    Job.objects.filter(trial__sweep_id=sweep_id).update(state=JobState.SUCCEEDED)
+    assert services.advance() == 0
+    sweep = Sweep.objects.get(pk=sweep_id)
+    assert sweep.state == "stopped" and sweep.finished_at is not None
+    assert sweep.note == (
+        "Trial 2 was refused: replica_groups: A replica asks for 1 accelerators; the largest "
+        "node in train has 0."
+    )
+    assert len(_jobs(sweep_id)) == 1

@@ -1,0 +1,91 @@
+"""`zs submit -f sweep.yaml`, `zs sweep list|show|cancel` against the real sweeps API."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.jobs.models import Job, JobState
+from apps.runs.services import ensure_run_for_job, ingest_metrics
+from apps.sweeps.models import Sweep
+from tests.sdk.test_cli import server, zs  # noqa: F401 - the live-server fixture
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SWEEP_YAML = """
+pool: train
+image: registry.example.com/ml/pytorch:2.5-cuda12
+replica_groups: [{name: worker, replicas: 1, accelerators: 1}]
+command: [python, train.py]
+args: [--lr, "{{lr}}", --opt, "{{opt}}"]
+sweep:
+  name: lr-search
+  method: grid
+  parallel: 2
+  metric: loss
+  goal: min
+  parameters:
+    lr: [1e-4, 3e-4, 1e-3]
+    opt: [adam]
+"""
+
+
+def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsys):  # noqa: F811
+    url, token = server
+    assert zs("--url", url, "login", "--token", token)[0] == 0
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP_YAML)
+    code, out = zs("submit", "-f", str(path), "--set", "priority=3")
+    assert code == 0, capsys.readouterr().err
+    sweep = Sweep.objects.get()
+    assert out.startswith(f"Submitted sweep {sweep.pk} (lr-search): 3 trials, 2 queued now, "
+                          "at most 2 at a time (seed ")  # fmt: skip
+    jobs = list(Job.objects.filter(trial__sweep=sweep).order_by("pk"))
+    assert [j.spec["args"] for j in jobs] == [["--lr", "0.0001", "--opt", "adam"],
+                                              ["--lr", "0.0003", "--opt", "adam"]]  # fmt: skip
+    assert {j.priority for j in jobs} == {3}  # --set went to the template
+    ingest_metrics(run=ensure_run_for_job(jobs[1]), points=[("loss", 50, 1.25)])
+    ingest_metrics(run=ensure_run_for_job(jobs[0]), points=[("loss", 40, 2.5)])
+
+    code, out = zs("sweep", "list")
+    assert code == 0
+    header, row = out.splitlines()
+    assert header.split() == ["ID", "NAME", "METHOD", "STATE", "DONE", "ACTIVE", "BEST", "OWNER",
+                              "CREATED"]  # fmt: skip
+    assert row.split()[:9] == [str(sweep.pk), "lr-search", "grid", "running", "0/3", "2", "loss",
+                               "1.25", "(#2)"]  # fmt: skip
+
+    code, out = zs("sweep", "show", str(sweep.pk))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"Sweep {sweep.pk} (lr-search): running, grid, 3 trials, at most 2")
+    assert lines[1] == "Ranked by: loss (lowest first)"
+    assert lines[2].split() == ["RANK", "TRIAL", "LR", "OPT", "JOB", "STATE", "LOSS", "STEP"]
+    assert [line.split() for line in lines[3:]] == [
+        ["1*", "2", "0.0003", "adam", str(jobs[1].pk), "queued", "1.25", "50"],
+        ["2", "1", "0.0001", "adam", str(jobs[0].pk), "queued", "2.5", "40"],
+        ["-", "3", "0.001", "adam", "-", "waiting", "-", "-"],
+    ]
+
+    code, out = zs("sweep", "cancel", str(sweep.pk))
+    assert (code, out.strip()) == (0, f"Sweep {sweep.pk} (lr-search): cancelled; 1 trials will "
+                                      "not start")  # fmt: skip
+    assert {j.state for j in Job.objects.filter(trial__sweep=sweep)} == {JobState.CANCELLED}
+    code, out = zs("sweep", "cancel", str(sweep.pk))
+    assert "had already ended (cancelled)" in out
+    assert zs("sweep", "show", "999999")[0] == 4
+
+
+def test_a_refused_sweep_says_its_errors_and_queues_nothing(server, tmp_path, capsys):  # noqa: F811
+    url, token = server
+    assert zs("--url", url, "login", "--token", token)[0] == 0
+    path = tmp_path / "sweep.yaml"
+    bad = SWEEP_YAML.replace("lr: [1e-4, 3e-4, 1e-3]", "lr: {uniform: [1e-4, 1e-3]}")
+    path.write_text(bad)
+    code, _ = zs("submit", "-f", str(path))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "zs: the sweep was not submitted (no trial was queued)" in err
+    assert "  parameters.lr: A grid takes lists of values, not ranges." in err
+    assert not Sweep.objects.exists() and not Job.objects.exists()
+    code, _ = zs("submit", "-f", str(path), "--after", "3")
+    assert code == 2 and "--after does not apply to a sweep" in capsys.readouterr().err
