@@ -250,7 +250,8 @@ def _jobs(cluster: Cluster) -> None:
 
 def _sweep(pool: ResourcePool, tenant: Tenant) -> None:
     """bob's learning-rate sweep: four one-GPU trials, two at a time (the simulated curves
-    settle lowest near lr 3e-4, so the sweep has a best trial to show)."""
+    settle lowest near lr 3e-4, so the sweep has a best trial to show), the later ones judged
+    by the median rule against the first two."""
     bob = User.objects.get(username="bob")
     body = {
         "name": "detr-lr",
@@ -259,6 +260,9 @@ def _sweep(pool: ResourcePool, tenant: Tenant) -> None:
         "parallel": 2,
         "metric": "loss",
         "goal": "min",
+        "early_stop": "median",
+        "stop_after_step": 600,
+        "stop_min_trials": 2,
         "template": {
             "pool": pool.pk,
             "image": "nvcr.io/nvidia/pytorch:24.09-py3",

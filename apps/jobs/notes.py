@@ -30,6 +30,11 @@ NOTES: dict[str, str] = {
     "afterCancelled": (
         "job #{job} ({name}) was cancelled, so this job, which starts after it, never will"
     ),
+    # a sweep's trial stopped by the median rule (apps/sweeps/stopping.py)
+    "earlyStopped": (
+        "stopped early at step {step}: {metric} {value} is worse than the median {median} of "
+        "the sweep's other trials at that step"
+    ),
     "placed": "placed on {nodes} node(s), tier {tier}",
     "objectsCreated": "objects created",
     "afterPreemption": "after preemption",

@@ -18,6 +18,11 @@ class SweepGoal(models.TextChoices):
     MAX = "max", "max"
 
 
+class EarlyStop(models.TextChoices):
+    NONE = "none", "none"
+    MEDIAN = "median", "median"
+
+
 class SweepState(models.TextChoices):
     RUNNING = "running", "running"
     FINISHED = "finished", "finished"
@@ -49,6 +54,19 @@ class Sweep(models.Model):
     metric = models.CharField(max_length=100, blank=True)
     goal = models.CharField(max_length=3, choices=SweepGoal.choices, default=SweepGoal.MIN)
     seed = models.BigIntegerField()
+    early_stop = models.CharField(
+        max_length=8,
+        choices=EarlyStop.choices,
+        default=EarlyStop.NONE,
+        help_text="median: stop a running trial whose metric is worse than the median of the "
+        "other trials' at the same step (apps/sweeps/stopping.py).",
+    )
+    stop_after_step = models.PositiveIntegerField(
+        default=0, help_text="No trial is stopped early before it reports this step."
+    )
+    stop_min_trials = models.PositiveSmallIntegerField(
+        default=3, help_text="Other trials that must have reached the step to judge a trial."
+    )
     state = models.CharField(max_length=10, choices=SweepState.choices, default=SweepState.RUNNING)
     note = models.CharField(max_length=500, blank=True, help_text="Why a stopped sweep stopped.")
     created_at = models.DateTimeField(default=timezone.now)
@@ -70,6 +88,12 @@ class Trial(models.Model):
         "jobs.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="trial"
     )
     launched_at = models.DateTimeField(null=True, blank=True)
+    checked_step = models.BigIntegerField(
+        null=True, blank=True, help_text="The step the early-stopping rule last judged."
+    )
+    stopped_step = models.BigIntegerField(
+        null=True, blank=True, help_text="Set when the trial was stopped early: at this step."
+    )
 
     class Meta:
         ordering = ["sweep", "index"]

@@ -24,6 +24,7 @@ from apps.audit.models import AuditAction
 from apps.jobs import services as jobs
 from apps.jobs.api.serializers import JobSerializer
 from apps.jobs.models import Job, JobKind, JobState
+from apps.sweeps import stopping
 from apps.sweeps.models import ENDED, Sweep, SweepState, Trial
 from apps.sweeps.space import Value, fill
 from apps.tenancy.models import Role, Tenant
@@ -141,6 +142,7 @@ def advance(now: datetime | None = None) -> int:
                 .select_related("tenant", "owner")
                 .get(pk=pk)
             )
+            stopping.check(sweep, now)  # a trial stopped early frees its slot at once
             made += len(fill_slots(sweep, now))
     return made
 

@@ -748,6 +748,9 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
           f"at most {s['parallel']} at a time, seed {s['seed']}", file=out)  # fmt: skip
     if s["metric"]:
         print(f"Ranked by: {s['metric']} ({goal} first)", file=out)
+    if s.get("early_stop") == "median":
+        print(f"Early stopping: median rule from step {s['stop_after_step']}, judged against "
+              f"at least {s['stop_min_trials']} other trials", file=out)  # fmt: skip
     if s.get("note"):
         print(f"Note: {s['note']}", file=out)
     names = sorted({k for r in s["outcomes"] for k in r["params"]})
@@ -755,7 +758,7 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
     rows = [
         (f"{r['rank'] or '-'}{'*' if r['rank'] == 1 else ''}", r["index"],
          *(_value(r["params"].get(n)) for n in names),
-         r["job"]["id"] if r["job"] else "-", r["job"]["state"] if r["job"] else "waiting",
+         r["job"]["id"] if r["job"] else "-", _trial_state(r),
          _value(r["value"]), _value(r["step"]))
         for r in ranked
     ]  # fmt: skip
@@ -763,6 +766,14 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
                (s["metric"] or "value").upper(), "STEP"]  # fmt: skip
     _table(rows, headers, out)
     return 0
+
+
+def _trial_state(outcome: dict[str, Any]) -> str:
+    if outcome["job"] is None:
+        return "waiting"
+    if outcome.get("stopped_step") is not None:
+        return f"stopped@{outcome['stopped_step']}"  # by the early-stopping rule
+    return str(outcome["job"]["state"])
 
 
 def cmd_sweep_cancel(args: argparse.Namespace, out: TextIO) -> int:
@@ -773,8 +784,9 @@ def cmd_sweep_cancel(args: argparse.Namespace, out: TextIO) -> int:
               "cancel.", file=out)  # fmt: skip
         return 0
     s = client.post(client.tenant_path(f"sweeps/{args.id}/cancel/"))
-    print(f"Sweep {s['id']} ({s['name']}): cancelled; {s['counts']['waiting']} trials will "
-          "not start", file=out)  # fmt: skip
+    waiting = s["counts"]["waiting"]
+    print(f"Sweep {s['id']} ({s['name']}): cancelled; {waiting} trial{'' if waiting == 1 else 's'} "
+          "will not start", file=out)  # fmt: skip
     return 0
 
 

@@ -66,7 +66,7 @@ def test_a_grid_sweep_runs_its_trials_two_at_a_time_and_ranks_them(
     made = response.json()
     assert (made["trials"], made["state"], made["method"]) == (3, "running", "grid")
     assert made["counts"] == {"waiting": 1, "active": 2, "succeeded": 0, "failed": 0,
-                              "cancelled": 0}  # fmt: skip
+                              "cancelled": 0, "stopped_early": 0}  # fmt: skip
     jobs = _jobs(made["id"])
     assert [j.name for j in jobs] == ["lr-search-1", "lr-search-2"]
     assert jobs[0].spec["args"] == ["--lr=0.0001", "--opt=adam"]

@@ -6,7 +6,7 @@ import pytest
 
 from apps.jobs.models import Job, JobState
 from apps.runs.services import ensure_run_for_job, ingest_metrics
-from apps.sweeps.models import Sweep
+from apps.sweeps.models import Sweep, Trial
 from tests.sdk.test_cli import server, zs  # noqa: F401 - the live-server fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -66,8 +66,18 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
         ["-", "3", "0.001", "adam", "-", "waiting", "-", "-"],
     ]
 
+    # A trial the median rule stopped says so, and the rule is named above the table.
+    Sweep.objects.filter(pk=sweep.pk).update(early_stop="median", stop_after_step=20)
+    Job.objects.filter(pk=jobs[0].pk).update(state=JobState.CANCELLED)
+    Trial.objects.filter(job=jobs[0]).update(stopped_step=40)
+    lines = zs("sweep", "show", str(sweep.pk))[1].splitlines()
+    assert lines[2] == (
+        "Early stopping: median rule from step 20, judged against at least 3 other trials"
+    )
+    assert lines[5].split()[:6] == ["2", "1", "0.0001", "adam", str(jobs[0].pk), "stopped@40"]
+
     code, out = zs("sweep", "cancel", str(sweep.pk))
-    assert (code, out.strip()) == (0, f"Sweep {sweep.pk} (lr-search): cancelled; 1 trials will "
+    assert (code, out.strip()) == (0, f"Sweep {sweep.pk} (lr-search): cancelled; 1 trial will "
                                       "not start")  # fmt: skip
     assert {j.state for j in Job.objects.filter(trial__sweep=sweep)} == {JobState.CANCELLED}
     code, out = zs("sweep", "cancel", str(sweep.pk))

@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from apps.jobs.api.serializers import NAME, NAME_RULE, AfterJobSerializer, RejectUnknownFields
 from apps.sweeps import selectors, services, space
-from apps.sweeps.models import Sweep, SweepMethod, Trial
+from apps.sweeps.models import EarlyStop, Sweep, SweepMethod, Trial
 from apps.sweeps.services import JOB_ENDED
 from apps.tenancy.models import Project
 
@@ -28,7 +28,8 @@ class SweepCountsSerializer(serializers.Serializer[dict[str, int]]):
     active = serializers.IntegerField(help_text="Trials whose job is queued or running.")
     succeeded = serializers.IntegerField()
     failed = serializers.IntegerField()
-    cancelled = serializers.IntegerField()
+    cancelled = serializers.IntegerField(help_text="Cancelled, not counting those stopped early.")
+    stopped_early = serializers.IntegerField(help_text="Stopped by the early-stopping rule.")
 
 
 class TrialOutcomeSerializer(serializers.Serializer[selectors.Outcome]):
@@ -44,6 +45,11 @@ class TrialOutcomeSerializer(serializers.Serializer[selectors.Outcome]):
     step = serializers.IntegerField(allow_null=True, help_text="The step of that value.")
     rank = serializers.IntegerField(
         allow_null=True, help_text="1 for the best value for the sweep's goal; null without one."
+    )
+    stopped_step = serializers.IntegerField(
+        source="trial.stopped_step",
+        allow_null=True,
+        help_text="The step at which the early-stopping rule stopped it; null otherwise.",
     )
 
 
@@ -98,10 +104,11 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         model = Sweep
         fields = [
             "id", "name", "project", "owner", "method", "parameters", "trials", "seed",
-            "parallel", "metric", "goal", "template", "state", "note", "counts", "best",
-            "created_at", "finished_at",
+            "parallel", "metric", "goal", "early_stop", "stop_after_step", "stop_min_trials",
+            "template", "state", "note", "counts", "best", "created_at", "finished_at",
         ]  # fmt: skip
         read_only_fields = ["state", "note", "created_at", "finished_at"]
+        extra_kwargs = {"stop_min_trials": {"min_value": 1, "max_value": space.MAX_TRIALS}}
 
     @extend_schema_field(SweepCountsSerializer)
     def get_counts(self, sweep: Sweep) -> dict[str, int]:
@@ -111,12 +118,14 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
             .annotate(n=Count("pk"))
             .values_list("job__state", "n")
         )
+        early = Trial.objects.filter(sweep=sweep, stopped_step__isnull=False).count()
         return {
             "waiting": Trial.objects.filter(sweep=sweep, job__isnull=True).count(),
             "active": sum(n for state, n in by_state.items() if state not in JOB_ENDED),
             "succeeded": by_state.get("succeeded", 0),
             "failed": by_state.get("failed", 0),
-            "cancelled": by_state.get("cancelled", 0),
+            "cancelled": by_state.get("cancelled", 0) - early,
+            "stopped_early": early,
         }
 
     @extend_schema_field(TrialOutcomeSerializer(allow_null=True))
@@ -143,6 +152,10 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
             if key in template
         }
         errors.update(space.unknown_placeholders(template, {p.name for p in params}))
+        if attrs.get("early_stop") == EarlyStop.MEDIAN and not attrs.get("metric"):
+            raise serializers.ValidationError(
+                {"early_stop": [_("Early stopping compares trials by a metric: name one.")]}
+            )
         if errors:
             raise serializers.ValidationError({"template": errors})
         if attrs.get("project") is not None:  # the sweep's project is its trials' too

@@ -2130,6 +2130,12 @@ export interface components {
          * @enum {string}
          */
         DeliveryStateEnum: "sent" | "retrying" | "failed";
+        /**
+         * @description * `none` - none
+         *     * `median` - median
+         * @enum {string}
+         */
+        EarlyStopEnum: "none" | "median";
         Efficiency: {
             /** Format: date-time */
             end: string;
@@ -4129,6 +4135,13 @@ export interface components {
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
             readonly created_at: string;
+            /**
+             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step (apps/sweeps/stopping.py).
+             *
+             *     * `none` - none
+             *     * `median` - median
+             */
+            early_stop?: components["schemas"]["EarlyStopEnum"];
             /** Format: date-time */
             readonly finished_at: string | null;
             goal?: components["schemas"]["GoalEnum"];
@@ -4150,6 +4163,13 @@ export interface components {
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
             readonly state: components["schemas"]["SweepStateEnum"];
+            /**
+             * Format: int64
+             * @description No trial is stopped early before it reports this step.
+             */
+            stop_after_step?: number;
+            /** @description Other trials that must have reached the step to judge a trial. */
+            stop_min_trials?: number;
             /** @description A training job body as for POST jobs/, without name, kind or after; `{{name}}` in command, args and env values stands for the trial's value of a parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its values. */
             template: {
                 [key: string]: unknown;
@@ -4160,8 +4180,11 @@ export interface components {
         SweepCounts: {
             /** @description Trials whose job is queued or running. */
             active: number;
+            /** @description Cancelled, not counting those stopped early. */
             cancelled: number;
             failed: number;
+            /** @description Stopped by the early-stopping rule. */
+            stopped_early: number;
             succeeded: number;
             /** @description Trials not started yet (no job). */
             waiting: number;
@@ -4173,6 +4196,13 @@ export interface components {
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
             readonly created_at: string;
+            /**
+             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step (apps/sweeps/stopping.py).
+             *
+             *     * `none` - none
+             *     * `median` - median
+             */
+            early_stop?: components["schemas"]["EarlyStopEnum"];
             /** Format: date-time */
             readonly finished_at: string | null;
             goal?: components["schemas"]["GoalEnum"];
@@ -4196,6 +4226,13 @@ export interface components {
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
             readonly state: components["schemas"]["SweepStateEnum"];
+            /**
+             * Format: int64
+             * @description No trial is stopped early before it reports this step.
+             */
+            stop_after_step?: number;
+            /** @description Other trials that must have reached the step to judge a trial. */
+            stop_min_trials?: number;
             /** @description A training job body as for POST jobs/, without name, kind or after; `{{name}}` in command, args and env values stands for the trial's value of a parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its values. */
             template: {
                 [key: string]: unknown;
@@ -4205,6 +4242,13 @@ export interface components {
         };
         /** @description Submit (POST) and read sweeps. */
         SweepRequest: {
+            /**
+             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step (apps/sweeps/stopping.py).
+             *
+             *     * `none` - none
+             *     * `median` - median
+             */
+            early_stop?: components["schemas"]["EarlyStopEnum"];
             goal?: components["schemas"]["GoalEnum"];
             /** @default random */
             method: components["schemas"]["MethodEnum"];
@@ -4219,6 +4263,13 @@ export interface components {
             project?: number | null;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
+            /**
+             * Format: int64
+             * @description No trial is stopped early before it reports this step.
+             */
+            stop_after_step?: number;
+            /** @description Other trials that must have reached the step to judge a trial. */
+            stop_min_trials?: number;
             /** @description A training job body as for POST jobs/, without name, kind or after; `{{name}}` in command, args and env values stands for the trial's value of a parameter. Each trial is job `<sweep>-<index>`, and its run's config starts as its values. */
             template: {
                 [key: string]: unknown;
@@ -4423,6 +4474,8 @@ export interface components {
             run: number | null;
             /** @description The step of that value. */
             step: number | null;
+            /** @description The step at which the early-stopping rule stopped it; null otherwise. */
+            stopped_step: number | null;
             /**
              * Format: double
              * @description The newest value of the sweep's metric the run reported.

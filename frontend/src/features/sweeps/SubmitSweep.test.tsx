@@ -89,6 +89,7 @@ describe('submit a sweep', () => {
     const overview = screen.getByTestId('sweep-overview');
     expect(within(overview).getByText('loss, lower is better')).toBeTruthy();
     expect(within(overview).getByText('up to 4 trials')).toBeTruthy();
+    expect(screen.getByTestId('sweep-early-stop').textContent).toBe('Off');
     expect(rowTexts('sweep-parameters')).toEqual([
       ['lr', 'Log-uniform', '1e-5 to 0.001'],
       ['opt', 'Values', 'adam, lion'],
@@ -123,6 +124,26 @@ describe('submit a sweep', () => {
     expect((await screen.findByTestId('sweep-trial-count')).textContent).toBe(
       '6 trials · every combination of the values',
     );
+  });
+
+  it('shows the early stopping, and sends it', async () => {
+    const { requests } = stubFetch(
+      routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 9 }) } }),
+    );
+    renderApp('/sweeps/new');
+    const user = await paste(
+      FILE.replace('  goal: min\n', '  goal: min\n  early_stop: median\n  stop_after_step: 200\n'),
+    );
+    expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
+      'Median rule after step 200, judged against at least 3 other trials',
+    );
+    await user.click(submitButton());
+    await screen.findByText('Submitted sweep lr-search.');
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+      ...BODY,
+      early_stop: 'median',
+      stop_after_step: 200,
+    });
   });
 
   it("shows a refusal's errors by field: a parameter's, the template's and the sweep's", async () => {
@@ -187,10 +208,28 @@ describe('submit a sweep', () => {
       'args[3]: not text. In YAML, quote a placeholder: "{{lr}}".',
       'args: no parameter named wd.',
     ]);
+
     expect(submitButton()).toHaveProperty('disabled', true);
     expect(pageRequests(requests).map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /api/v1/auth/session/',
       'GET /api/v1/pools/',
+    ]);
+  });
+
+  it("says what is wrong with the file's early stopping", async () => {
+    stubFetch(routes());
+    renderApp('/sweeps/new');
+    await paste(
+      FILE.replace(
+        '  metric: loss\n',
+        '  early_stop: median\n  stop_after_step: -5\n  stop_min_trials: 0\n',
+      ),
+    );
+    const problems = await screen.findByTestId('sweep-problems');
+    expect(Array.from(problems.children, (li) => li.textContent)).toEqual([
+      'sweep.stop_after_step must be a whole number from 0.',
+      'sweep.stop_min_trials must be a whole number from 1.',
+      'early_stop: median compares the trials by their metric: name one in sweep.metric.',
     ]);
   });
 
@@ -206,12 +245,12 @@ describe('submit a sweep', () => {
     });
     const json = JSON.stringify({
       image: 'x',
-      sweep: { name: 's', method: 'random', parameters: { lr: [0.1, 0.2] } },
+      sweep: { name: 's', method: 'random', early_stop: 'asha', parameters: { lr: [0.1, 0.2] } },
     });
     await user.upload(input, new File([json], 'sweep.json', { type: 'application/json' }));
     expect((await screen.findByTestId('sweep-file-name')).textContent).toBe('读取自 sweep.json');
     expect((await screen.findByTestId('sweep-problems')).textContent).toBe(
-      '随机搜索需要 sweep.trials：要抽取的试验数。',
+      '随机搜索需要 sweep.trials：要抽取的试验数。sweep.early_stop 为 "asha"：请用 none 或 median。',
     );
   });
 

@@ -12,7 +12,7 @@ import { usePools } from '../jobs/api';
 import { devicesLabel } from '../jobs/helpers';
 import { poolRef, readText } from '../jobs/pipelineFile';
 import { useSubmitSweep } from './api';
-import { valueText } from './sweepData';
+import { earlyStopText, valueText } from './sweepData';
 import {
   readSweepFile,
   sweepErrors,
@@ -45,6 +45,7 @@ const PROBLEM_FIELDS = [
   'path',
   'field',
   'method',
+  'value',
   'parameter',
   'size',
   'names',
@@ -232,6 +233,9 @@ function SweepOverview({ summary }: { summary: SweepSummary }) {
       </Descriptions.Item>
       <Descriptions.Item label={t('sweeps.seed')}>
         {summary.seed === undefined ? t('sweepSubmit.seedChosen') : valueText(summary.seed)}
+      </Descriptions.Item>
+      <Descriptions.Item label={t('sweeps.earlyStop')}>
+        <span data-testid="sweep-early-stop">{earlyStopText(t, summary)}</span>
       </Descriptions.Item>
     </Descriptions>
   );

@@ -23,7 +23,8 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { useCancelSweep, useSweep } from './api';
-import { COMPARE_MOST, compareRunIds, COUNT_ORDER, totalOf } from './sweepData';
+import { COMPARE_MOST, compareRunIds, COUNT_ORDER, earlyStopText, totalOf } from './sweepData';
+import { DEFAULT_STOP_AFTER_STEP, DEFAULT_STOP_MIN_TRIALS } from './sweepFile';
 import { SweepResults } from './SweepResults';
 import { SweepStateTag } from './SweepStateTag';
 
@@ -173,6 +174,15 @@ function SweepSummary({ sweep }: { sweep: SweepDetail }) {
           {metric === ''
             ? t('sweeps.noMetric')
             : t(`sweeps.goal.${sweep.goal ?? 'min'}`, { metric })}
+        </Descriptions.Item>
+        <Descriptions.Item label={t('sweeps.earlyStop')}>
+          <span data-testid="sweep-early-stop">
+            {earlyStopText(t, {
+              earlyStop: sweep.early_stop,
+              stopAfterStep: sweep.stop_after_step ?? DEFAULT_STOP_AFTER_STEP,
+              stopMinTrials: sweep.stop_min_trials ?? DEFAULT_STOP_MIN_TRIALS,
+            })}
+          </span>
         </Descriptions.Item>
         <Descriptions.Item label={t('sweeps.owner')}>{sweep.owner ?? '—'}</Descriptions.Item>
         <Descriptions.Item label={t('sweeps.created')}>

@@ -8,7 +8,7 @@ import { COUNT_ORDER, totalOf } from './sweepData';
 export function SweepProgress({ counts, testId }: { counts: SweepCounts; testId?: string }) {
   const { t } = useTranslation();
   const total = totalOf(counts);
-  const ended = counts.succeeded + counts.failed + counts.cancelled;
+  const ended = counts.succeeded + counts.failed + counts.cancelled + counts.stopped_early;
   const share = (n: number) => (total === 0 ? 0 : Math.round((n / total) * 100));
   const parts = COUNT_ORDER.filter((key) => counts[key] > 0).map((key) =>
     t(`sweeps.count.${key}`, { count: counts[key] }),

@@ -13,8 +13,8 @@ const ParallelChart = lazy(() =>
   import('../experiments/ParallelChart').then((m) => ({ default: m.ParallelChart })),
 );
 
-/** Every trial best first (the best highlighted), and the parameters charted against the
- * sweep's metric. */
+/** Every trial best first (the best highlighted, those stopped early tagged), and the
+ * parameters charted against the sweep's metric. */
 export function SweepResults({ sweep }: { sweep: SweepDetail }) {
   const { t } = useTranslation();
   const { token } = theme.useToken();
@@ -51,12 +51,17 @@ export function SweepResults({ sweep }: { sweep: SweepDetail }) {
     {
       title: t('sweeps.job'),
       dataIndex: 'job',
-      render: (job: SweepResult['job']) =>
+      render: (job: SweepResult['job'], row: SweepResult) =>
         job === null ? (
           <Typography.Text type="secondary">{t('sweeps.waiting')}</Typography.Text>
         ) : (
           <span style={{ whiteSpace: 'nowrap' }}>
             <Link to={`/jobs/${job.id}`}>{job.name}</Link> <JobStateTag state={job.state} />
+            {row.stopped_step !== null && (
+              <Tag color="warning" data-testid={`trial-stopped-${row.index}`}>
+                {t('sweeps.stoppedAt', { step: row.stopped_step })}
+              </Tag>
+            )}
           </span>
         ),
     },

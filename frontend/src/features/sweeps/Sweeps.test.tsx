@@ -40,7 +40,14 @@ describe('sweeps list', () => {
           method: 'grid',
           owner: 'alice',
           state: 'finished',
-          counts: { waiting: 0, active: 0, succeeded: 4, failed: 0, cancelled: 0 },
+          counts: {
+            waiting: 0,
+            active: 0,
+            succeeded: 3,
+            failed: 0,
+            cancelled: 0,
+            stopped_early: 1,
+          },
           finished_at: '2026-12-01T09:00:00Z',
         }),
       ]),
@@ -58,8 +65,14 @@ describe('sweeps list', () => {
         '0.31 (trial #3)',
         'bob',
       ],
-      ['bs-grid', 'Grid', 'Finished', '4 succeeded', '—', 'alice'],
+      ['bs-grid', 'Grid', 'Finished', '3 succeeded · 1 stopped early', '—', 'alice'],
     ]);
+    // A trial stopped early is done: bs-grid's bar is full.
+    expect(
+      within(screen.getByTestId('sweep-progress-4'))
+        .getByRole('progressbar')
+        .getAttribute('aria-valuenow'),
+    ).toBe('100');
     expect(screen.getByTestId('sweep-link-5').getAttribute('href')).toBe('/sweeps/5');
     expect(screen.getByRole('button', { name: /Submit a sweep/ })).toBeTruthy();
 
@@ -154,6 +167,7 @@ describe('sweep page', () => {
     expect(within(summary).getByText('loss, lower is better')).toBeTruthy();
     expect(within(summary).getByText('up to 2 trials')).toBeTruthy();
     expect(screen.getByTestId('sweep-count-waiting').textContent).toContain('2');
+    expect(screen.getByTestId('sweep-early-stop').textContent).toBe('Off');
     expect(screen.queryByTestId('sweep-note')).toBeNull();
 
     // The chart: a numeric axis for lr, a category axis for opt, then loss; the trials that
@@ -165,6 +179,66 @@ describe('sweep page', () => {
     expect(screen.getByTestId('sweep-compare').getAttribute('href')).toBe(
       '/experiments?runs=73,72,71',
     );
+  });
+
+  it('says how it stops trials early, and which it stopped', async () => {
+    // Trial 2 was stopped at step 200, its loss then worse than the others' median.
+    const results = RESULTS.map((r) =>
+      r.index === 2
+        ? {
+            ...r,
+            job: { id: 42, name: 'lr-search-2', state: 'cancelled' as const },
+            step: 200,
+            stopped_step: 200,
+          }
+        : r,
+    );
+    const detail = makeSweepDetail(
+      {
+        early_stop: 'median',
+        stop_after_step: 200,
+        stop_min_trials: 2,
+        counts: { waiting: 2, active: 2, succeeded: 0, failed: 1, cancelled: 0, stopped_early: 1 },
+      },
+      results,
+    );
+    stubFetch(routes(BOB, detail));
+    renderApp('/sweeps/5');
+    await screen.findByTestId('sweep-results');
+    expect(screen.getByTestId('sweep-early-stop').textContent).toBe(
+      'Median rule after step 200, judged against at least 2 other trials',
+    );
+    expect(screen.getByTestId('sweep-count-stopped_early').textContent).toBe('Stopped early1');
+    expect(screen.getByTestId('sweep-count-cancelled').textContent).toBe('Cancelled0');
+    expect(rowTexts('sweep-results')[2]).toEqual([
+      '2',
+      '#2',
+      '2e-5',
+      'lion',
+      'lr-search-2 CancelledStopped early at step 200',
+      '0.52',
+      '200',
+    ]);
+    expect(screen.getByTestId('trial-stopped-2').textContent).toBe('Stopped early at step 200');
+    expect(screen.queryByTestId('trial-stopped-3')).toBeNull();
+    // Only the best is highlighted.
+    const best = screen.getByTestId('sweep-results').querySelectorAll('tr[data-best="true"]');
+    expect(Array.from(best, (row) => row.children[1]?.textContent)).toEqual(['#3']);
+  });
+
+  it('shows it in Chinese', async () => {
+    const results = RESULTS.map((r) => (r.index === 2 ? { ...r, stopped_step: 200 } : r));
+    stubFetch(
+      routes(BOB, makeSweepDetail({ early_stop: 'median', stop_after_step: 200 }, results)),
+    );
+    await setLanguage('zh');
+    renderApp('/sweeps/5');
+    await screen.findByTestId('sweep-results');
+    expect(screen.getByTestId('sweep-early-stop').textContent).toBe(
+      '中位数规则：自第 200 步起，与至少 3 个其他试验比较',
+    );
+    expect(screen.getByTestId('trial-stopped-2').textContent).toBe('在第 200 步提前停止');
+    expect(screen.getByTestId('sweep-count-stopped_early').textContent).toBe('提前停止0');
   });
 
   it('lets its owner cancel it while it runs, after confirming', async () => {

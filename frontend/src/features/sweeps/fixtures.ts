@@ -8,7 +8,17 @@ export function makeResult(
   params: Record<string, unknown>,
   more: Partial<SweepResult> = {},
 ): SweepResult {
-  return { index, params, job: null, run: null, value: null, step: null, rank: null, ...more };
+  return {
+    index,
+    params,
+    job: null,
+    run: null,
+    value: null,
+    step: null,
+    rank: null,
+    stopped_step: null,
+    ...more,
+  };
 }
 
 /** A random search of lr and opt by bob, minimising loss: 6 trials, 4 of them started. */
@@ -25,6 +35,9 @@ export function makeSweep(overrides: Partial<Sweep> = {}): Sweep {
     parallel: 2,
     metric: 'loss',
     goal: 'min',
+    early_stop: 'none',
+    stop_after_step: 0,
+    stop_min_trials: 3,
     template: {
       pool: 1,
       image: 'registry.example.com/ml/pytorch:2.5-cuda12',
@@ -34,7 +47,7 @@ export function makeSweep(overrides: Partial<Sweep> = {}): Sweep {
     },
     state: 'running',
     note: '',
-    counts: { waiting: 2, active: 2, succeeded: 1, failed: 1, cancelled: 0 },
+    counts: { waiting: 2, active: 2, succeeded: 1, failed: 1, cancelled: 0, stopped_early: 0 },
     best: null,
     created_at: '2026-12-01T08:00:00Z',
     finished_at: null,

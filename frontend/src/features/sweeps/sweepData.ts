@@ -1,3 +1,4 @@
+import type { TFunction } from 'i18next';
 import type { SweepCounts, SweepDetail, SweepResult } from '../../lib/apiTypes';
 import { formatParam } from '../experiments/runData';
 
@@ -75,8 +76,25 @@ export function chartOf(sweep: SweepDetail, metricAxis: string) {
 }
 
 /** The trials of each state, in the order the progress shows them. */
-export const COUNT_ORDER = ['succeeded', 'failed', 'cancelled', 'active', 'waiting'] as const;
+export const COUNT_ORDER = [
+  'succeeded',
+  'failed',
+  'cancelled',
+  'stopped_early',
+  'active',
+  'waiting',
+] as const;
 
 export function totalOf(counts: SweepCounts): number {
   return COUNT_ORDER.reduce((sum, key) => sum + counts[key], 0);
+}
+
+/** A sweep's early stopping in words: off, or the median rule with its step and trials. */
+export function earlyStopText(
+  t: TFunction,
+  rule: { earlyStop?: string; stopAfterStep: number; stopMinTrials: number },
+): string {
+  return rule.earlyStop === 'median'
+    ? t('sweeps.earlyStopMedian', { step: rule.stopAfterStep, count: rule.stopMinTrials })
+    : t('sweeps.earlyStopOff');
 }

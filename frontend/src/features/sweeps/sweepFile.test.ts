@@ -79,6 +79,10 @@ describe('readSweepFile', () => {
       seed: 7,
       metric: 'loss',
       goal: 'min',
+      // Left out: off, with the API's defaults.
+      earlyStop: 'none',
+      stopAfterStep: 0,
+      stopMinTrials: 3,
       pool: 1,
       devices: { whole: 8, milli: 0 },
       parameters: [
@@ -204,6 +208,43 @@ sweep:
       { code: 'badMethod', method: '"bayes"' },
     ]);
     expect(ok(random('  trials: 2\n')).summary).toMatchObject({ method: 'random', trials: 2 });
+  });
+
+  it('sends early stopping as written, and says what is wrong with it', () => {
+    const sweep = (extra: string, metric = '  metric: loss\n') =>
+      readSweepFile(
+        `image: x\nsweep:\n  name: s\n  trials: 4\n${metric}${extra}  parameters: {lr: [1, 2]}\n`,
+        POOLS,
+      );
+    const file = ok(sweep('  early_stop: median\n  stop_after_step: 200\n  stop_min_trials: 2\n'));
+    expect(file.body).toMatchObject({
+      early_stop: 'median',
+      stop_after_step: 200,
+      stop_min_trials: 2,
+    });
+    expect(file.summary).toMatchObject({
+      earlyStop: 'median',
+      stopAfterStep: 200,
+      stopMinTrials: 2,
+    });
+    expect(ok(sweep('  early_stop: median\n')).summary).toMatchObject({
+      stopAfterStep: 0,
+      stopMinTrials: 3,
+    });
+    // Off needs no metric.
+    expect(ok(sweep('  early_stop: none\n', '')).summary.earlyStop).toBe('none');
+
+    expect(problems(sweep('  early_stop: hyperband\n'))).toEqual([
+      { code: 'badEarlyStop', value: '"hyperband"' },
+    ]);
+    expect(problems(sweep('  stop_after_step: -1\n'))).toEqual([{ code: 'badStopAfterStep' }]);
+    expect(problems(sweep('  stop_after_step: 1.5\n'))).toEqual([{ code: 'badStopAfterStep' }]);
+    expect(problems(sweep('  stop_after_step: "200"\n'))).toEqual([{ code: 'badStopAfterStep' }]);
+    expect(problems(sweep('  stop_min_trials: 0\n'))).toEqual([{ code: 'badStopMinTrials' }]);
+    expect(problems(sweep('  early_stop: median\n', ''))).toEqual([{ code: 'earlyStopNoMetric' }]);
+    expect(problems(sweep('  early_stop: median\n', '  metric: ""\n'))).toEqual([
+      { code: 'earlyStopNoMetric' },
+    ]);
   });
 });
 

@@ -34,6 +34,9 @@ export const SWEEP_FIELDS = [
   'parallel',
   'metric',
   'goal',
+  'early_stop',
+  'stop_after_step',
+  'stop_min_trials',
   'project',
   'parameters',
 ] as const;
@@ -43,6 +46,10 @@ const SET_BY_SWEEP = ['name', 'kind', 'after'] as const;
 
 /** The API's default of `parallel`: trials queued or running at once. */
 export const DEFAULT_PARALLEL = 4;
+
+/** The API's defaults of the early-stopping fields (apps/sweeps/models.py). */
+export const DEFAULT_STOP_AFTER_STEP = 0;
+export const DEFAULT_STOP_MIN_TRIALS = 3;
 
 export type ParameterKind = 'values' | 'uniform' | 'log_uniform' | 'int';
 const KINDS: readonly string[] = ['values', 'uniform', 'log_uniform', 'int'];
@@ -66,6 +73,10 @@ export type SweepProblem =
   | { code: 'badTrials' }
   | { code: 'gridTrials'; size: number }
   | { code: 'gridRange'; parameter: string }
+  | { code: 'badEarlyStop'; value: string }
+  | { code: 'badStopAfterStep' }
+  | { code: 'badStopMinTrials' }
+  | { code: 'earlyStopNoMetric' }
   | { code: 'setBySweep'; field: string }
   | { code: 'notText'; path: string }
   | { code: 'unknownPlaceholder'; field: string; names: string }
@@ -89,6 +100,9 @@ export interface SweepSummary {
   seed: unknown;
   metric: unknown;
   goal: unknown;
+  earlyStop: 'none' | 'median';
+  stopAfterStep: number;
+  stopMinTrials: number;
   /** The template's pool id; undefined where it gives none. */
   pool: number | undefined;
   image: unknown;
@@ -158,7 +172,7 @@ function placeholderProblems(template: Mapping, names: Set<string> | null): Swee
   return problems;
 }
 
-/** `trials` as the server reads it: a whole number from 1. */
+/** `trials` (and `stop_min_trials`) as the server reads it: a whole number from 1. */
 function isCount(value: unknown): value is number {
   return isInteger(value) && value >= 1;
 }
@@ -220,6 +234,19 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
     }
   }
 
+  const {
+    early_stop: earlyStop = 'none',
+    stop_after_step: stopAfterStep = DEFAULT_STOP_AFTER_STEP,
+    stop_min_trials: stopMinTrials = DEFAULT_STOP_MIN_TRIALS,
+  } = sweep;
+  if (earlyStop !== 'none' && earlyStop !== 'median') {
+    problems.push({ code: 'badEarlyStop', value: JSON.stringify(earlyStop) });
+  }
+  if (!isInteger(stopAfterStep) || stopAfterStep < 0) problems.push({ code: 'badStopAfterStep' });
+  if (!isCount(stopMinTrials)) problems.push({ code: 'badStopMinTrials' });
+  // The rule compares the trials' values of the metric (apps/sweeps/stopping.py).
+  if (earlyStop === 'median' && !sweep.metric) problems.push({ code: 'earlyStopNoMetric' });
+
   for (const field of SET_BY_SWEEP) {
     if (field in template) problems.push({ code: 'setBySweep', field });
   }
@@ -246,6 +273,9 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       seed: sweep.seed,
       metric: sweep.metric,
       goal: sweep.goal ?? 'min',
+      earlyStop: earlyStop as 'none' | 'median',
+      stopAfterStep: stopAfterStep as number,
+      stopMinTrials: stopMinTrials as number,
       pool: isInteger(template.pool) ? template.pool : undefined,
       image: template.image,
       acceleratorModel: template.accelerator_model,

@@ -154,6 +154,7 @@ export const en = {
     IdleWarning: 'Idle GPUs: warning',
     IdleCheckpoint: 'Checkpoint before an idle stop',
     IdleStopped: 'Stopped for idle GPUs',
+    EarlyStopped: 'Stopped early by its sweep',
     IdleCleared: 'GPUs busy again',
     IdleExtended: 'Idle grace extended',
     IdleExempt: 'Exempted from idle rules',
@@ -172,6 +173,8 @@ export const en = {
     afterFailed: 'job #{{job}} ({{name}}) failed, so this job, which starts after it, never will',
     afterCancelled:
       'job #{{job}} ({{name}}) was cancelled, so this job, which starts after it, never will',
+    earlyStopped:
+      "stopped early at step {{step}}: {{metric}} {{value}} is worse than the median {{median}} of the sweep's other trials at that step",
     placed: 'placed on {{nodes}} node(s), tier {{tier}}',
     objectsCreated: 'objects created',
     afterPreemption: 'after preemption',
@@ -544,6 +547,7 @@ export const en = {
       succeeded: '{{count}} succeeded',
       failed: '{{count}} failed',
       cancelled: '{{count}} cancelled',
+      stopped_early: '{{count}} stopped early',
       active: '{{count}} active',
       waiting: '{{count}} waiting',
     },
@@ -551,6 +555,7 @@ export const en = {
       succeeded: 'Succeeded',
       failed: 'Failed',
       cancelled: 'Cancelled',
+      stopped_early: 'Stopped early',
       active: 'Queued or running',
       waiting: 'Not started',
     },
@@ -572,6 +577,12 @@ export const en = {
     metric: 'Metric',
     goal: { min: '{{metric}}, lower is better', max: '{{metric}}, higher is better' },
     noMetric: 'None: the trials are not ranked',
+    earlyStop: 'Early stopping',
+    earlyStopOff: 'Off',
+    earlyStopMedian_one:
+      'Median rule after step {{step}}, judged against at least {{count}} other trial',
+    earlyStopMedian_other:
+      'Median rule after step {{step}}, judged against at least {{count}} other trials',
     trials: 'Trials',
     stopped: 'The sweep stopped: no more trials start.',
     cancel: 'Cancel sweep',
@@ -586,6 +597,7 @@ export const en = {
     value: 'Value',
     step: 'Step',
     bestTag: 'Best',
+    stoppedAt: 'Stopped early at step {{step}}',
     chart: 'Parameters against {{metric}}',
     chartNoMetricTitle: 'Parameters against the metric',
     chartLabel: 'Parallel coordinates of the parameters and {{metric}} for {{count}} trials',
@@ -606,7 +618,7 @@ export const en = {
     upload: 'Upload a file',
     fromFile: 'Read from {{name}}',
     fileHint:
-      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
+      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, early_stop, stop_after_step, stop_min_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
     notUtf8: '{{name}} is not UTF-8 text: save it as UTF-8.',
     readFailed: '{{name}} could not be read.',
     preview: 'Preview',
@@ -655,6 +667,11 @@ export const en = {
         'parameters.{{parameter}}: give a list of values, or one of values, uniform, log_uniform, int with its [low, high].',
       randomNoTrials: 'A random search needs sweep.trials: how many trials to draw.',
       badTrials: 'sweep.trials must be a whole number from 1.',
+      badEarlyStop: 'sweep.early_stop is {{value}}: use none or median.',
+      badStopAfterStep: 'sweep.stop_after_step must be a whole number from 0.',
+      badStopMinTrials: 'sweep.stop_min_trials must be a whole number from 1.',
+      earlyStopNoMetric:
+        'early_stop: median compares the trials by their metric: name one in sweep.metric.',
       gridTrials: 'A grid runs every combination ({{size}}): leave sweep.trials out.',
       gridRange:
         'parameters.{{parameter}}: a grid takes lists of values, not ranges. Use method: random to draw from a range.',

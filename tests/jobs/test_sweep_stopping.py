@@ -1,0 +1,128 @@
+"""Early stopping of a sweep's trials by the median rule, on the simulated cluster: a running
+trial worse than the median of the others at the step it reached is stopped and its slot
+goes to the next trial; the others' values are taken at or before that step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from apps.jobs.models import Job, JobEvent, JobState
+from apps.runs.services import ensure_run_for_job, ingest_metrics
+from apps.sweeps import services
+from apps.sweeps.models import Trial
+from apps.tenancy.models import Role
+from tests.conftest import World
+from tests.jobs.conftest import Cluster, tick
+from tests.jobs.test_sweeps import URL, _sweep, _template
+
+pytestmark = pytest.mark.django_db
+
+
+def _trials(sweep_id: int) -> dict[int, Job]:
+    rows = Trial.objects.filter(sweep_id=sweep_id, job__isnull=False).select_related("job")
+    return {t.index: t.job for t in rows if t.job is not None}
+
+
+def _stopped_early(job: Job) -> bool:
+    row = Job.objects.get(pk=job.pk)
+    return row.state == JobState.CANCELLED and row.events.filter(reason="EarlyStopped").exists()
+
+
+def _report(job: Job, *points: tuple[int, float]) -> None:
+    ingest_metrics(run=ensure_run_for_job(job), points=[("loss", s, v) for s, v in points])
+
+
+def _start(client: Any, cluster: Cluster, **overrides: Any) -> int:
+    fields: dict[str, Any] = {
+        "parameters": {"lr": [1, 2, 3, 4, 5]},
+        "template": _template(cluster, args=["--lr={{lr}}"], env={"ZS_SIM_DURATION_S": "36000"}),
+        "parallel": 4,
+        "early_stop": "median",
+        "stop_after_step": 100,
+        "stop_min_trials": 2,
+    }
+    body = _sweep(cluster, **{**fields, **overrides})
+    response = client.post(URL, body, format="json")
+    assert response.status_code == 201, response.json()
+    tick(cluster)
+    tick(cluster, 10)  # the first four run
+    sweep_id: int = response.json()["id"]
+    assert {j.state for j in _trials(sweep_id).values()} == {JobState.RUNNING}
+    return sweep_id
+
+
+def test_a_trial_worse_than_the_median_is_stopped_and_the_next_starts(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    sweep_id = _start(client, cluster)
+    jobs = _trials(sweep_id)
+    _report(jobs[1], (0, 9.0), (200, 1.0))
+    _report(jobs[2], (0, 9.0), (200, 1.2))
+    _report(jobs[3], (0, 9.0), (200, 3.0))  # worse than the median of 1.0 and 1.2
+    _report(jobs[4], (0, 9.0), (50, 5.0))  # before stop_after_step: not judged yet
+    assert services.advance() == 1  # trial 5 takes trial 3's slot
+    jobs = _trials(sweep_id)
+    assert [jobs[i].state for i in (1, 2, 3, 4)] == ["running", "running", "cancelled", "running"]
+    event = JobEvent.objects.get(job=jobs[3], reason="EarlyStopped")
+    assert event.message_key == "earlyStopped"
+    assert event.message == (
+        "stopped early at step 200: loss 3 is worse than the median 1.1 of the sweep's other "
+        "trials at that step"
+    )
+    assert jobs[5].state == JobState.QUEUED
+    detail = client.get(f"{URL}{sweep_id}/").json()
+    assert detail["counts"]["stopped_early"] == 1 and detail["counts"]["cancelled"] == 0
+    assert [o["stopped_step"] for o in detail["outcomes"]] == [None, None, 200, None, None]
+
+    # Judged again only on a later step; the others' values count at or before that step.
+    assert services.advance() == 0
+    _report(jobs[4], (350, 1.0))
+    _report(jobs[1], (300, 0.5), (400, 2.0))
+    _report(jobs[2], (300, 0.7), (400, 2.5))
+    services.advance()
+    # At step 350 the others read 0.5 and 0.7 (their 300), not 2.0 and 2.5 (their 400).
+    assert _stopped_early(jobs[4])
+    assert Trial.objects.get(job=jobs[4]).stopped_step == 350
+
+
+def test_too_few_trials_at_the_step_judge_nobody(world: World, cluster: Cluster, client_for):
+    client = client_for(world.user("a", Role.MEMBER))
+    sweep_id = _start(client, cluster, stop_min_trials=3, goal="max")
+    jobs = _trials(sweep_id)
+    _report(jobs[1], (200, 0.9))
+    _report(jobs[2], (200, 0.8))
+    _report(jobs[3], (200, 0.1))  # the worst for max, but only two others reached step 200
+    services.advance()
+    assert {j.state for j in _trials(sweep_id).values()} == {JobState.RUNNING}
+    _report(jobs[4], (250, 0.7))  # now three others reached 200 for trial 3, but it is judged
+    services.advance()  # again only when it reports a later step
+    assert Job.objects.get(pk=jobs[3].pk).state == JobState.RUNNING
+    _report(jobs[3], (260, 0.1))  # no other trial has reached step 260
+    services.advance()
+    assert Job.objects.get(pk=jobs[3].pk).state == JobState.RUNNING
+    for job in (jobs[1], jobs[2]):
+        _report(job, (300, 0.9))
+    _report(jobs[3], (280, 0.1))  # others past 280: trials 1, 2 (300) and not 4 (250)
+    services.advance()
+    assert Job.objects.get(pk=jobs[3].pk).state == JobState.RUNNING
+    _report(jobs[4], (300, 0.7))
+    # Three others past 290, read at or before it: 0.9, 0.8 (their 200) and 0.7 (250).
+    _report(jobs[3], (290, 0.1))
+    services.advance()
+    assert _stopped_early(jobs[3])
+    # Trial 4 (step 300) is judged too, but only trials 1 and 2 have reached 300.
+    assert Job.objects.get(pk=jobs[4].pk).state == JobState.RUNNING
+
+
+def test_early_stopping_needs_a_metric(world: World, cluster: Cluster, client_for) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    response = client.post(URL, _sweep(cluster, early_stop="median", metric=""), format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "early_stop": ["Early stopping compares trials by a metric: name one."]
+    }
+    bad = client.post(URL, _sweep(cluster, stop_min_trials=0), format="json")
+    assert list(bad.json()["errors"]) == ["stop_min_trials"]
