@@ -463,7 +463,8 @@ def cmd_submit(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
-    filters = {"state": args.state, "kind": args.kind, "name": args.name, "owner": args.owner}
+    filters = {"state": args.state, "kind": args.kind, "name": args.name, "owner": args.owner,
+               "sweep": args.sweep}  # fmt: skip
     params = {key: value for key, value in filters.items() if value}
     jobs, more = client.list_more(client.tenant_path("jobs/"), args.limit, **params)
     rows = [
@@ -906,6 +907,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--kind", choices=["training", "notebook", "inference"])
     lst.add_argument("--name", help="only jobs whose name contains this (any case)")
     lst.add_argument("--owner", help="only jobs submitted by this user (username)")
+    lst.add_argument("--sweep", type=_positive, help="only the trials' jobs of this sweep (id)")
     lst.add_argument("--limit", type=_positive, default=50, help="at most this many (newest)")
     add("pools", cmd_pools, "pools: free GPUs, wholly free nodes, largest job that fits now, queue")
     add("quotas", cmd_quotas, "your tenant's quotas: guarantee, borrowing limit and use per pool")

@@ -85,6 +85,8 @@ def test_a_grid_sweep_runs_its_trials_two_at_a_time_and_ranks_them(
     assert Run.objects.get(job=jobs[0]).config == {"lr": 0.0001, "opt": "adam"}
     simulate.simulate_training_metrics(force=True)
 
+    listed = client.get(f"/api/v1/tenants/tenant-a/jobs/?sweep={made['id']}").json()["results"]
+    assert [j["name"] for j in listed] == ["lr-search-2", "lr-search-1"]
     job = client.get(f"/api/v1/tenants/tenant-a/jobs/{jobs[1].pk}/").json()
     assert job["trial"] == {"sweep": made["id"], "sweep_name": "lr-search", "index": 2}
 

@@ -46,6 +46,10 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
     ingest_metrics(run=ensure_run_for_job(jobs[1]), points=[("loss", 50, 1.25)])
     ingest_metrics(run=ensure_run_for_job(jobs[0]), points=[("loss", 40, 2.5)])
 
+    code, out = zs("list", "--sweep", str(sweep.pk))
+    assert code == 0
+    assert [line.split()[1] for line in out.splitlines()[1:]] == ["lr-search-2", "lr-search-1"]
+
     code, out = zs("sweep", "list")
     assert code == 0
     header, row = out.splitlines()

@@ -51,10 +51,13 @@ class JobFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is un
     owner = filters.CharFilter(
         field_name="owner__username", help_text="Jobs submitted by this user (username)."
     )
+    sweep = filters.NumberFilter(
+        field_name="trial__sweep", help_text="The trials' jobs of this sweep (its id)."
+    )
 
     class Meta:
         model = Job
-        fields = ["state", "kind", "pool", "priority", "project", "name", "owner"]
+        fields = ["state", "kind", "pool", "priority", "project", "name", "owner", "sweep"]
 
 
 class JobViewSet(TenantScopedViewSet[Job]):

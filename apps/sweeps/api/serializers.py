@@ -7,12 +7,13 @@ import random
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.jobs.api.serializers import NAME, NAME_RULE, AfterJobSerializer, RejectUnknownFields
+from apps.jobs.models import JobState
 from apps.sweeps import selectors, services, space
 from apps.sweeps.models import EarlyStop, Sweep, SweepMethod, Trial
 from apps.sweeps.services import JOB_ENDED
@@ -112,21 +113,16 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
 
     @extend_schema_field(SweepCountsSerializer)
     def get_counts(self, sweep: Sweep) -> dict[str, int]:
-        by_state = dict(
-            Trial.objects.filter(sweep=sweep, job__isnull=False)
-            .values_list("job__state")
-            .annotate(n=Count("pk"))
-            .values_list("job__state", "n")
+        job_ended = Q(job__state__in=JOB_ENDED)
+        early = Q(stopped_step__isnull=False)
+        return Trial.objects.filter(sweep=sweep).aggregate(  # one query per sweep
+            waiting=Count("pk", filter=Q(job__isnull=True)),
+            active=Count("pk", filter=Q(job__isnull=False) & ~job_ended),
+            succeeded=Count("pk", filter=Q(job__state=JobState.SUCCEEDED)),
+            failed=Count("pk", filter=Q(job__state=JobState.FAILED)),
+            cancelled=Count("pk", filter=Q(job__state=JobState.CANCELLED) & ~early),
+            stopped_early=Count("pk", filter=early),
         )
-        early = Trial.objects.filter(sweep=sweep, stopped_step__isnull=False).count()
-        return {
-            "waiting": Trial.objects.filter(sweep=sweep, job__isnull=True).count(),
-            "active": sum(n for state, n in by_state.items() if state not in JOB_ENDED),
-            "succeeded": by_state.get("succeeded", 0),
-            "failed": by_state.get("failed", 0),
-            "cancelled": by_state.get("cancelled", 0) - early,
-            "stopped_early": early,
-        }
 
     @extend_schema_field(TrialOutcomeSerializer(allow_null=True))
     def get_best(self, sweep: Sweep) -> dict[str, Any] | None:

@@ -7069,6 +7069,8 @@ export interface operations {
                  *     * `cancelled` - Cancelled
                  */
                 state?: "admitted" | "cancelled" | "dispatching" | "failed" | "preempted" | "queued" | "restarting" | "running" | "submitted" | "succeeded";
+                /** @description The trials' jobs of this sweep (its id). */
+                sweep?: number;
             };
             header?: never;
             path: {

@@ -41,9 +41,19 @@ export function JobsListPage({ tenant, canWrite }: { tenant: string; canWrite: b
       title: t('jobs.name'),
       dataIndex: 'name',
       render: (name: string, job) => (
-        <Link to={`/jobs/${job.id}`} data-testid={`job-link-${job.id}`}>
-          {name}
-        </Link>
+        <>
+          <Link to={`/jobs/${job.id}`} data-testid={`job-link-${job.id}`}>
+            {name}
+          </Link>
+          {job.trial !== null && (
+            // A sweep's trial: the sweep ranks it against the others.
+            <Link to={`/sweeps/${job.trial.sweep}`} data-testid={`job-trial-${job.id}`}>
+              <Tag style={{ marginLeft: 8 }}>
+                {t('jobDetail.trialOf', { index: job.trial.index, name: job.trial.sweep_name })}
+              </Tag>
+            </Link>
+          )}
+        </>
       ),
     },
     { title: t('jobs.kind'), dataIndex: 'kind', render: (kind: JobKind) => t(`jobKind.${kind}`) },

@@ -21,7 +21,13 @@ describe('jobs list', () => {
       'GET /api/v1/auth/session/': sessionOf(BOB),
       [`GET ${JOBS}`]: page([
         makeJob(),
-        makeJob({ id: 12, name: 'bert', state: 'running', priority: 2 }),
+        makeJob({
+          id: 12,
+          name: 'bert',
+          state: 'running',
+          priority: 2,
+          trial: { sweep: 7, sweep_name: 'lr-search', index: 3 },
+        }),
       ]),
       'GET /api/v1/pools/': { status: 200, body: POOLS },
     });
@@ -34,8 +40,11 @@ describe('jobs list', () => {
         .map((r) => r.slice(0, 6)),
     ).toEqual([
       ['#11', 'resnet', 'Training', 'Queued', 'P4', 'a800-train'],
-      ['#12', 'bert', 'Training', 'Running', 'P2', 'a800-train'],
+      ['#12', 'bertTrial 3 of sweep lr-search', 'Training', 'Running', 'P2', 'a800-train'],
     ]);
+    // A sweep's trial links to its sweep; other jobs have no such tag.
+    expect(screen.getByTestId('job-trial-12').getAttribute('href')).toBe('/sweeps/7');
+    expect(screen.queryByTestId('job-trial-11')).toBeNull();
 
     fireEvent.mouseDown(screen.getByRole('combobox', { name: 'State' }));
     fireEvent.click(await screen.findByTitle('Running'));

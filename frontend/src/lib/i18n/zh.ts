@@ -153,7 +153,7 @@ export const zh: Messages = {
     IdleWarning: 'GPU 空闲警告',
     IdleCheckpoint: '空闲停止前保存检查点',
     IdleStopped: '因 GPU 空闲被停止',
-    EarlyStopped: '被所属扫描提前停止',
+    EarlyStopped: '被所属超参搜索提前停止',
     IdleCleared: 'GPU 恢复忙碌',
     IdleExtended: '空闲宽限已延长',
     IdleExempt: '已豁免空闲规则',
@@ -170,7 +170,7 @@ export const zh: Messages = {
     afterFailed: '作业 #{{job}}（{{name}}）失败，在其之后开始的本作业将不会运行',
     afterCancelled: '作业 #{{job}}（{{name}}）已取消，在其之后开始的本作业将不会运行',
     earlyStopped:
-      '在第 {{step}} 步提前停止：{{metric}} 为 {{value}}，差于扫描中其他试验在同一步的中位数 {{median}}',
+      '在第 {{step}} 步提前停止：{{metric}} 为 {{value}}，差于该超参搜索中其他试验在同一步的中位数 {{median}}',
     placed: '已放置到 {{nodes}} 个节点，拓扑层级：{{tier}}',
     objectsCreated: '已在集群中创建对象',
     afterPreemption: '被抢占后',
