@@ -10,6 +10,7 @@ stops and says why, and its running trials finish.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,7 @@ from apps.sweeps.space import Value, fill
 from apps.tenancy.models import Role, Tenant
 from apps.tenancy.selectors import role_in
 
+log = logging.getLogger("zhisuan.sweeps")
 JOB_ENDED = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
 
 
@@ -136,14 +138,19 @@ def advance(now: datetime | None = None) -> int:
     now = now or timezone.now()
     made = 0
     for pk in Sweep.objects.filter(state=SweepState.RUNNING).values_list("pk", flat=True):
-        with transaction.atomic():
-            sweep = (
-                Sweep.objects.select_for_update(of=("self",))
-                .select_related("tenant", "owner")
-                .get(pk=pk)
-            )
-            stopping.check(sweep, now)  # a trial stopped early frees its slot at once
-            made += len(fill_slots(sweep, now))
+        try:
+            with transaction.atomic():
+                sweep = (
+                    Sweep.objects.select_for_update(of=("self",))
+                    .select_related("tenant", "owner")
+                    .get(pk=pk)
+                )
+                stopping.check(sweep, now)  # a trial stopped early frees its slot at once
+                made += len(fill_slots(sweep, now))
+        except Exception:
+            # The scheduling cycle calls this: one sweep's fault must not stop admission for
+            # the whole cluster. Its transaction is rolled back; the next cycle tries again.
+            log.exception("sweep %s: advancing failed", pk)
     return made
 
 

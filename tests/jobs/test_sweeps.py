@@ -14,7 +14,7 @@ from apps.runs import simulate
 from apps.runs.models import Run
 from apps.runs.services import ingest_metrics
 from apps.runs.workload_env import job_env
-from apps.sweeps import services
+from apps.sweeps import services, stopping
 from apps.sweeps.models import Sweep, Trial
 from apps.tenancy.models import Membership, Role
 from tests.conftest import World
@@ -234,3 +234,25 @@ def test_a_sweep_stops_when_a_later_trial_is_refused(
         "node in train has 0."
     )
     assert len(_jobs(sweep_id)) == 1
+
+
+def test_one_sweeps_fault_does_not_stop_the_others(
+    world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    first = client.post(URL, _sweep(cluster, name="first", parallel=1), format="json").json()
+    second = client.post(URL, _sweep(cluster, name="second", parallel=1), format="json").json()
+    Job.objects.filter(trial__sweep_id__in=[first["id"], second["id"]]).update(
+        state=JobState.SUCCEEDED
+    )
+    real_check = stopping.check
+
+    def broken(sweep: Sweep, now: Any) -> int:
+        if sweep.pk == first["id"]:
+            raise RuntimeError("a bug in one sweep")
+        return real_check(sweep, now)
+
+    monkeypatch.setattr(stopping, "check", broken)
+    assert services.advance() == 1  # the second sweep's next trial starts
+    assert len(_jobs(second["id"])) == 2 and len(_jobs(first["id"])) == 1
+    assert f"sweep {first['id']}: advancing failed" in caplog.text
