@@ -5,7 +5,7 @@ PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 NPM_STAMP := frontend/node_modules/.installed
 
-.PHONY: run test lint typecheck test-backend test-frontend e2e schema messages frontend fuzz-api bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap migrate seed manifests
+.PHONY: run test lint typecheck test-backend test-frontend e2e schema messages frontend fuzz-api bench bench-sched bench-governance bench-autoscale bench-health bench-telemetry bench-heatmap bench-sweeps migrate seed manifests
 
 run: $(VENV_STAMP) frontend migrate seed ## the whole product on http://127.0.0.1:8000
 	$(PY) manage.py serve
@@ -72,6 +72,9 @@ bench-sched: $(VENV_STAMP) ## trace-driven simulator: policies side by side, cha
 	$(PY) bench/sched_sim.py --compiled openb
 	$(PY) bench/sched_sim.py --compiled speed
 	$(PY) bench/sched_sim.py --compiled llm --jobs 20000 --load 0.95 --policies ours,volcano,best-fit,fifo-spread
+
+bench-sweeps: $(VENV_STAMP) ## a sweep's early-stopping rules on simulated learning curves: GPU-hours saved, best trial kept
+	$(PY) bench/sweep_stopping.py
 
 bench-governance: $(VENV_STAMP) ## idle-GPU reclamation on the openb trace (issue 11), tables to stdout
 	$(PY) bench/governance_sim.py

@@ -30,10 +30,14 @@ NOTES: dict[str, str] = {
     "afterCancelled": (
         "job #{job} ({name}) was cancelled, so this job, which starts after it, never will"
     ),
-    # a sweep's trial stopped by the median rule (apps/sweeps/stopping.py)
+    # a sweep's trial stopped early (apps/sweeps/stopping.py): the median rule, successive halving
     "earlyStopped": (
         "stopped early at step {step}: {metric} {value} is worse than the median {median} of "
         "the sweep's other trials at that step"
+    ),
+    "earlyStoppedRung": (
+        "stopped early at the rung at step {step}: {metric} {value} ranks {rank} of the {count} "
+        "trials there, and only the best {keep} go on"
     ),
     "placed": "placed on {nodes} node(s), tier {tier}",
     "objectsCreated": "objects created",

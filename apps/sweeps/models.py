@@ -21,6 +21,7 @@ class SweepGoal(models.TextChoices):
 class EarlyStop(models.TextChoices):
     NONE = "none", "none"
     MEDIAN = "median", "median"
+    ASHA = "asha", "asha"
 
 
 class SweepState(models.TextChoices):
@@ -59,10 +60,18 @@ class Sweep(models.Model):
         choices=EarlyStop.choices,
         default=EarlyStop.NONE,
         help_text="median: stop a running trial whose metric is worse than the median of the "
-        "other trials' at the same step (apps/sweeps/stopping.py).",
+        "other trials' at the same step; asha: at each rung, stop a trial outside the best "
+        "1/reduction_factor of the trials there (apps/sweeps/stopping.py).",
     )
     stop_after_step = models.PositiveIntegerField(
-        default=0, help_text="No trial is stopped early before it reports this step."
+        default=0,
+        help_text="No trial is stopped early before it reports this step; for asha, the first "
+        "rung.",
+    )
+    reduction_factor = models.PositiveSmallIntegerField(
+        default=3,
+        help_text="asha: rungs at stop_after_step times its powers, and the best 1/it of the "
+        "trials at a rung go on.",
     )
     stop_min_trials = models.PositiveSmallIntegerField(
         default=3, help_text="Other trials that must have reached the step to judge a trial."

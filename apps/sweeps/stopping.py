@@ -1,19 +1,32 @@
-"""Early stopping of a sweep's poor trials: the median stopping rule.
+"""Early stopping of a sweep's poor trials: the median stopping rule, or successive halving.
 
-A running trial that has reported the sweep's metric at step ``s`` (at least the sweep's
-``stop_after_step``) is compared with every other trial of the sweep that has reached step
-``s`` (running or ended): if its newest value is worse than the median of theirs, each
-taken at the newest step at or before ``s``, it is stopped and its slot goes to the next
-trial. At least ``stop_min_trials`` others must have reached ``s``, so the first trials are
-never judged on one another alone. The rule is Golovin et al., "Google Vizier: A Service for
-Black-Box Optimization" (KDD 2017), section 3.2, which compares with completed trials' running
-averages; here the others' values at the same step are used, which also lets trials that are
-still running count, and a trial is judged again only when it reports a later step.
+Both judge a running trial that has reported the sweep's metric at a step it was not yet
+judged at, against the other trials of the sweep (running or ended) that have reached that
+step, each read at its newest step at or before it; at least ``stop_min_trials`` others must
+be there, so the first trials are never judged on one another alone. A trial stopped early is
+cancelled with reason ``EarlyStopped`` and its slot goes to the next trial in the same cycle.
+
+``median``: judged at every new step from ``stop_after_step``; stopped when its newest value
+is worse than the median of the others'. The rule is Golovin et al., "Google Vizier: A Service
+for Black-Box Optimization" (KDD 2017), section 3.2, which compares with completed trials'
+running averages; here the others' values at the same step are used, which also lets trials
+that are still running count.
+
+``asha``: judged once at each rung, the steps ``stop_after_step * reduction_factor**k``, when
+it first reports a step at or past one (at the highest such rung, if it skipped some); among
+the n trials at the rung (itself and the others) only the best ``max(1, n // reduction_factor)``
+go on, ties in the trial's favour. This is the stopping form of asynchronous successive
+halving, Li et al., "A System for Massively Parallel Hyperparameter Tuning" (MLSys 2020): a
+trial is not paused and promoted later but goes on at once while it ranks in the rung's top
+fraction, so the cluster never holds a paused trial's slot, and the trials that reach the top
+rung are the survivors of every cut.
+
+The decisions are the pure functions of ``apps/sweeps/rules.py`` (which the benchmark calls
+too); this module reads the series from the database and acts on what they say.
 """
 
 from __future__ import annotations
 
-import statistics
 from datetime import datetime
 
 from django.db import transaction
@@ -21,8 +34,9 @@ from django.db.models import OuterRef, Subquery
 
 from apps.jobs import services as jobs
 from apps.jobs.models import Job, JobState, OutboxAction
-from apps.jobs.notes import note
+from apps.jobs.notes import Note, note
 from apps.runs.models import MetricKey, MetricPoint
+from apps.sweeps import rules
 from apps.sweeps.models import EarlyStop, Sweep, SweepGoal, Trial
 
 
@@ -38,10 +52,15 @@ def _values_at(key_ids: list[int], step: int) -> list[float]:
 
 
 def check(sweep: Sweep, now: datetime) -> int:
-    """Stop the running trials the rule says to stop; returns how many. The caller holds the
-    sweep's row lock."""
-    if sweep.early_stop != EarlyStop.MEDIAN or not sweep.metric:
+    """Stop the running trials the sweep's rule says to stop; returns how many. The caller
+    holds the sweep's row lock."""
+    if sweep.early_stop == EarlyStop.NONE or not sweep.metric:
         return 0
+    rule = rules.Rule(
+        kind=sweep.early_stop, first_step=sweep.stop_after_step,
+        min_trials=sweep.stop_min_trials, factor=sweep.reduction_factor,
+        maximize=sweep.goal == SweepGoal.MAX,
+    )  # fmt: skip
     trials = list(sweep.trials.filter(job__isnull=False).select_related("job"))
     series = {
         job_id: (key_id, step, value)
@@ -56,34 +75,40 @@ def check(sweep: Sweep, now: datetime) -> int:
         found = series.get(job.pk)
         if job.state != JobState.RUNNING or found is None:
             continue
-        _, step, value = found
-        if step is None or value is None or step < sweep.stop_after_step:
+        key, newest, value = found
+        if newest is None or value is None:
             continue
-        if trial.checked_step is not None and step <= trial.checked_step:
+        at = rules.step_to_judge(rule, newest, trial.checked_step)
+        if at is None:
             continue  # nothing new since it was last judged
-        Trial.objects.filter(pk=trial.pk).update(checked_step=step)
+        Trial.objects.filter(pk=trial.pk).update(checked_step=at)
         others = [
             key_id
             for job_id, (key_id, reached, _) in series.items()
-            if job_id != job.pk and reached is not None and reached >= step
+            if job_id != job.pk and reached is not None and reached >= at
         ]
-        if len(others) < sweep.stop_min_trials:
+        if len(others) < rule.min_trials:
             continue
-        median = statistics.median(_values_at(others, step))
-        worse = value < median if sweep.goal == SweepGoal.MAX else value > median
-        if worse:
-            stopped += _stop(trial, job.pk, sweep.metric, step, value, median)
+        mine = [value] if at == newest else _values_at([key], at)
+        if not mine:
+            continue  # its first value came after the rung: nothing to rank there
+        stop = rules.verdict(rule, at, mine[0], _values_at(others, at))
+        if stop is not None:
+            stopped += _stop(trial, job.pk, at, _said(stop, sweep.metric))
     return stopped
 
 
-def _stop(trial: Trial, job_id: int, metric: str, step: int, value: float, median: float) -> int:
+def _said(stop: rules.Stop, metric: str) -> Note:
+    """The note on the job's event: counts as they are, metric values to four digits."""
+    args = {k: v if isinstance(v, int) else f"{v:.4g}" for k, v in stop.numbers.items()}
+    return note(stop.key, metric=metric, **args)
+
+
+def _stop(trial: Trial, job_id: int, step: int, said: Note) -> int:
     with transaction.atomic():
         job = Job.objects.select_for_update(of=("self",)).get(pk=job_id)
         if job.state != JobState.RUNNING:
             return 0
-        said = note(
-            "earlyStopped", step=step, metric=metric, value=f"{value:.4g}", median=f"{median:.4g}"
-        )
         jobs.transition(job, JobState.CANCELLED, reason="EarlyStopped", message=said)
         jobs.enqueue_outbox(job, OutboxAction.DELETE)
         Trial.objects.filter(pk=trial.pk).update(stopped_step=step)

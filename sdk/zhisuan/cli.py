@@ -752,6 +752,12 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
     if s.get("early_stop") == "median":
         print(f"Early stopping: median rule from step {s['stop_after_step']}, judged against "
               f"at least {s['stop_min_trials']} other trials", file=out)  # fmt: skip
+    elif s.get("early_stop") == "asha":
+        first, factor = s["stop_after_step"], s["reduction_factor"]
+        rungs = ", ".join(str(first * factor**k) for k in range(3))
+        print(f"Early stopping: successive halving (ASHA), at steps {rungs}, ... only the best "
+              f"1/{factor} go on, judged against at least {s['stop_min_trials']} other trials",
+              file=out)  # fmt: skip
     if s.get("note"):
         print(f"Note: {s['note']}", file=out)
     names = sorted({k for r in s["outcomes"] for k in r["params"]})

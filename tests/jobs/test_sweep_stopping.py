@@ -126,3 +126,67 @@ def test_early_stopping_needs_a_metric(world: World, cluster: Cluster, client_fo
     }
     bad = client.post(URL, _sweep(cluster, stop_min_trials=0), format="json")
     assert list(bad.json()["errors"]) == ["stop_min_trials"]
+
+
+def test_successive_halving_keeps_the_best_fraction_at_each_rung(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    sweep_id = _start(
+        client, cluster, early_stop="asha", stop_after_step=100, reduction_factor=2,
+        stop_min_trials=1,
+    )  # fmt: skip
+    jobs = _trials(sweep_id)
+    _report(jobs[1], (0, 9.0), (100, 1.0))
+    assert services.advance() == 0  # alone at rung 100: not judged
+    _report(jobs[2], (0, 9.0), (100, 2.0))
+    assert services.advance() == 1  # 2nd of 2 at rung 100, where 2 // 2 = 1 go on
+    # Trial 3: 1st of 3 at rung 100, read there (not at 150); trial 4 is below the first rung.
+    # Trial 1, now 2nd of 3 at rung 100, was judged there already: it goes on.
+    _report(jobs[3], (0, 9.0), (100, 0.5), (150, 0.4))
+    _report(jobs[4], (0, 9.0), (50, 3.0))
+    assert services.advance() == 0
+    jobs = _trials(sweep_id)
+    assert [jobs[i].state for i in (1, 2, 3, 4)] == ["running", "cancelled", "running", "running"]
+    assert jobs[5].state == JobState.QUEUED  # trial 5 took trial 2's slot
+    event = JobEvent.objects.get(job=jobs[2], reason="EarlyStopped")
+    assert event.message_key == "earlyStoppedRung"
+    assert event.message == (
+        "stopped early at the rung at step 100: loss 2 ranks 2 of the 2 trials there, and only "
+        "the best 1 go on"
+    )
+    assert Trial.objects.get(job=jobs[2]).stopped_step == 100
+    detail = client.get(f"{URL}{sweep_id}/").json()
+    assert detail["reduction_factor"] == 2 and detail["counts"]["stopped_early"] == 1
+
+    # A trial is judged once at each rung, at the highest it has passed.
+    _report(jobs[1], (200, 0.9), (260, 5.0))  # alone at rung 200
+    _report(jobs[4], (450, 0.1))  # skips to rung 400, where nobody else is
+    services.advance()
+    assert {jobs[i].pk for i in (1, 4)} <= set(
+        Job.objects.filter(state=JobState.RUNNING).values_list("pk", flat=True)
+    )
+    # Trial 3 at rung 200 against trial 1 read there (0.9, not its 5.0 at step 260).
+    _report(jobs[3], (200, 0.95))
+    _report(jobs[1], (300, 6.0))  # still rung 200 for trial 1 (the next is 400): not judged
+    services.advance()
+    assert _stopped_early(jobs[3]) and Trial.objects.get(job=jobs[3]).stopped_step == 200
+    assert Job.objects.get(pk=jobs[1].pk).state == JobState.RUNNING
+
+
+def test_successive_halving_needs_its_first_rung(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    no_metric = client.post(URL, _sweep(cluster, early_stop="asha", metric=""), format="json")
+    assert no_metric.json()["errors"] == {
+        "early_stop": ["Early stopping compares trials by a metric: name one."]
+    }
+    no_rung = client.post(URL, _sweep(cluster, early_stop="asha"), format="json")
+    assert no_rung.status_code == 400
+    assert no_rung.json()["errors"] == {
+        "stop_after_step": ["Successive halving needs its first rung: a step from 1."]
+    }
+    for factor in (1, 17):
+        bad = client.post(URL, _sweep(cluster, reduction_factor=factor), format="json")
+        assert list(bad.json()["errors"]) == ["reduction_factor"]

@@ -22,6 +22,7 @@ from apps.tenancy.models import Project
 SET_BY_SWEEP = ("name", "kind", "after")
 MAX_PARALLEL = 64
 MAX_SEED = 2**31 - 1
+MAX_REDUCTION_FACTOR = 16
 
 
 class SweepCountsSerializer(serializers.Serializer[dict[str, int]]):
@@ -106,10 +107,14 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         fields = [
             "id", "name", "project", "owner", "method", "parameters", "trials", "seed",
             "parallel", "metric", "goal", "early_stop", "stop_after_step", "stop_min_trials",
-            "template", "state", "note", "counts", "best", "created_at", "finished_at",
+            "reduction_factor", "template", "state", "note", "counts", "best", "created_at",
+            "finished_at",
         ]  # fmt: skip
         read_only_fields = ["state", "note", "created_at", "finished_at"]
-        extra_kwargs = {"stop_min_trials": {"min_value": 1, "max_value": space.MAX_TRIALS}}
+        extra_kwargs = {
+            "stop_min_trials": {"min_value": 1, "max_value": space.MAX_TRIALS},
+            "reduction_factor": {"min_value": 2, "max_value": MAX_REDUCTION_FACTOR},
+        }
 
     @extend_schema_field(SweepCountsSerializer)
     def get_counts(self, sweep: Sweep) -> dict[str, int]:
@@ -148,9 +153,14 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
             if key in template
         }
         errors.update(space.unknown_placeholders(template, {p.name for p in params}))
-        if attrs.get("early_stop") == EarlyStop.MEDIAN and not attrs.get("metric"):
+        rule = attrs.get("early_stop", EarlyStop.NONE)
+        if rule != EarlyStop.NONE and not attrs.get("metric"):
             raise serializers.ValidationError(
                 {"early_stop": [_("Early stopping compares trials by a metric: name one.")]}
+            )
+        if rule == EarlyStop.ASHA and attrs.get("stop_after_step", 0) < 1:
+            raise serializers.ValidationError(
+                {"stop_after_step": [_("Successive halving needs its first rung: a step from 1.")]}
             )
         if errors:
             raise serializers.ValidationError({"template": errors})

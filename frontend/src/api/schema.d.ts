@@ -2133,9 +2133,10 @@ export interface components {
         /**
          * @description * `none` - none
          *     * `median` - median
+         *     * `asha` - asha
          * @enum {string}
          */
-        EarlyStopEnum: "none" | "median";
+        EarlyStopEnum: "none" | "median" | "asha";
         Efficiency: {
             /** Format: date-time */
             end: string;
@@ -4136,10 +4137,11 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             /**
-             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step (apps/sweeps/stopping.py).
+             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step; asha: at each rung, stop a trial outside the best 1/reduction_factor of the trials there (apps/sweeps/stopping.py).
              *
              *     * `none` - none
              *     * `median` - median
+             *     * `asha` - asha
              */
             early_stop?: components["schemas"]["EarlyStopEnum"];
             /** Format: date-time */
@@ -4160,12 +4162,14 @@ export interface components {
                 [key: string]: unknown;
             };
             project?: number | null;
+            /** @description asha: rungs at stop_after_step times its powers, and the best 1/it of the trials at a rung go on. */
+            reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
             readonly state: components["schemas"]["SweepStateEnum"];
             /**
              * Format: int64
-             * @description No trial is stopped early before it reports this step.
+             * @description No trial is stopped early before it reports this step; for asha, the first rung.
              */
             stop_after_step?: number;
             /** @description Other trials that must have reached the step to judge a trial. */
@@ -4197,10 +4201,11 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             /**
-             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step (apps/sweeps/stopping.py).
+             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step; asha: at each rung, stop a trial outside the best 1/reduction_factor of the trials there (apps/sweeps/stopping.py).
              *
              *     * `none` - none
              *     * `median` - median
+             *     * `asha` - asha
              */
             early_stop?: components["schemas"]["EarlyStopEnum"];
             /** Format: date-time */
@@ -4223,12 +4228,14 @@ export interface components {
                 [key: string]: unknown;
             };
             project?: number | null;
+            /** @description asha: rungs at stop_after_step times its powers, and the best 1/it of the trials at a rung go on. */
+            reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
             readonly state: components["schemas"]["SweepStateEnum"];
             /**
              * Format: int64
-             * @description No trial is stopped early before it reports this step.
+             * @description No trial is stopped early before it reports this step; for asha, the first rung.
              */
             stop_after_step?: number;
             /** @description Other trials that must have reached the step to judge a trial. */
@@ -4243,10 +4250,11 @@ export interface components {
         /** @description Submit (POST) and read sweeps. */
         SweepRequest: {
             /**
-             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step (apps/sweeps/stopping.py).
+             * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step; asha: at each rung, stop a trial outside the best 1/reduction_factor of the trials there (apps/sweeps/stopping.py).
              *
              *     * `none` - none
              *     * `median` - median
+             *     * `asha` - asha
              */
             early_stop?: components["schemas"]["EarlyStopEnum"];
             goal?: components["schemas"]["GoalEnum"];
@@ -4261,11 +4269,13 @@ export interface components {
                 [key: string]: unknown;
             };
             project?: number | null;
+            /** @description asha: rungs at stop_after_step times its powers, and the best 1/it of the trials at a rung go on. */
+            reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
             /**
              * Format: int64
-             * @description No trial is stopped early before it reports this step.
+             * @description No trial is stopped early before it reports this step; for asha, the first rung.
              */
             stop_after_step?: number;
             /** @description Other trials that must have reached the step to judge a trial. */

@@ -233,6 +233,30 @@ describe('submit a sweep', () => {
     ]);
   });
 
+  it('shows successive halving by its first rungs, and sends it', async () => {
+    const { requests } = stubFetch(
+      routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 9 }) } }),
+    );
+    renderApp('/sweeps/new');
+    const user = await paste(
+      FILE.replace(
+        '  goal: min\n',
+        '  goal: min\n  early_stop: asha\n  stop_after_step: 100\n  reduction_factor: 2\n',
+      ),
+    );
+    expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
+      'Successive halving (ASHA): at steps 100, 200, 400, … only the best 1/2 of the trials go on, judged against at least 3 other trials',
+    );
+    await user.click(submitButton());
+    await screen.findByText('Submitted sweep lr-search.');
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+      ...BODY,
+      early_stop: 'asha',
+      stop_after_step: 100,
+      reduction_factor: 2,
+    });
+  });
+
   it('says so in Chinese, and reads an uploaded JSON file', async () => {
     stubFetch(routes());
     await setLanguage('zh');
@@ -245,12 +269,12 @@ describe('submit a sweep', () => {
     });
     const json = JSON.stringify({
       image: 'x',
-      sweep: { name: 's', method: 'random', early_stop: 'asha', parameters: { lr: [0.1, 0.2] } },
+      sweep: { name: 's', method: 'random', early_stop: 'pbt', parameters: { lr: [0.1, 0.2] } },
     });
     await user.upload(input, new File([json], 'sweep.json', { type: 'application/json' }));
     expect((await screen.findByTestId('sweep-file-name')).textContent).toBe('读取自 sweep.json');
     expect((await screen.findByTestId('sweep-problems')).textContent).toBe(
-      '随机搜索需要 sweep.trials：要抽取的试验数。sweep.early_stop 为 "asha"：请用 none 或 median。',
+      '随机搜索需要 sweep.trials：要抽取的试验数。sweep.early_stop 为 "pbt"：请用 none、median 或 asha。',
     );
   });
 

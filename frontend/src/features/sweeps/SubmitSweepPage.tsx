@@ -54,6 +54,7 @@ const PROBLEM_FIELDS = [
   'clusters',
   'example',
   'ids',
+  'rule',
 ] as const;
 
 /** A problem with the file, in the reader's language. */

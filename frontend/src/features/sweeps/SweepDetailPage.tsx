@@ -24,7 +24,11 @@ import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { useCancelSweep, useSweep } from './api';
 import { COMPARE_MOST, compareRunIds, COUNT_ORDER, earlyStopText, totalOf } from './sweepData';
-import { DEFAULT_STOP_AFTER_STEP, DEFAULT_STOP_MIN_TRIALS } from './sweepFile';
+import {
+  DEFAULT_REDUCTION_FACTOR,
+  DEFAULT_STOP_AFTER_STEP,
+  DEFAULT_STOP_MIN_TRIALS,
+} from './sweepFile';
 import { SweepResults } from './SweepResults';
 import { SweepStateTag } from './SweepStateTag';
 
@@ -181,6 +185,7 @@ function SweepSummary({ sweep }: { sweep: SweepDetail }) {
               earlyStop: sweep.early_stop,
               stopAfterStep: sweep.stop_after_step ?? DEFAULT_STOP_AFTER_STEP,
               stopMinTrials: sweep.stop_min_trials ?? DEFAULT_STOP_MIN_TRIALS,
+              reductionFactor: sweep.reduction_factor ?? DEFAULT_REDUCTION_FACTOR,
             })}
           </span>
         </Descriptions.Item>

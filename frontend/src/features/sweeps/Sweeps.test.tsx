@@ -241,6 +241,26 @@ describe('sweep page', () => {
     expect(screen.getByTestId('sweep-count-stopped_early').textContent).toBe('提前停止0');
   });
 
+  it('says how successive halving stops trials, in English and Chinese', async () => {
+    const detail = makeSweepDetail({
+      early_stop: 'asha',
+      stop_after_step: 500,
+      reduction_factor: 3,
+      stop_min_trials: 1,
+    });
+    stubFetch(routes(BOB, detail));
+    const { unmount } = renderApp('/sweeps/5');
+    expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
+      'Successive halving (ASHA): at steps 500, 1500, 4500, … only the best 1/3 of the trials go on, judged against at least 1 other trial',
+    );
+    unmount();
+    await setLanguage('zh');
+    renderApp('/sweeps/5');
+    expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
+      '逐次减半（ASHA）：在第 500、1500、4500、… 步只有最好的 1/3 的试验继续，与至少 1 个其他试验比较',
+    );
+  });
+
   it('lets its owner cancel it while it runs, after confirming', async () => {
     const user = userEvent.setup();
     const cancelled = makeSweepDetail({

@@ -38,6 +38,7 @@ export function makeSweep(overrides: Partial<Sweep> = {}): Sweep {
     early_stop: 'none',
     stop_after_step: 0,
     stop_min_trials: 3,
+    reduction_factor: 3,
     template: {
       pool: 1,
       image: 'registry.example.com/ml/pytorch:2.5-cuda12',

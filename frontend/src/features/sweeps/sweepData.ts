@@ -89,12 +89,33 @@ export function totalOf(counts: SweepCounts): number {
   return COUNT_ORDER.reduce((sum, key) => sum + counts[key], 0);
 }
 
-/** A sweep's early stopping in words: off, or the median rule with its step and trials. */
+/** How many of a rule's first rungs its summary names before "…". */
+const RUNGS_SHOWN = 3;
+
+/** A sweep's early stopping in words: off, the median rule with its step and trials, or
+ * successive halving with its first rungs, its fraction and trials. */
 export function earlyStopText(
   t: TFunction,
-  rule: { earlyStop?: string; stopAfterStep: number; stopMinTrials: number },
+  rule: {
+    earlyStop?: string;
+    stopAfterStep: number;
+    stopMinTrials: number;
+    reductionFactor: number;
+  },
 ): string {
-  return rule.earlyStop === 'median'
-    ? t('sweeps.earlyStopMedian', { step: rule.stopAfterStep, count: rule.stopMinTrials })
-    : t('sweeps.earlyStopOff');
+  if (rule.earlyStop === 'median') {
+    return t('sweeps.earlyStopMedian', { step: rule.stopAfterStep, count: rule.stopMinTrials });
+  }
+  if (rule.earlyStop === 'asha') {
+    const rungs = Array.from(
+      { length: RUNGS_SHOWN },
+      (_, k) => rule.stopAfterStep * rule.reductionFactor ** k,
+    );
+    return t('sweeps.earlyStopAsha', {
+      rungs: [...rungs.map(String), '…'].join(t('sweeps.rungSeparator')),
+      factor: rule.reductionFactor,
+      count: rule.stopMinTrials,
+    });
+  }
+  return t('sweeps.earlyStopOff');
 }

@@ -83,6 +83,7 @@ describe('readSweepFile', () => {
       earlyStop: 'none',
       stopAfterStep: 0,
       stopMinTrials: 3,
+      reductionFactor: 3,
       pool: 1,
       devices: { whole: 8, milli: 0 },
       parameters: [
@@ -241,9 +242,42 @@ sweep:
     expect(problems(sweep('  stop_after_step: 1.5\n'))).toEqual([{ code: 'badStopAfterStep' }]);
     expect(problems(sweep('  stop_after_step: "200"\n'))).toEqual([{ code: 'badStopAfterStep' }]);
     expect(problems(sweep('  stop_min_trials: 0\n'))).toEqual([{ code: 'badStopMinTrials' }]);
-    expect(problems(sweep('  early_stop: median\n', ''))).toEqual([{ code: 'earlyStopNoMetric' }]);
+    expect(problems(sweep('  early_stop: median\n', ''))).toEqual([
+      { code: 'earlyStopNoMetric', rule: 'median' },
+    ]);
     expect(problems(sweep('  early_stop: median\n', '  metric: ""\n'))).toEqual([
-      { code: 'earlyStopNoMetric' },
+      { code: 'earlyStopNoMetric', rule: 'median' },
+    ]);
+  });
+
+  it('reads successive halving: its first rung and its reduction factor', () => {
+    const sweep = (extra: string, metric = '  metric: loss\n') =>
+      readSweepFile(
+        `image: x\nsweep:\n  name: s\n  trials: 9\n${metric}${extra}  parameters: {lr: [1, 2]}\n`,
+        POOLS,
+      );
+    const file = ok(sweep('  early_stop: asha\n  stop_after_step: 100\n  reduction_factor: 4\n'));
+    expect(file.body).toMatchObject({
+      early_stop: 'asha',
+      stop_after_step: 100,
+      reduction_factor: 4,
+    });
+    expect(file.summary).toMatchObject({
+      earlyStop: 'asha',
+      stopAfterStep: 100,
+      reductionFactor: 4,
+    });
+    expect(ok(sweep('  early_stop: asha\n  stop_after_step: 1\n')).summary.reductionFactor).toBe(3);
+
+    // The server's checks: a first rung from step 1, a factor from 2 to 16, a metric.
+    expect(problems(sweep('  early_stop: asha\n'))).toEqual([{ code: 'ashaNoFirstRung' }]);
+    for (const factor of ['1', '17', '2.5', '"3"']) {
+      expect(problems(sweep(`  reduction_factor: ${factor}\n`))).toEqual([
+        { code: 'badReductionFactor' },
+      ]);
+    }
+    expect(problems(sweep('  early_stop: asha\n  stop_after_step: 50\n', ''))).toEqual([
+      { code: 'earlyStopNoMetric', rule: 'asha' },
     ]);
   });
 });

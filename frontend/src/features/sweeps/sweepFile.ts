@@ -37,6 +37,7 @@ export const SWEEP_FIELDS = [
   'early_stop',
   'stop_after_step',
   'stop_min_trials',
+  'reduction_factor',
   'project',
   'parameters',
 ] as const;
@@ -50,6 +51,14 @@ export const DEFAULT_PARALLEL = 4;
 /** The API's defaults of the early-stopping fields (apps/sweeps/models.py). */
 export const DEFAULT_STOP_AFTER_STEP = 0;
 export const DEFAULT_STOP_MIN_TRIALS = 3;
+export const DEFAULT_REDUCTION_FACTOR = 3;
+/** The API's bounds of `reduction_factor` (apps/sweeps/api/serializers.py). */
+const REDUCTION_FACTOR_MIN = 2;
+const REDUCTION_FACTOR_MAX = 16;
+
+/** The early-stopping rules the API knows. */
+export type EarlyStopRule = 'none' | 'median' | 'asha';
+const RULES: readonly string[] = ['none', 'median', 'asha'];
 
 export type ParameterKind = 'values' | 'uniform' | 'log_uniform' | 'int';
 const KINDS: readonly string[] = ['values', 'uniform', 'log_uniform', 'int'];
@@ -76,7 +85,9 @@ export type SweepProblem =
   | { code: 'badEarlyStop'; value: string }
   | { code: 'badStopAfterStep' }
   | { code: 'badStopMinTrials' }
-  | { code: 'earlyStopNoMetric' }
+  | { code: 'badReductionFactor' }
+  | { code: 'ashaNoFirstRung' }
+  | { code: 'earlyStopNoMetric'; rule: string }
   | { code: 'setBySweep'; field: string }
   | { code: 'notText'; path: string }
   | { code: 'unknownPlaceholder'; field: string; names: string }
@@ -100,9 +111,10 @@ export interface SweepSummary {
   seed: unknown;
   metric: unknown;
   goal: unknown;
-  earlyStop: 'none' | 'median';
+  earlyStop: EarlyStopRule;
   stopAfterStep: number;
   stopMinTrials: number;
+  reductionFactor: number;
   /** The template's pool id; undefined where it gives none. */
   pool: number | undefined;
   image: unknown;
@@ -238,14 +250,25 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
     early_stop: earlyStop = 'none',
     stop_after_step: stopAfterStep = DEFAULT_STOP_AFTER_STEP,
     stop_min_trials: stopMinTrials = DEFAULT_STOP_MIN_TRIALS,
+    reduction_factor: reductionFactor = DEFAULT_REDUCTION_FACTOR,
   } = sweep;
-  if (earlyStop !== 'none' && earlyStop !== 'median') {
+  if (typeof earlyStop !== 'string' || !RULES.includes(earlyStop)) {
     problems.push({ code: 'badEarlyStop', value: JSON.stringify(earlyStop) });
   }
   if (!isInteger(stopAfterStep) || stopAfterStep < 0) problems.push({ code: 'badStopAfterStep' });
+  else if (earlyStop === 'asha' && stopAfterStep < 1) problems.push({ code: 'ashaNoFirstRung' });
   if (!isCount(stopMinTrials)) problems.push({ code: 'badStopMinTrials' });
-  // The rule compares the trials' values of the metric (apps/sweeps/stopping.py).
-  if (earlyStop === 'median' && !sweep.metric) problems.push({ code: 'earlyStopNoMetric' });
+  if (
+    !isInteger(reductionFactor) ||
+    reductionFactor < REDUCTION_FACTOR_MIN ||
+    reductionFactor > REDUCTION_FACTOR_MAX
+  ) {
+    problems.push({ code: 'badReductionFactor' });
+  }
+  // Either rule compares the trials' values of the metric (apps/sweeps/stopping.py).
+  if ((earlyStop === 'median' || earlyStop === 'asha') && !sweep.metric) {
+    problems.push({ code: 'earlyStopNoMetric', rule: earlyStop });
+  }
 
   for (const field of SET_BY_SWEEP) {
     if (field in template) problems.push({ code: 'setBySweep', field });
@@ -273,9 +296,10 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       seed: sweep.seed,
       metric: sweep.metric,
       goal: sweep.goal ?? 'min',
-      earlyStop: earlyStop as 'none' | 'median',
+      earlyStop: earlyStop as EarlyStopRule,
       stopAfterStep: stopAfterStep as number,
       stopMinTrials: stopMinTrials as number,
+      reductionFactor: reductionFactor as number,
       pool: isInteger(template.pool) ? template.pool : undefined,
       image: template.image,
       acceleratorModel: template.accelerator_model,

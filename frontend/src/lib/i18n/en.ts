@@ -175,6 +175,8 @@ export const en = {
       'job #{{job}} ({{name}}) was cancelled, so this job, which starts after it, never will',
     earlyStopped:
       "stopped early at step {{step}}: {{metric}} {{value}} is worse than the median {{median}} of the sweep's other trials at that step",
+    earlyStoppedRung:
+      'stopped early at the rung at step {{step}}: {{metric}} {{value}} ranks {{rank}} of the {{count}} trials there, and only the best {{keep}} go on',
     placed: 'placed on {{nodes}} node(s), tier {{tier}}',
     objectsCreated: 'objects created',
     afterPreemption: 'after preemption',
@@ -583,6 +585,11 @@ export const en = {
       'Median rule after step {{step}}, judged against at least {{count}} other trial',
     earlyStopMedian_other:
       'Median rule after step {{step}}, judged against at least {{count}} other trials',
+    rungSeparator: ', ',
+    earlyStopAsha_one:
+      'Successive halving (ASHA): at steps {{rungs}} only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trial',
+    earlyStopAsha_other:
+      'Successive halving (ASHA): at steps {{rungs}} only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trials',
     trials: 'Trials',
     stopped: 'The sweep stopped: no more trials start.',
     cancel: 'Cancel sweep',
@@ -618,7 +625,7 @@ export const en = {
     upload: 'Upload a file',
     fromFile: 'Read from {{name}}',
     fileHint:
-      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, early_stop, stop_after_step, stop_min_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
+      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, early_stop, stop_after_step, stop_min_trials, reduction_factor, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
     notUtf8: '{{name}} is not UTF-8 text: save it as UTF-8.',
     readFailed: '{{name}} could not be read.',
     preview: 'Preview',
@@ -667,11 +674,14 @@ export const en = {
         'parameters.{{parameter}}: give a list of values, or one of values, uniform, log_uniform, int with its [low, high].',
       randomNoTrials: 'A random search needs sweep.trials: how many trials to draw.',
       badTrials: 'sweep.trials must be a whole number from 1.',
-      badEarlyStop: 'sweep.early_stop is {{value}}: use none or median.',
+      badEarlyStop: 'sweep.early_stop is {{value}}: use none, median or asha.',
       badStopAfterStep: 'sweep.stop_after_step must be a whole number from 0.',
       badStopMinTrials: 'sweep.stop_min_trials must be a whole number from 1.',
+      badReductionFactor: 'sweep.reduction_factor must be a whole number from 2 to 16.',
+      ashaNoFirstRung:
+        'early_stop: asha needs its first rung: set sweep.stop_after_step to a step from 1.',
       earlyStopNoMetric:
-        'early_stop: median compares the trials by their metric: name one in sweep.metric.',
+        'early_stop: {{rule}} compares the trials by their metric: name one in sweep.metric.',
       gridTrials: 'A grid runs every combination ({{size}}): leave sweep.trials out.',
       gridRange:
         'parameters.{{parameter}}: a grid takes lists of values, not ranges. Use method: random to draw from a range.',

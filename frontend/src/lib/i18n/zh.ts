@@ -171,6 +171,8 @@ export const zh: Messages = {
     afterCancelled: '作业 #{{job}}（{{name}}）已取消，在其之后开始的本作业将不会运行',
     earlyStopped:
       '在第 {{step}} 步提前停止：{{metric}} 为 {{value}}，差于该超参搜索中其他试验在同一步的中位数 {{median}}',
+    earlyStoppedRung:
+      '在第 {{step}} 步的检查点提前停止：{{metric}} 为 {{value}}，在该处的 {{count}} 个试验中排第 {{rank}}，只有最好的 {{keep}} 个继续',
     placed: '已放置到 {{nodes}} 个节点，拓扑层级：{{tier}}',
     objectsCreated: '已在集群中创建对象',
     afterPreemption: '被抢占后',
@@ -574,6 +576,11 @@ export const zh: Messages = {
     earlyStopOff: '未启用',
     earlyStopMedian_one: '中位数规则：自第 {{step}} 步起，与至少 {{count}} 个其他试验比较',
     earlyStopMedian_other: '中位数规则：自第 {{step}} 步起，与至少 {{count}} 个其他试验比较',
+    rungSeparator: '、',
+    earlyStopAsha_one:
+      '逐次减半（ASHA）：在第 {{rungs}} 步只有最好的 1/{{factor}} 的试验继续，与至少 {{count}} 个其他试验比较',
+    earlyStopAsha_other:
+      '逐次减半（ASHA）：在第 {{rungs}} 步只有最好的 1/{{factor}} 的试验继续，与至少 {{count}} 个其他试验比较',
     trials: '试验数',
     stopped: '该超参搜索已中止，不会再开始新的试验。',
     cancel: '取消超参搜索',
@@ -608,7 +615,7 @@ export const zh: Messages = {
     upload: '上传文件',
     fromFile: '读取自 {{name}}',
     fileHint:
-      '超参搜索自身的字段写在 “sweep:” 下（name、method、trials、seed、parallel、metric、goal、early_stop、stop_after_step、stop_min_trials、project、parameters）；与它并列的字段是作业模板。模板的命令、参数或环境变量值中的 {{placeholder}} 代表试验中参数 x 的取值。“pool” 可写名称、ID 或 集群/资源池。',
+      '超参搜索自身的字段写在 “sweep:” 下（name、method、trials、seed、parallel、metric、goal、early_stop、stop_after_step、stop_min_trials、reduction_factor、project、parameters）；与它并列的字段是作业模板。模板的命令、参数或环境变量值中的 {{placeholder}} 代表试验中参数 x 的取值。“pool” 可写名称、ID 或 集群/资源池。',
     notUtf8: '{{name}} 不是 UTF-8 文本：请另存为 UTF-8。',
     readFailed: '无法读取 {{name}}。',
     preview: '预览',
@@ -656,10 +663,13 @@ export const zh: Messages = {
         'parameters.{{parameter}}：请给出取值列表，或 values、uniform、log_uniform、int 之一及其 [下限, 上限]。',
       randomNoTrials: '随机搜索需要 sweep.trials：要抽取的试验数。',
       badTrials: 'sweep.trials 应为不小于 1 的整数。',
-      badEarlyStop: 'sweep.early_stop 为 {{value}}：请用 none 或 median。',
+      badEarlyStop: 'sweep.early_stop 为 {{value}}：请用 none、median 或 asha。',
       badStopAfterStep: 'sweep.stop_after_step 应为不小于 0 的整数。',
       badStopMinTrials: 'sweep.stop_min_trials 应为不小于 1 的整数。',
-      earlyStopNoMetric: 'early_stop: median 按指标比较试验：请在 sweep.metric 中指定指标。',
+      badReductionFactor: 'sweep.reduction_factor 应为 2 到 16 之间的整数。',
+      ashaNoFirstRung:
+        'early_stop: asha 需要第一个检查点：请把 sweep.stop_after_step 设为不小于 1 的步数。',
+      earlyStopNoMetric: 'early_stop: {{rule}} 按指标比较试验：请在 sweep.metric 中指定指标。',
       gridTrials: '网格搜索运行所有组合（{{size}} 个）：请去掉 sweep.trials。',
       gridRange:
         'parameters.{{parameter}}：网格搜索只接受取值列表，不接受范围。要从范围中抽取请用 method: random。',

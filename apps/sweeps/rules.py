@@ -1,0 +1,74 @@
+"""The early-stopping rules of a sweep as pure functions: no Django, no database.
+
+``apps/sweeps/stopping.py`` feeds them a sweep's metric series from the database and acts on
+what they say; ``bench/sweep_stopping.py`` feeds them simulated learning curves to measure
+what each rule saves. Both call this same code. The rules themselves are described in
+``stopping.py`` and docs/sweeps.md.
+"""
+
+from __future__ import annotations
+
+import operator
+import statistics
+from dataclasses import dataclass
+
+MEDIAN = "median"
+ASHA = "asha"
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # MEDIAN or ASHA
+    first_step: int  # stop_after_step: no judging before it; asha's first rung
+    min_trials: int  # stop_min_trials: the others that must be there to judge a trial
+    factor: int = 3  # reduction_factor (asha)
+    maximize: bool = False  # goal max
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a trial is stopped: the note's key and its numbers (the metric's name aside)."""
+
+    key: str
+    numbers: dict[str, float]
+
+
+def rung(step: int, first: int, factor: int) -> int | None:
+    """The highest rung at or below ``step``: ``first * factor**k``; None below the first."""
+    if first < 1 or step < first:
+        return None
+    at = first
+    while at * factor <= step:
+        at *= factor
+    return at
+
+
+def step_to_judge(rule: Rule, newest: int, judged: int | None) -> int | None:
+    """The step a trial whose newest report is at ``newest`` is judged at now, or None: the
+    median rule judges every new step from the first, successive halving each rung once."""
+    if rule.kind == ASHA:
+        at = rung(newest, rule.first_step, rule.factor)
+    else:
+        at = newest if newest >= rule.first_step else None
+    if at is None or (judged is not None and at <= judged):
+        return None
+    return at
+
+
+def verdict(rule: Rule, step: int, mine: float, theirs: list[float]) -> Stop | None:
+    """Whether a trial whose value read at ``step`` is ``mine`` stops, against the values the
+    others that reached ``step`` had there; None: it goes on."""
+    if len(theirs) < rule.min_trials:
+        return None  # too few others to judge it on
+    better = operator.gt if rule.maximize else operator.lt
+    if rule.kind == ASHA:
+        rank = 1 + sum(better(v, mine) for v in theirs)  # ties in its favour
+        keep = max(1, (len(theirs) + 1) // rule.factor)
+        if rank <= keep:
+            return None
+        numbers = {"step": step, "value": mine, "rank": rank, "count": len(theirs) + 1}
+        return Stop("earlyStoppedRung", {**numbers, "keep": keep})
+    median = statistics.median(theirs)
+    if not better(median, mine):
+        return None
+    return Stop("earlyStopped", {"step": step, "value": mine, "median": median})
