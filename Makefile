@@ -74,7 +74,7 @@ bench-sched: $(VENV_STAMP) ## trace-driven simulator: policies side by side, cha
 	$(PY) bench/sched_sim.py --compiled llm --jobs 20000 --load 0.95 --policies ours,volcano,best-fit,fifo-spread
 
 bench-sweeps: $(VENV_STAMP) ## a sweep's early-stopping rules on simulated learning curves: GPU-hours saved, best trial kept
-	$(PY) bench/sweep_stopping.py
+	$(PY) bench/sweep_bench.py
 
 bench-governance: $(VENV_STAMP) ## idle-GPU reclamation on the openb trace (issue 11), tables to stdout
 	$(PY) bench/governance_sim.py

@@ -11,6 +11,7 @@ from django.utils import timezone
 class SweepMethod(models.TextChoices):
     GRID = "grid", "grid"
     RANDOM = "random", "random"
+    TPE = "tpe", "tpe"
 
 
 class SweepGoal(models.TextChoices):
@@ -76,6 +77,11 @@ class Sweep(models.Model):
     stop_min_trials = models.PositiveSmallIntegerField(
         default=3, help_text="Other trials that must have reached the step to judge a trial."
     )
+    startup_trials = models.PositiveSmallIntegerField(
+        default=10,
+        help_text="tpe: the first trials are drawn at random; each later one is chosen when it "
+        "starts, from the results so far (apps/sweeps/adaptive.py).",
+    )
     state = models.CharField(max_length=10, choices=SweepState.choices, default=SweepState.RUNNING)
     note = models.CharField(max_length=500, blank=True, help_text="Why a stopped sweep stopped.")
     created_at = models.DateTimeField(default=timezone.now)
@@ -92,7 +98,9 @@ class Sweep(models.Model):
 class Trial(models.Model):
     sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="trials")
     index = models.PositiveSmallIntegerField(help_text="1, 2, ...: the order trials start in.")
-    params = models.JSONField(help_text="This trial's value of each parameter.")
+    params = models.JSONField(
+        help_text="This trial's value of each parameter; empty for a tpe trial until it starts."
+    )
     job = models.OneToOneField(
         "jobs.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="trial"
     )

@@ -1,7 +1,7 @@
 """The early-stopping rules of a sweep as pure functions: no Django, no database.
 
 ``apps/sweeps/stopping.py`` feeds them a sweep's metric series from the database and acts on
-what they say; ``bench/sweep_stopping.py`` feeds them simulated learning curves to measure
+what they say; ``bench/sweep_bench.py`` feeds them simulated learning curves to measure
 what each rule saves. Both call this same code. The rules themselves are described in
 ``stopping.py`` and docs/sweeps.md.
 """

@@ -1,7 +1,9 @@
 """Submitting, advancing and cancelling sweeps.
 
-A sweep's trials are all drawn when it is submitted (so the seed alone says what they are),
-but a trial becomes a job only when there is room for it under ``parallel``: the first ones
+A grid's or a random sweep's trials are all drawn when it is submitted (so the seed alone says
+what they are); a tpe sweep draws its first ``startup_trials`` so, and chooses each later one
+when it starts, from the results so far (``choose``). A trial becomes a job only when there is
+room for it under ``parallel``: the first ones
 at once, the rest by ``advance``, which the scheduling loop calls once per cycle before its
 snapshot. A job made later meets the same checks as one submitted by hand, with its owner's
 role at that time; if it is refused (the pool shrank, the owner left the tenant) the sweep
@@ -25,8 +27,8 @@ from apps.audit.models import AuditAction
 from apps.jobs import services as jobs
 from apps.jobs.api.serializers import JobSerializer
 from apps.jobs.models import Job, JobKind, JobState
-from apps.sweeps import stopping
-from apps.sweeps.models import ENDED, Sweep, SweepState, Trial
+from apps.sweeps import adaptive, selectors, space, stopping
+from apps.sweeps.models import ENDED, Sweep, SweepGoal, SweepState, Trial
 from apps.sweeps.space import Value, fill
 from apps.tenancy.models import Role, Tenant
 from apps.tenancy.selectors import role_in
@@ -113,6 +115,30 @@ def _active(sweep: Sweep) -> int:
     return sweep.trials.filter(job__isnull=False).exclude(job__state__in=JOB_ENDED).count()
 
 
+def choose(sweep: Sweep, index: int) -> dict[str, Value]:
+    """The values of trial ``index`` of a tpe sweep, from the trials before it: those that
+    succeeded (their newest value of the metric), those stopped early (their newest value,
+    at the step it was read), and those queued or running (values, no result yet); failed and
+    cancelled trials are left out."""
+    results = []
+    for o in selectors.outcomes(sweep):
+        job = o.trial.job
+        if job is None or not o.trial.params:
+            continue
+        if job.state == JobState.SUCCEEDED and o.value is not None:
+            results.append(adaptive.Result(o.trial.params, adaptive.COMPLETE, o.value))
+        elif o.trial.stopped_step is not None and o.value is not None:
+            results.append(adaptive.Result(o.trial.params, adaptive.PRUNED, o.value, o.step or 0))
+        elif job.state not in JOB_ENDED:
+            results.append(adaptive.Result(o.trial.params, adaptive.RUNNING))
+    return adaptive.suggest(
+        space.parse_space(sweep.parameters),
+        results,
+        maximize=sweep.goal == SweepGoal.MAX,
+        seed=(sweep.seed * 1009 + index) % 2**31,
+    )
+
+
 def fill_slots(sweep: Sweep, now: datetime, actor: User | None = None) -> list[Job]:
     """Launch the next trials while fewer than ``parallel`` are queued or running; finish the
     sweep when every trial has run. The caller holds the sweep's row lock."""
@@ -122,6 +148,9 @@ def fill_slots(sweep: Sweep, now: datetime, actor: User | None = None) -> list[J
     room = sweep.parallel - _active(sweep)
     waiting = list(sweep.trials.filter(job__isnull=True, launched_at__isnull=True)[: max(room, 0)])
     for trial in waiting:
+        if not trial.params:  # a tpe trial past the startup: chosen now, from the results
+            trial.params = choose(sweep, trial.index)
+            trial.save(update_fields=["params"])
         job = _launch(sweep, trial, now, actor)
         if job is None:
             return made

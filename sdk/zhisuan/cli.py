@@ -749,13 +749,16 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
           f"at most {s['parallel']} at a time, seed {s['seed']}", file=out)  # fmt: skip
     if s["metric"]:
         print(f"Ranked by: {s['metric']} ({goal} first)", file=out)
+    if s["method"] == "tpe":
+        print(f"Adaptive: the first {s['startup_trials']} trials at random, each later one chosen "
+              "by TPE from the results when it starts", file=out)  # fmt: skip
     if s.get("early_stop") == "median":
         print(f"Early stopping: median rule from step {s['stop_after_step']}, judged against "
               f"at least {s['stop_min_trials']} other trials", file=out)  # fmt: skip
     elif s.get("early_stop") == "asha":
         first, factor = s["stop_after_step"], s["reduction_factor"]
         rungs = ", ".join(str(first * factor**k) for k in range(3))
-        print(f"Early stopping: successive halving (ASHA), at steps {rungs}, ... only the best "
+        print(f"Early stopping: successive halving (ASHA), at steps {rungs}, ..., only the best "
               f"1/{factor} go on, judged against at least {s['stop_min_trials']} other trials",
               file=out)  # fmt: skip
     if s.get("note"):

@@ -53,8 +53,8 @@ def test_halving_keeps_the_best_nth_of_the_trials_at_the_rung() -> None:
 
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "sweep_stopping.py"
-    spec = importlib.util.spec_from_file_location("sweep_stopping", path)
+    path = Path(__file__).resolve().parents[2] / "bench" / "sweep_bench.py"
+    spec = importlib.util.spec_from_file_location("sweep_bench", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up

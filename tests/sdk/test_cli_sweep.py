@@ -81,9 +81,16 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
     assert lines[5].split()[:6] == ["2", "1", "0.0001", "adam", str(jobs[0].pk), "stopped@40"]
     Sweep.objects.filter(pk=sweep.pk).update(early_stop="asha", stop_after_step=500)
     assert zs("sweep", "show", str(sweep.pk))[1].splitlines()[2] == (
-        "Early stopping: successive halving (ASHA), at steps 500, 1500, 4500, ... only the best "
+        "Early stopping: successive halving (ASHA), at steps 500, 1500, 4500, ..., only the best "
         "1/3 go on, judged against at least 3 other trials"
     )
+    # An adaptive sweep says so; a trial not chosen yet has no values.
+    Sweep.objects.filter(pk=sweep.pk).update(method="tpe", startup_trials=2, early_stop="none")
+    Trial.objects.filter(sweep=sweep, index=3).update(params={})
+    lines = zs("sweep", "show", str(sweep.pk))[1].splitlines()
+    assert lines[2] == ("Adaptive: the first 2 trials at random, each later one chosen by TPE "
+                        "from the results when it starts")  # fmt: skip
+    assert lines[-1].split() == ["-", "3", "-", "-", "-", "waiting", "-", "-"]
 
     code, out = zs("sweep", "cancel", str(sweep.pk))
     assert (code, out.strip()) == (0, f"Sweep {sweep.pk} (lr-search): cancelled; 1 trial will "

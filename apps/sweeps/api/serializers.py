@@ -107,13 +107,14 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         fields = [
             "id", "name", "project", "owner", "method", "parameters", "trials", "seed",
             "parallel", "metric", "goal", "early_stop", "stop_after_step", "stop_min_trials",
-            "reduction_factor", "template", "state", "note", "counts", "best", "created_at",
-            "finished_at",
+            "reduction_factor", "startup_trials", "template", "state", "note", "counts", "best",
+            "created_at", "finished_at",
         ]  # fmt: skip
         read_only_fields = ["state", "note", "created_at", "finished_at"]
         extra_kwargs = {
             "stop_min_trials": {"min_value": 1, "max_value": space.MAX_TRIALS},
             "reduction_factor": {"min_value": 2, "max_value": MAX_REDUCTION_FACTOR},
+            "startup_trials": {"min_value": 1, "max_value": space.MAX_TRIALS},
         }
 
     @extend_schema_field(SweepCountsSerializer)
@@ -153,6 +154,8 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
             if key in template
         }
         errors.update(space.unknown_placeholders(template, {p.name for p in params}))
+        if attrs["method"] == SweepMethod.TPE:
+            _check_adaptive(attrs)
         rule = attrs.get("early_stop", EarlyStop.NONE)
         if rule != EarlyStop.NONE and not attrs.get("metric"):
             raise serializers.ValidationError(
@@ -192,11 +195,35 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         drawn = validated_data.pop("drawn")
         validated_data.pop("trials", None)
         sweep = Sweep.objects.create(**validated_data)
+        adaptive = sweep.method == SweepMethod.TPE
         Trial.objects.bulk_create(
-            Trial(sweep=sweep, index=index, params=values)
+            # A tpe trial past the startup is chosen when it starts (services.choose); its
+            # random draw above only served to check the template.
+            Trial(
+                sweep=sweep,
+                index=index,
+                params={} if adaptive and index > sweep.startup_trials else values,
+            )
             for index, values in enumerate(drawn, start=1)
         )
         return sweep
+
+
+def _check_adaptive(attrs: dict[str, Any]) -> None:
+    """A tpe sweep models its results: it needs a metric, and trials after the startup."""
+    errors: dict[str, list[str]] = {}
+    if not attrs.get("metric"):
+        errors["metric"] = [_("An adaptive search chooses trials by a metric: name one.")]
+    startup = attrs.get("startup_trials", Sweep._meta.get_field("startup_trials").default)
+    if attrs.get("trials") is not None and attrs["trials"] <= startup:
+        errors["trials"] = [
+            _(
+                "The first {startup} trials (startup_trials) are drawn at random; ask for more "
+                "trials than that, or lower startup_trials."
+            ).format(startup=startup)
+        ]
+    if errors:
+        raise serializers.ValidationError(errors)
 
 
 class SweepDetailSerializer(SweepSerializer):

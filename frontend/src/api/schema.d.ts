@@ -2855,9 +2855,10 @@ export interface components {
         /**
          * @description * `grid` - grid
          *     * `random` - random
+         *     * `tpe` - tpe
          * @enum {string}
          */
-        MethodEnum: "grid" | "random";
+        MethodEnum: "grid" | "random" | "tpe";
         /** @description Schema only (validation is ``parse_points``): a batch of metric points. */
         MetricBatchRequest: {
             points: components["schemas"]["PointRequest"][];
@@ -4166,6 +4167,8 @@ export interface components {
             reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
+            /** @description tpe: the first trials are drawn at random; each later one is chosen when it starts, from the results so far (apps/sweeps/adaptive.py). */
+            startup_trials?: number;
             readonly state: components["schemas"]["SweepStateEnum"];
             /**
              * Format: int64
@@ -4232,6 +4235,8 @@ export interface components {
             reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
+            /** @description tpe: the first trials are drawn at random; each later one is chosen when it starts, from the results so far (apps/sweeps/adaptive.py). */
+            startup_trials?: number;
             readonly state: components["schemas"]["SweepStateEnum"];
             /**
              * Format: int64
@@ -4273,6 +4278,8 @@ export interface components {
             reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
             seed?: number;
+            /** @description tpe: the first trials are drawn at random; each later one is chosen when it starts, from the results so far (apps/sweeps/adaptive.py). */
+            startup_trials?: number;
             /**
              * Format: int64
              * @description No trial is stopped early before it reports this step; for asha, the first rung.

@@ -233,6 +233,16 @@ describe('submit a sweep', () => {
     ]);
   });
 
+  it('previews an adaptive search by its random startup', async () => {
+    stubFetch(routes());
+    renderApp('/sweeps/new');
+    await paste(FILE.replace('  method: random\n', '  method: tpe\n  startup_trials: 5\n'));
+    expect((await screen.findByTestId('sweep-trial-count')).textContent).toBe(
+      '12 trials · the first 5 at random, then each chosen from the results',
+    );
+    expect(screen.getByTestId('sweep-overview').textContent).toContain('Adaptive (TPE)');
+  });
+
   it('shows successive halving by its first rungs, and sends it', async () => {
     const { requests } = stubFetch(
       routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 9 }) } }),
@@ -245,7 +255,7 @@ describe('submit a sweep', () => {
       ),
     );
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
-      'Successive halving (ASHA): at steps 100, 200, 400, … only the best 1/2 of the trials go on, judged against at least 3 other trials',
+      'Successive halving (ASHA): at steps 100, 200, 400, …, only the best 1/2 of the trials go on, judged against at least 3 other trials',
     );
     await user.click(submitButton());
     await screen.findByText('Submitted sweep lr-search.');

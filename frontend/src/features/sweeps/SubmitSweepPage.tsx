@@ -221,7 +221,11 @@ function SweepOverview({ summary }: { summary: SweepSummary }) {
       <Descriptions.Item label={t('sweeps.trials')}>
         <span data-testid="sweep-trial-count">
           {t('sweepSubmit.trialCount', { count: summary.trials })} ·{' '}
-          {summary.method === 'grid' ? t('sweepSubmit.gridTrials') : t('sweepSubmit.randomTrials')}
+          {summary.method === 'grid'
+            ? t('sweepSubmit.gridTrials')
+            : summary.method === 'tpe'
+              ? t('sweepSubmit.tpeTrials', { count: summary.startupTrials })
+              : t('sweepSubmit.randomTrials')}
         </span>
       </Descriptions.Item>
       <Descriptions.Item label={t('sweeps.parallel')}>

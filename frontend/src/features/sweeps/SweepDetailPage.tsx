@@ -26,6 +26,7 @@ import { useCancelSweep, useSweep } from './api';
 import { COMPARE_MOST, compareRunIds, COUNT_ORDER, earlyStopText, totalOf } from './sweepData';
 import {
   DEFAULT_REDUCTION_FACTOR,
+  DEFAULT_STARTUP_TRIALS,
   DEFAULT_STOP_AFTER_STEP,
   DEFAULT_STOP_MIN_TRIALS,
 } from './sweepFile';
@@ -167,7 +168,13 @@ function SweepSummary({ sweep }: { sweep: SweepDetail }) {
           <SweepStateTag state={sweep.state} />
         </Descriptions.Item>
         <Descriptions.Item label={t('sweeps.method')}>
-          {t(`sweeps.methods.${sweep.method}`)}
+          <span data-testid="sweep-method">
+            {sweep.method === 'tpe'
+              ? t('sweeps.tpeMethod', {
+                  count: sweep.startup_trials ?? DEFAULT_STARTUP_TRIALS,
+                })
+              : t(`sweeps.methods.${sweep.method}`)}
+          </span>
         </Descriptions.Item>
         <Descriptions.Item label={t('sweeps.trials')}>{totalOf(sweep.counts)}</Descriptions.Item>
         <Descriptions.Item label={t('sweeps.seed')}>{sweep.seed ?? '—'}</Descriptions.Item>

@@ -241,6 +241,25 @@ describe('sweep page', () => {
     expect(screen.getByTestId('sweep-count-stopped_early').textContent).toBe('提前停止0');
   });
 
+  it('says an adaptive sweep chooses its later trials, which show no values until they start', async () => {
+    // Trials 5 and 6 come after the startup: chosen when they start.
+    const results = RESULTS.map((r) => (r.index > 4 ? { ...r, params: {} } : r));
+    stubFetch(routes(BOB, makeSweepDetail({ method: 'tpe', startup_trials: 4 }, results)));
+    const { unmount } = renderApp('/sweeps/5');
+    await screen.findByTestId('sweep-results');
+    expect(screen.getByTestId('sweep-method').textContent).toBe(
+      'Adaptive (TPE): the first 4 trials at random, then each chosen from the results when it starts',
+    );
+    const rows = rowTexts('sweep-results');
+    expect(rows.find((row) => row[1] === '#6')?.slice(2, 4)).toEqual(['—', '—']);
+    unmount();
+    await setLanguage('zh');
+    renderApp('/sweeps/5');
+    expect((await screen.findByTestId('sweep-method')).textContent).toBe(
+      '自适应（TPE）：前 4 个试验随机抽取，之后每个在开始时根据已有结果选择',
+    );
+  });
+
   it('says how successive halving stops trials, in English and Chinese', async () => {
     const detail = makeSweepDetail({
       early_stop: 'asha',
@@ -251,7 +270,7 @@ describe('sweep page', () => {
     stubFetch(routes(BOB, detail));
     const { unmount } = renderApp('/sweeps/5');
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
-      'Successive halving (ASHA): at steps 500, 1500, 4500, … only the best 1/3 of the trials go on, judged against at least 1 other trial',
+      'Successive halving (ASHA): at steps 500, 1500, 4500, …, only the best 1/3 of the trials go on, judged against at least 1 other trial',
     );
     unmount();
     await setLanguage('zh');

@@ -39,6 +39,7 @@ export function makeSweep(overrides: Partial<Sweep> = {}): Sweep {
     stop_after_step: 0,
     stop_min_trials: 3,
     reduction_factor: 3,
+    startup_trials: 10,
     template: {
       pool: 1,
       image: 'registry.example.com/ml/pytorch:2.5-cuda12',

@@ -211,12 +211,14 @@ sweep:
     expect(ok(random('  trials: 2\n')).summary).toMatchObject({ method: 'random', trials: 2 });
   });
 
+  /** A random sweep of 4 trials with `extra` sweep fields, ranked by loss unless told. */
+  const sweep = (extra: string, metric = '  metric: loss\n') =>
+    readSweepFile(
+      `image: x\nsweep:\n  name: s\n  trials: 4\n${metric}${extra}  parameters: {lr: [1, 2]}\n`,
+      POOLS,
+    );
+
   it('sends early stopping as written, and says what is wrong with it', () => {
-    const sweep = (extra: string, metric = '  metric: loss\n') =>
-      readSweepFile(
-        `image: x\nsweep:\n  name: s\n  trials: 4\n${metric}${extra}  parameters: {lr: [1, 2]}\n`,
-        POOLS,
-      );
     const file = ok(sweep('  early_stop: median\n  stop_after_step: 200\n  stop_min_trials: 2\n'));
     expect(file.body).toMatchObject({
       early_stop: 'median',
@@ -250,12 +252,26 @@ sweep:
     ]);
   });
 
-  it('reads successive halving: its first rung and its reduction factor', () => {
-    const sweep = (extra: string, metric = '  metric: loss\n') =>
+  it('reads an adaptive (tpe) search: its trials, its random startup and its metric', () => {
+    const tpe = (extra: string, metric = '  metric: loss\n') =>
       readSweepFile(
-        `image: x\nsweep:\n  name: s\n  trials: 9\n${metric}${extra}  parameters: {lr: [1, 2]}\n`,
+        `image: x\nsweep:\n  name: s\n  method: tpe\n${metric}${extra}  parameters: {lr: [1, 2]}\n`,
         POOLS,
       );
+    const file = ok(tpe('  trials: 20\n  startup_trials: 5\n'));
+    expect(file.body).toMatchObject({ method: 'tpe', trials: 20, startup_trials: 5 });
+    expect(file.summary).toMatchObject({ method: 'tpe', trials: 20, startupTrials: 5 });
+    expect(ok(tpe('  trials: 11\n')).summary.startupTrials).toBe(10);
+
+    expect(problems(tpe(''))).toEqual([{ code: 'randomNoTrials' }]);
+    expect(problems(tpe('  trials: 10\n'))).toEqual([{ code: 'tpeTrials', size: 10 }]);
+    expect(problems(tpe('  trials: 12\n', ''))).toEqual([{ code: 'tpeNoMetric' }]);
+    expect(problems(tpe('  trials: 12\n  startup_trials: 0\n'))).toEqual([
+      { code: 'badStartupTrials' },
+    ]);
+  });
+
+  it('reads successive halving: its first rung and its reduction factor', () => {
     const file = ok(sweep('  early_stop: asha\n  stop_after_step: 100\n  reduction_factor: 4\n'));
     expect(file.body).toMatchObject({
       early_stop: 'asha',

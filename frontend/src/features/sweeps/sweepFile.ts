@@ -38,6 +38,7 @@ export const SWEEP_FIELDS = [
   'stop_after_step',
   'stop_min_trials',
   'reduction_factor',
+  'startup_trials',
   'project',
   'parameters',
 ] as const;
@@ -52,6 +53,12 @@ export const DEFAULT_PARALLEL = 4;
 export const DEFAULT_STOP_AFTER_STEP = 0;
 export const DEFAULT_STOP_MIN_TRIALS = 3;
 export const DEFAULT_REDUCTION_FACTOR = 3;
+/** The API's default of `startup_trials`: a tpe sweep's first trials, drawn at random. */
+export const DEFAULT_STARTUP_TRIALS = 10;
+
+/** The search methods the API knows (apps/sweeps/models.py SweepMethod). */
+export type SweepMethod = 'grid' | 'random' | 'tpe';
+const METHODS: readonly string[] = ['grid', 'random', 'tpe'];
 /** The API's bounds of `reduction_factor` (apps/sweeps/api/serializers.py). */
 const REDUCTION_FACTOR_MIN = 2;
 const REDUCTION_FACTOR_MAX = 16;
@@ -86,6 +93,9 @@ export type SweepProblem =
   | { code: 'badStopAfterStep' }
   | { code: 'badStopMinTrials' }
   | { code: 'badReductionFactor' }
+  | { code: 'badStartupTrials' }
+  | { code: 'tpeNoMetric' }
+  | { code: 'tpeTrials'; size: number }
   | { code: 'ashaNoFirstRung' }
   | { code: 'earlyStopNoMetric'; rule: string }
   | { code: 'setBySweep'; field: string }
@@ -103,7 +113,7 @@ export interface ParameterSummary {
 /** What the preview shows of the sweep and its template. */
 export interface SweepSummary {
   name: string;
-  method: 'grid' | 'random';
+  method: SweepMethod;
   /** How many trials it runs: a grid's every combination, or a random search's `trials`. */
   trials: number;
   parameters: ParameterSummary[];
@@ -115,6 +125,8 @@ export interface SweepSummary {
   stopAfterStep: number;
   stopMinTrials: number;
   reductionFactor: number;
+  /** A tpe sweep's first trials, drawn at random before the sampler models the results. */
+  startupTrials: number;
   /** The template's pool id; undefined where it gives none. */
   pool: number | undefined;
   image: unknown;
@@ -213,7 +225,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
   }
   const { name, method = 'random', trials, parameters } = sweep;
   if (typeof name !== 'string' || name === '') problems.push({ code: 'noName' });
-  if (method !== 'grid' && method !== 'random') {
+  if (typeof method !== 'string' || !METHODS.includes(method)) {
     problems.push({ code: 'badMethod', method: JSON.stringify(method) });
   }
 
@@ -230,10 +242,19 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
   }
 
   let count = 0;
-  if (method === 'random') {
+  const { startup_trials: startupTrials = DEFAULT_STARTUP_TRIALS } = sweep;
+  if (!isCount(startupTrials)) problems.push({ code: 'badStartupTrials' });
+  if (method === 'random' || method === 'tpe') {
     if (trials === undefined || trials === null) problems.push({ code: 'randomNoTrials' });
     else if (!isCount(trials)) problems.push({ code: 'badTrials' });
     else count = trials;
+  }
+  if (method === 'tpe') {
+    // It models the results by the metric, after its random startup (apps/sweeps/api).
+    if (!sweep.metric) problems.push({ code: 'tpeNoMetric' });
+    if (count && isCount(startupTrials) && count <= startupTrials) {
+      problems.push({ code: 'tpeTrials', size: startupTrials });
+    }
   } else if (method === 'grid' && params !== null) {
     const ranges = params.filter((p) => p.kind !== 'values');
     for (const p of ranges) problems.push({ code: 'gridRange', parameter: p.name });
@@ -289,7 +310,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
     body: { ...sweep, name, parameters: parameters as Mapping, template },
     summary: {
       name,
-      method: method as 'grid' | 'random',
+      method: method as SweepMethod,
       trials: count,
       parameters: params,
       parallel: sweep.parallel ?? DEFAULT_PARALLEL,
@@ -300,6 +321,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       stopAfterStep: stopAfterStep as number,
       stopMinTrials: stopMinTrials as number,
       reductionFactor: reductionFactor as number,
+      startupTrials: startupTrials as number,
       pool: isInteger(template.pool) ? template.pool : undefined,
       image: template.image,
       acceleratorModel: template.accelerator_model,

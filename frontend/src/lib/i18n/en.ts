@@ -540,7 +540,11 @@ export const en = {
     submit: 'Submit a sweep',
     name: 'Name',
     method: 'Method',
-    methods: { grid: 'Grid', random: 'Random' },
+    methods: { grid: 'Grid', random: 'Random', tpe: 'Adaptive (TPE)' },
+    tpeMethod_one:
+      'Adaptive (TPE): the first trial at random, then each chosen from the results when it starts',
+    tpeMethod_other:
+      'Adaptive (TPE): the first {{count}} trials at random, then each chosen from the results when it starts',
     stateLabel: 'State',
     anyState: 'Any state',
     state: { running: 'Running', finished: 'Finished', cancelled: 'Cancelled', stopped: 'Stopped' },
@@ -587,9 +591,9 @@ export const en = {
       'Median rule after step {{step}}, judged against at least {{count}} other trials',
     rungSeparator: ', ',
     earlyStopAsha_one:
-      'Successive halving (ASHA): at steps {{rungs}} only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trial',
+      'Successive halving (ASHA): at steps {{rungs}}, only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trial',
     earlyStopAsha_other:
-      'Successive halving (ASHA): at steps {{rungs}} only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trials',
+      'Successive halving (ASHA): at steps {{rungs}}, only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trials',
     trials: 'Trials',
     stopped: 'The sweep stopped: no more trials start.',
     cancel: 'Cancel sweep',
@@ -625,7 +629,7 @@ export const en = {
     upload: 'Upload a file',
     fromFile: 'Read from {{name}}',
     fileHint:
-      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, early_stop, stop_after_step, stop_min_trials, reduction_factor, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
+      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, early_stop, stop_after_step, stop_min_trials, reduction_factor, startup_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
     notUtf8: '{{name}} is not UTF-8 text: save it as UTF-8.',
     readFailed: '{{name}} could not be read.',
     preview: 'Preview',
@@ -635,6 +639,8 @@ export const en = {
     trialCount_other: '{{count}} trials',
     gridTrials: 'every combination of the values',
     randomTrials: 'drawn at random',
+    tpeTrials_one: 'the first at random, then each chosen from the results',
+    tpeTrials_other: 'the first {{count}} at random, then each chosen from the results',
     seedChosen: 'chosen by the server',
     parameters: 'Parameters',
     parameter: 'Parameter',
@@ -667,13 +673,17 @@ export const en = {
       unknownField:
         "sweep.{{field}} is not a field of a sweep. Job fields go beside 'sweep:', not in it.",
       noName: "sweep.name is missing. Quote a name YAML reads as a number ('007').",
-      badMethod: 'sweep.method is {{method}}: use grid or random.',
+      badMethod: 'sweep.method is {{method}}: use grid, random or tpe.',
       noParameters:
         'sweep.parameters is missing or empty: give each parameter a list of values or a range.',
       badParameter:
         'parameters.{{parameter}}: give a list of values, or one of values, uniform, log_uniform, int with its [low, high].',
       randomNoTrials: 'A random search needs sweep.trials: how many trials to draw.',
       badTrials: 'sweep.trials must be a whole number from 1.',
+      badStartupTrials: 'sweep.startup_trials must be a whole number from 1.',
+      tpeNoMetric: 'method: tpe chooses trials by their metric: name one in sweep.metric.',
+      tpeTrials:
+        'The first {{size}} trials (sweep.startup_trials) are drawn at random: ask for more trials than that, or lower startup_trials.',
       badEarlyStop: 'sweep.early_stop is {{value}}: use none, median or asha.',
       badStopAfterStep: 'sweep.stop_after_step must be a whole number from 0.',
       badStopMinTrials: 'sweep.stop_min_trials must be a whole number from 1.',

@@ -1,9 +1,9 @@
-"""What a sweep's early stopping saves, and what it costs, on simulated learning curves.
+"""What a sweep's early stopping and its search method give, on simulated learning curves.
 
 Run from the repository root (``make bench-sweeps``):
 
-    .venv/bin/python bench/sweep_stopping.py                       # Markdown tables to stdout
-    .venv/bin/python bench/sweep_stopping.py --seeds 42-51 --trials 32 --parallel 4
+    .venv/bin/python bench/sweep_bench.py                       # Markdown tables to stdout
+    .venv/bin/python bench/sweep_bench.py --seeds 42-51 --trials 32 --parallel 4
 
 Each seed draws a random search over ``lr`` (log-uniform, 1e-5 to 1e-2) with the product's
 sampler (``apps.sweeps.space``); every trial's loss curve is the simulated cluster's
@@ -21,31 +21,43 @@ value) is the trial that would have ended lowest had every trial run to the end,
 regret: that true best's final loss subtracted from the final loss the chosen best would have
 reached. For scale, two smaller sweeps without stopping (the first quarter and third of the
 same draws) spend about as little the other way: fewer trials, each run to the end.
+
+Then the search methods: the same random sweep against ``tpe``, whose first ``--startup``
+trials are the same random draws and each later one is chosen when it starts by the
+product's sampler (``apps.sweeps.adaptive``) from the trials that have ended and those
+running; each without early stopping and with halving. Per method: GPU-hours, the chosen
+trial's final loss had it run to the end, how far its lr is from 3e-4 in decades, and in how
+many seeds it was the lowest of the four.
 """
 
 from __future__ import annotations
 
 import argparse
 import bisect
+import math
 import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from apps.clusters.backends.simcurves import STEPS_PER_S, training_point  # noqa: E402
 from apps.sweeps import space  # noqa: E402
+from apps.sweeps.adaptive import COMPLETE, PRUNED, RUNNING, Result, suggest  # noqa: E402
 from apps.sweeps.rules import ASHA, MEDIAN, Rule, step_to_judge, verdict  # noqa: E402
 
 DEVICES = 8
+LR = space.Parameter("lr", kind="log_uniform", low=1e-5, high=1e-2)
+BEST_LR = 3e-4  # where the simulated curves settle lowest
 
 
 @dataclass
 class Trial:
     index: int
-    lr: float
+    lr: float | None  # None: a tpe trial, chosen when it starts
     steps: list[int] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
     judged: int | None = None
@@ -63,22 +75,41 @@ class Outcome:
     hours: float
     stopped: int
     chosen: int  # the index of the sweep's best trial
+    chosen_final: float  # that trial's final loss had it run to the end
+    chosen_lr: float
 
 
 def loss(seed: int, trial: Trial, step: int) -> float:
     return training_point(seed * 1000 + trial.index, DEVICES, step, trial.lr)["loss"]
 
 
+def choose(seed: int, index: int, ended: list[Trial], running: list[Trial]) -> float:
+    """A tpe trial's lr, from the trials that have ended and those running, as
+    ``services.choose`` does."""
+    # Every trial that has started has its lr: it was chosen then, if not before.
+    results = [
+        Result({"lr": cast(float, t.lr)}, PRUNED if t.stopped else COMPLETE, t.values[-1],
+               t.steps[-1])
+        for t in ended
+    ] + [Result({"lr": cast(float, t.lr)}, RUNNING) for t in running]  # fmt: skip
+    chosen = suggest([LR], results, maximize=False, seed=(seed * 1009 + index) % 2**31)
+    return float(chosen["lr"])
+
+
 def run(
-    seed: int, lrs: list[float], rule: Rule | None, steps: int, every: int, parallel: int
+    seed: int, lrs: list[float | None], rule: Rule | None, steps: int, every: int, parallel: int
 ) -> Outcome:
-    """One sweep of ``lrs`` under ``rule`` (None: no early stopping)."""
+    """One sweep of ``lrs`` under ``rule`` (None: no early stopping); a None lr is chosen by
+    TPE when its trial starts."""
     trials = [Trial(i, lr) for i, lr in enumerate(lrs)]
     waiting, running, ended = list(trials), list[Trial](), list[Trial]()
     ticks = used = 0
     while waiting or running:
         while waiting and len(running) < parallel:  # the next trial takes a free slot
-            running.append(waiting.pop(0))
+            trial = waiting.pop(0)
+            if trial.lr is None:
+                trial.lr = choose(seed, trial.index, ended, running)
+            running.append(trial)
         ticks += 1
         for trial in running:
             step = (trial.steps[-1] if trial.steps else 0) + every
@@ -108,13 +139,35 @@ def run(
                     ended.append(trial)
     chosen = min(ended, key=lambda t: (t.values[-1], t.index))
     seconds = ticks * every / STEPS_PER_S
+    assert chosen.lr is not None
     return Outcome(used * DEVICES / STEPS_PER_S / 3600, seconds / 3600,
-                   sum(t.stopped for t in ended), chosen.index)  # fmt: skip
+                   sum(t.stopped for t in ended), chosen.index, loss(seed, chosen, steps),
+                   chosen.lr)  # fmt: skip
 
 
 def seeds_of(text: str) -> list[int]:
     low, _, high = text.partition("-")
     return list(range(int(low), int(high or low) + 1))
+
+
+HALVING = Rule(ASHA, 250, 3, factor=2)
+
+
+def methods_of(
+    seed: int, lrs: list[float | None], args: argparse.Namespace, table: dict[str, list[Outcome]]
+) -> None:
+    """Random search against tpe (its first ``--startup`` trials the same random draws), each
+    without early stopping and with halving; one sweep of each for this seed."""
+    adaptive = lrs[: args.startup] + [None] * (len(lrs) - args.startup)
+    for name, chosen, rule in (
+        ("random", lrs, None),
+        (f"tpe, the first {args.startup} at random", adaptive, None),
+        ("random, asha 250 x2", lrs, HALVING),
+        (f"tpe, the first {args.startup} at random, asha 250 x2", adaptive, HALVING),
+    ):
+        table.setdefault(name, []).append(
+            run(seed, chosen, rule, args.steps, args.every, args.parallel)
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--steps", type=int, default=4000, help="a trial's length if not stopped")
     parser.add_argument("--every", type=int, default=50, help="steps between metric reports")
+    parser.add_argument("--startup", type=int, default=10, help="tpe's random trials first")
     args = parser.parse_args(argv)
     # name -> (rule, trials run): the rules, and smaller sweeps without stopping of about
     # the same GPU-hours, the other way to spend less.
@@ -139,11 +193,14 @@ def main(argv: list[str] | None = None) -> int:
             None,
             args.trials // share,
         )
-    lr = space.Parameter("lr", kind="log_uniform", low=1e-5, high=1e-2)
     table: dict[str, list[tuple[Outcome, float, bool]]] = {name: [] for name in policies}
+    methods: dict[str, list[Outcome]] = {}
     for seed in seeds_of(args.seeds):
-        lrs = [float(t["lr"]) for t in space.trials([lr], "random", args.trials, seed)]
+        lrs: list[float | None] = [
+            float(t["lr"]) for t in space.trials([LR], "random", args.trials, seed)
+        ]
         full = [loss(seed, Trial(i, x), args.steps) for i, x in enumerate(lrs)]
+        methods_of(seed, lrs, args, methods)
         best = min(range(len(lrs)), key=lambda i: (full[i], i))  # of all the trials drawn
         for name, (rule, count) in policies.items():
             out = run(seed, lrs[:count], rule, args.steps, args.every, args.parallel)
@@ -163,6 +220,22 @@ def main(argv: list[str] | None = None) -> int:
         regret = statistics.mean(r for _, r, _ in rows)
         print(f"| {name} | {gpu:.1f} | {gpu / base:.0%} | {hours:.2f} ({hours / base_hours:.0%}) "
               f"| {stopped:.1f} | {found}/{n} | {regret:.3f} |")  # fmt: skip
+    print(f"\nRandom search against tpe, the same {args.trials} trials' budget; the chosen "
+          "trial's final loss had it run to the end, and how far its lr is from the curves' "
+          "best (3e-4)\n")  # fmt: skip
+    print(
+        "| method | GPU-hours | best loss found | its lr, decades from 3e-4 | lowest of the four |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for name, outs in methods.items():
+        gpu = statistics.mean(o.gpu_hours for o in outs)
+        final = statistics.mean(o.chosen_final for o in outs)
+        away = statistics.mean(abs(math.log10(o.chosen_lr / BEST_LR)) for o in outs)
+        wins = sum(
+            o.chosen_final <= min(other[i].chosen_final for other in methods.values())
+            for i, o in enumerate(outs)
+        )
+        print(f"| {name} | {gpu:.1f} | {final:.3f} | {away:.2f} | {wins}/{n} |")
     return 0
 
 
