@@ -3,11 +3,11 @@
 A grid's or a random sweep's trials are all drawn when it is submitted (so the seed alone says
 what they are); a tpe sweep draws its first ``startup_trials`` so, and chooses each later one
 when it starts, from the results so far (``choose``). A trial becomes a job only when there is
-room for it under ``parallel``: the first ones
-at once, the rest by ``advance``, which the scheduling loop calls once per cycle before its
-snapshot. A job made later meets the same checks as one submitted by hand, with its owner's
-role at that time; if it is refused (the pool shrank, the owner left the tenant) the sweep
-stops and says why, and its running trials finish.
+room for it under ``parallel``: the first ones at once, the rest by ``advance``, which the
+scheduling loop calls once per cycle before its snapshot. A job made later meets the same
+checks as one submitted by hand, with its owner's role at that time; if it is refused (the
+pool shrank, the owner left the tenant) the sweep stops and says why, and its running trials
+finish.
 """
 
 from __future__ import annotations

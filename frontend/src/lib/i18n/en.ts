@@ -623,7 +623,7 @@ export const en = {
   sweepSubmit: {
     title: 'Submit a sweep',
     subtitle:
-      'One training job run many times with different hyperparameters, from the file `zs submit -f` takes. All its trials are drawn at once, and at most `parallel` of them run at a time.',
+      "One training job run many times with different hyperparameters, from the file `zs submit -f` takes. A grid's or random search's trials are drawn at once, a tpe search chooses its later trials from the results, and at most `parallel` of them run at a time.",
     fileTitle: 'Sweep file',
     fileLabel: 'Sweep file (YAML or JSON)',
     upload: 'Upload a file',

@@ -611,7 +611,7 @@ export const zh: Messages = {
   sweepSubmit: {
     title: '提交超参搜索',
     subtitle:
-      '同一个训练作业以不同的超参数运行多次，文件与 `zs submit -f` 所用的相同。所有试验在提交时一次抽取，同时运行的最多 `parallel` 个。',
+      '同一个训练作业以不同的超参数运行多次，文件与 `zs submit -f` 所用的相同。网格和随机搜索的试验在提交时一次抽取，tpe 搜索根据已有结果选择之后的试验，同时运行的最多 `parallel` 个。',
     fileTitle: '搜索文件',
     fileLabel: '搜索文件（YAML 或 JSON）',
     upload: '上传文件',
