@@ -68,6 +68,11 @@ def suggest(
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = {p.name: _distribution(p) for p in params}
+    states = {
+        COMPLETE: TrialState.COMPLETE,
+        PRUNED: TrialState.PRUNED,
+        RUNNING: TrialState.RUNNING,
+    }
     study = optuna.create_study(
         direction="maximize" if maximize else "minimize",
         # Startup is the sweep's own (its first trials are drawn as a random sweep's), so the
@@ -80,21 +85,14 @@ def suggest(
         if not usable or set(result.params) != set(space):
             continue  # a trial of an older space, or a value the model cannot use
         values = {p.name: _inside(p, result.params[p.name]) for p in params}
-        if result.state == COMPLETE:
-            study.add_trial(create_trial(params=values, distributions=space, value=result.value))
-        elif result.state == PRUNED:
-            pruned = {result.step: result.value}
-            study.add_trial(
-                create_trial(
-                    params=values,
-                    distributions=space,
-                    state=TrialState.PRUNED,
-                    intermediate_values=pruned,
-                )
+        study.add_trial(
+            create_trial(
+                params=values,
+                distributions=space,
+                state=states[result.state],
+                value=result.value if result.state == COMPLETE else None,
+                intermediate_values={result.step: result.value} if result.state == PRUNED else None,
             )
-        else:
-            study.add_trial(
-                create_trial(params=values, distributions=space, state=TrialState.RUNNING)
-            )
+        )
     chosen = study.ask(space).params
     return {p.name: _inside(p, chosen[p.name]) for p in params}

@@ -87,8 +87,6 @@ def check(sweep: Sweep, now: datetime) -> int:
             for job_id, (key_id, reached, _) in series.items()
             if job_id != job.pk and reached is not None and reached >= at
         ]
-        if len(others) < rule.min_trials:
-            continue
         mine = [value] if at == newest else _values_at([key], at)
         if not mine:
             continue  # its first value came after the rung: nothing to rank there
