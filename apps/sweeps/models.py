@@ -19,6 +19,11 @@ class SweepGoal(models.TextChoices):
     MAX = "max", "max"
 
 
+class RankBy(models.TextChoices):
+    LAST = "last", "last"
+    BEST = "best", "best"
+
+
 class EarlyStop(models.TextChoices):
     NONE = "none", "none"
     MEDIAN = "median", "median"
@@ -55,6 +60,13 @@ class Sweep(models.Model):
     )
     metric = models.CharField(max_length=100, blank=True)
     goal = models.CharField(max_length=3, choices=SweepGoal.choices, default=SweepGoal.MIN)
+    rank_by = models.CharField(
+        max_length=4,
+        choices=RankBy.choices,
+        default=RankBy.LAST,
+        help_text="Which of a trial's values of the metric ranks it: last, its newest; best, "
+        "its best over all its steps (lowest for min, highest for max).",
+    )
     seed = models.BigIntegerField()
     early_stop = models.CharField(
         max_length=8,

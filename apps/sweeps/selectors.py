@@ -1,47 +1,77 @@
-"""What a sweep's trials found: each trial's job and the newest value of the sweep's metric."""
+"""What a sweep's trials found: each trial's job and its value of the sweep's metric, the
+newest (``rank_by: last``) or the best over its steps (``rank_by: best``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apps.runs.models import MetricKey, Run
-from apps.sweeps.models import Sweep, SweepGoal, Trial
+from apps.runs.models import ROLLUP_SHIFTS, MetricKey, MetricRollup, Run
+from apps.sweeps.models import RankBy, Sweep, SweepGoal, Trial
 
 
 @dataclass(frozen=True)
 class Outcome:
     trial: Trial
     run: int | None
-    value: float | None
-    step: int | None
+    value: float | None  # the value that ranks it (by the sweep's rank_by)
+    step: int | None  # the step of that value
     rank: int | None
+    last_value: float | None = None  # its newest value, whatever rank_by says
+    last_step: int | None = None
+
+
+def best_values(key_ids: list[int], *, maximize: bool) -> dict[int, tuple[float, int]]:
+    """``{key: (best value, its step)}`` of each series, read from the coarsest rollup level:
+    every point is in one of its buckets (a few rows per series, however long). Ties go to
+    the earliest step."""
+    rows = MetricRollup.objects.filter(key_id__in=key_ids, level=ROLLUP_SHIFTS[-1]).values_list(
+        "key_id", "vmin", "smin", "vmax", "smax"
+    )
+    found: dict[int, tuple[float, int]] = {}
+    for key, vmin, smin, vmax, smax in rows:
+        value, step = (vmax, smax) if maximize else (vmin, smin)
+        held = found.get(key)
+        better = held is None or (value > held[0] if maximize else value < held[0])
+        if better or (held is not None and value == held[0] and step < held[1]):
+            found[key] = (value, step)
+    return found
 
 
 def outcomes(sweep: Sweep) -> list[Outcome]:
-    """Every trial in order, with its run and the metric's newest value (none before the job
+    """Every trial in order, with its run and its value of the metric (none before the job
     reports it); ``rank`` 1 is the best value for the sweep's goal."""
     trials = list(sweep.trials.select_related("job").order_by("index"))
     job_ids = [t.job_id for t in trials if t.job_id is not None]
     runs = dict(Run.objects.filter(job_id__in=job_ids).values_list("job_id", "pk"))
-    found: dict[int, tuple[float | None, int | None]] = {}
+    maximize = sweep.goal == SweepGoal.MAX
+    last: dict[int, tuple[float | None, int | None]] = {}
+    ranked: dict[int, tuple[float | None, int | None]] = {}
     if sweep.metric and job_ids:
-        rows = MetricKey.objects.filter(run__job_id__in=job_ids, name=sweep.metric).values_list(
-            "run__job_id", "last_value", "last_step"
+        rows = list(
+            MetricKey.objects.filter(run__job_id__in=job_ids, name=sweep.metric).values_list(
+                "run__job_id", "pk", "last_value", "last_step"
+            )
         )
-        found = {job_id: (value, step) for job_id, value, step in rows}
+        last = {job_id: (value, step) for job_id, _key, value, step in rows}
+        ranked = last
+        if sweep.rank_by == RankBy.BEST:
+            best = best_values([key for _job, key, _v, _s in rows], maximize=maximize)
+            ranked = {job_id: best.get(key, (None, None)) for job_id, key, _v, _s in rows}
     scored = sorted(
         (value, t.index)
         for t in trials
-        if t.job_id is not None and (value := found.get(t.job_id, (None, None))[0]) is not None
+        if t.job_id is not None and (value := ranked.get(t.job_id, (None, None))[0]) is not None
     )
-    if sweep.goal == SweepGoal.MAX:
+    if maximize:
         scored.sort(key=lambda vi: (-vi[0], vi[1]))
     rank = {index: n for n, (_, index) in enumerate(scored, start=1)}
     out = []
     for t in trials:
-        value, step = found.get(t.job_id, (None, None)) if t.job_id is not None else (None, None)
+        none: tuple[float | None, int | None] = (None, None)
+        value, step = ranked.get(t.job_id, none) if t.job_id is not None else none
+        newest, newest_step = last.get(t.job_id, none) if t.job_id is not None else none
         run = runs.get(t.job_id) if t.job_id is not None else None
-        out.append(Outcome(t, run, value, step, rank.get(t.index)))
+        out.append(Outcome(t, run, value, step, rank.get(t.index), newest, newest_step))
     return out
 
 

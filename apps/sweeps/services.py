@@ -117,9 +117,9 @@ def _active(sweep: Sweep) -> int:
 
 def choose(sweep: Sweep, index: int) -> dict[str, Value]:
     """The values of trial ``index`` of a tpe sweep, from the trials before it: those that
-    succeeded (their newest value of the metric), those stopped early (their newest value,
-    at the step it was read), and those queued or running (values, no result yet); failed and
-    cancelled trials are left out."""
+    succeeded (the value that ranks them, by the sweep's ``rank_by``), those stopped early
+    (their newest value, at its step), and those queued or running (values, no result yet);
+    failed and cancelled trials are left out."""
     results = []
     for o in selectors.outcomes(sweep):
         job = o.trial.job
@@ -127,8 +127,11 @@ def choose(sweep: Sweep, index: int) -> dict[str, Value]:
             continue
         if job.state == JobState.SUCCEEDED and o.value is not None:
             results.append(adaptive.Result(o.trial.params, adaptive.COMPLETE, o.value))
-        elif o.trial.stopped_step is not None and o.value is not None:
-            results.append(adaptive.Result(o.trial.params, adaptive.PRUNED, o.value, o.step or 0))
+        elif o.trial.stopped_step is not None and o.last_value is not None:
+            pruned = adaptive.Result(
+                o.trial.params, adaptive.PRUNED, o.last_value, o.last_step or 0
+            )
+            results.append(pruned)
         elif job.state not in JOB_ENDED:
             results.append(adaptive.Result(o.trial.params, adaptive.RUNNING))
     return adaptive.suggest(

@@ -740,15 +740,18 @@ def cmd_sweep_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
-    """A sweep and its trials, best first (by the newest value of its metric); trials without
-    a value follow in order. The best is marked '*'."""
+    """A sweep and its trials, best first (by the newest value of its metric, or by the best
+    over its steps with rank_by best); trials without a value follow in order. The best is
+    marked '*'."""
     client = _client(args)
     s = client.get(client.tenant_path(f"sweeps/{args.id}/"))
     goal = {"min": "lowest", "max": "highest"}.get(s["goal"], s["goal"])
     print(f"Sweep {s['id']} ({s['name']}): {s['state']}, {s['method']}, {s['trials']} trials, "
           f"at most {s['parallel']} at a time, seed {s['seed']}", file=out)  # fmt: skip
+    by_best = s.get("rank_by") == "best"
     if s["metric"]:
-        print(f"Ranked by: {s['metric']} ({goal} first)", file=out)
+        which = ", each trial's best over its steps" if by_best else ""
+        print(f"Ranked by: {s['metric']}{which} ({goal} first)", file=out)
     if s["method"] == "tpe":
         print(f"Adaptive: the first {s['startup_trials']} trials at random, each later one chosen "
               "by TPE from the results when it starts", file=out)  # fmt: skip
@@ -769,11 +772,13 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
         (f"{r['rank'] or '-'}{'*' if r['rank'] == 1 else ''}", r["index"],
          *(_value(r["params"].get(n)) for n in names),
          r["job"]["id"] if r["job"] else "-", _trial_state(r),
-         _value(r["value"]), _value(r["step"]))
+         _value(r["value"]), _value(r["step"]),
+         *([_value(r.get("last_value"))] if by_best else []))
         for r in ranked
     ]  # fmt: skip
     headers = ["RANK", "TRIAL", *(n.upper() for n in names), "JOB", "STATE",
-               (s["metric"] or "value").upper(), "STEP"]  # fmt: skip
+               (s["metric"] or "value").upper(), "STEP",
+               *(["NEWEST"] if by_best else [])]  # fmt: skip
     _table(rows, headers, out)
     return 0
 

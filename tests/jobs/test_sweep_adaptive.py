@@ -4,12 +4,13 @@ the results when it starts (apps/sweeps/adaptive.py, through Optuna's TPE sample
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
 from apps.jobs.models import Job, JobState
 from apps.runs.services import ensure_run_for_job, ingest_metrics
-from apps.sweeps import services
+from apps.sweeps import adaptive, services
 from apps.sweeps.adaptive import COMPLETE, PRUNED, RUNNING, Result, suggest
 from apps.sweeps.models import Trial
 from apps.sweeps.space import Parameter, parse_space
@@ -99,6 +100,40 @@ def test_a_tpe_sweep_chooses_its_later_trials_when_they_start(
     running = [*results, Result(third.params, RUNNING)]
     assert fourth.params == suggest(space, running, maximize=False, seed=(3 * 1009 + 4) % 2**31)
     assert fourth.params != suggest(space, results, maximize=False, seed=(3 * 1009 + 4) % 2**31)
+
+
+@pytest.mark.django_db
+def test_the_sampler_learns_the_ranking_value_of_a_finished_trial_and_the_newest_of_a_stopped(
+    world: World, cluster: Cluster, client_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told: list[list[Result]] = []
+
+    def heard(params: list[Parameter], results: list[Result], **kw: Any) -> dict[str, Any]:
+        told.append(results)  # what the sampler was told; it still chooses
+        return suggest(params, results, **kw)
+
+    monkeypatch.setattr(adaptive, "suggest", heard)
+    client = client_for(world.user("a", Role.MEMBER))
+    body = _sweep(
+        cluster, method="tpe", trials=3, startup_trials=2, seed=5, rank_by="best",
+        parameters={"lr": {"log_uniform": [1e-5, 1e-2]}, "opt": ["adam"]},
+    )  # fmt: skip
+    made = client.post(URL, body, format="json").json()
+    done, stopped = Job.objects.filter(trial__sweep_id=made["id"]).order_by("trial__index")
+    ingest_metrics(run=ensure_run_for_job(done), points=[("loss", 100, 1.0), ("loss", 200, 2.0)])
+    ingest_metrics(run=ensure_run_for_job(stopped), points=[("loss", 100, 0.8), ("loss", 200, 1.9)])
+    Job.objects.filter(pk=done.pk).update(state=JobState.SUCCEEDED)
+    Job.objects.filter(pk=stopped.pk).update(state=JobState.CANCELLED)
+    Trial.objects.filter(job=stopped).update(stopped_step=200)
+    assert services.advance() == 1
+    first, second, third = Trial.objects.filter(sweep_id=made["id"]).order_by("index")
+    # The finished trial by its best value (rank_by best); the stopped one by its value where
+    # it was stopped, as the pruning sampler expects of an intermediate value.
+    results = [Result(first.params, COMPLETE, 1.0), Result(second.params, PRUNED, 1.9, 200)]
+    assert told == [results]
+    seed = (5 * 1009 + 3) % 2**31
+    assert third.params == suggest(parse_space(body["parameters"]), results, maximize=False,
+                                   seed=seed)  # fmt: skip
 
 
 @pytest.mark.django_db

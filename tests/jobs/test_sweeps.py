@@ -122,6 +122,43 @@ def test_a_grid_sweep_runs_its_trials_two_at_a_time_and_ranks_them(
     assert [(s["id"], s["best"]["index"]) for s in listed] == [(made["id"], 3)]
 
 
+def test_rank_by_best_ranks_each_trial_by_its_best_value_over_its_steps(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    made = client.post(URL, _sweep(cluster, parallel=3, rank_by="best"), format="json").json()
+    assert made["rank_by"] == "best"
+    tick(cluster)
+    tick(cluster, 10)
+    curves = (
+        [(10, 3.0), (20, 1.0), (30, 2.5)],  # best 1.0 at 20, newest 2.5
+        [(10, 2.0), (20, 1.8), (30, 1.6), (300_000, 1.7)],  # best in the first top-level bucket
+        [(10, 1.2), (20, 1.2), (30, 2.0)],  # a tie: the earlier step
+    )
+    for job, curve in zip(_jobs(made["id"]), curves, strict=True):
+        run = Run.objects.get(job=job)
+        ingest_metrics(run=run, points=[("loss", step, v) for step, v in curve])
+
+    def seen() -> list[tuple[Any, ...]]:
+        rows = client.get(f"{URL}{made['id']}/").json()["outcomes"]
+        return [(r["value"], r["step"], r["rank"], r["last_value"], r["last_step"]) for r in rows]
+
+    assert seen() == [
+        (1.0, 20, 1, 2.5, 30), (1.6, 30, 3, 1.7, 300_000), (1.2, 10, 2, 2.0, 30),
+    ]  # fmt: skip
+    Sweep.objects.filter(pk=made["id"]).update(goal="max")
+    assert seen() == [
+        (3.0, 10, 1, 2.5, 30), (2.0, 10, 2, 1.7, 300_000), (2.0, 30, 3, 2.0, 30),
+    ]  # fmt: skip
+    Sweep.objects.filter(pk=made["id"]).update(goal="min", rank_by="last")
+    assert seen() == [
+        (2.5, 30, 3, 2.5, 30), (1.7, 300_000, 1, 1.7, 300_000), (2.0, 30, 2, 2.0, 30),
+    ]  # fmt: skip
+    assert client.post(URL, _sweep(cluster, name="x", rank_by="mean"), format="json").json()[
+        "errors"
+    ] == {"rank_by": ['"mean" is not a valid choice.']}
+
+
 def test_a_random_sweep_draws_the_same_trials_from_the_same_seed(
     world: World, cluster: Cluster, client_for
 ) -> None:

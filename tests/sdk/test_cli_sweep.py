@@ -70,15 +70,25 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
         ["-", "3", "0.001", "adam", "-", "waiting", "-", "-"],
     ]
 
+    # Ranked by each trial's best value: the line says so, and the newest value is shown too.
+    ingest_metrics(run=ensure_run_for_job(jobs[0]), points=[("loss", 60, 3.0)])
+    ingest_metrics(run=ensure_run_for_job(jobs[1]), points=[("loss", 70, 2.0)])
+    Sweep.objects.filter(pk=sweep.pk).update(rank_by="best")
+    lines = zs("sweep", "show", str(sweep.pk))[1].splitlines()
+    assert lines[1] == "Ranked by: loss, each trial's best over its steps (lowest first)"
+    assert lines[2].split()[-3:] == ["LOSS", "STEP", "NEWEST"]
+    assert [line.split()[-3:] for line in lines[3:5]] == [["1.25", "50", "2"], ["2.5", "40", "3"]]
+    Sweep.objects.filter(pk=sweep.pk).update(rank_by="last")
+
     # A trial the median rule stopped says so, and the rule is named above the table.
     Sweep.objects.filter(pk=sweep.pk).update(early_stop="median", stop_after_step=20)
     Job.objects.filter(pk=jobs[0].pk).update(state=JobState.CANCELLED)
-    Trial.objects.filter(job=jobs[0]).update(stopped_step=40)
+    Trial.objects.filter(job=jobs[0]).update(stopped_step=60)
     lines = zs("sweep", "show", str(sweep.pk))[1].splitlines()
     assert lines[2] == (
         "Early stopping: median rule from step 20, judged against at least 3 other trials"
     )
-    assert lines[5].split()[:6] == ["2", "1", "0.0001", "adam", str(jobs[0].pk), "stopped@40"]
+    assert lines[5].split()[:6] == ["2", "1", "0.0001", "adam", str(jobs[0].pk), "stopped@60"]
     Sweep.objects.filter(pk=sweep.pk).update(early_stop="asha", stop_after_step=500)
     assert zs("sweep", "show", str(sweep.pk))[1].splitlines()[2] == (
         "Early stopping: successive halving (ASHA), at steps 500, 1500, 4500, ..., only the best "

@@ -42,9 +42,15 @@ class TrialOutcomeSerializer(serializers.Serializer[selectors.Outcome]):
     job = AfterJobSerializer(source="trial.job", allow_null=True, help_text="Null until it starts.")
     run = serializers.IntegerField(allow_null=True, help_text="The job's training run.")
     value = serializers.FloatField(
-        allow_null=True, help_text="The newest value of the sweep's metric the run reported."
+        allow_null=True,
+        help_text="The value of the sweep's metric that ranks the trial: the newest the run "
+        "reported (rank_by last) or the best over its steps (rank_by best).",
     )
     step = serializers.IntegerField(allow_null=True, help_text="The step of that value.")
+    last_value = serializers.FloatField(
+        allow_null=True, help_text="The newest value the run reported, whatever rank_by says."
+    )
+    last_step = serializers.IntegerField(allow_null=True, help_text="The step of that value.")
     rank = serializers.IntegerField(
         allow_null=True, help_text="1 for the best value for the sweep's goal; null without one."
     )
@@ -99,16 +105,16 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
     owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
     counts = serializers.SerializerMethodField()
     best = serializers.SerializerMethodField(
-        help_text="The best trial so far by the sweep's metric and goal; null without one."
+        help_text="The best trial so far by the sweep's metric, goal and rank_by; null without one."
     )
 
     class Meta:
         model = Sweep
         fields = [
             "id", "name", "project", "owner", "method", "parameters", "trials", "seed",
-            "parallel", "metric", "goal", "early_stop", "stop_after_step", "stop_min_trials",
-            "reduction_factor", "startup_trials", "template", "state", "note", "counts", "best",
-            "created_at", "finished_at",
+            "parallel", "metric", "goal", "rank_by", "early_stop", "stop_after_step",
+            "stop_min_trials", "reduction_factor", "startup_trials", "template", "state", "note",
+            "counts", "best", "created_at", "finished_at",
         ]  # fmt: skip
         read_only_fields = ["state", "note", "created_at", "finished_at"]
         extra_kwargs = {

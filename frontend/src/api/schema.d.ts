@@ -3911,6 +3911,12 @@ export interface components {
             weight?: number;
         };
         /**
+         * @description * `last` - last
+         *     * `best` - best
+         * @enum {string}
+         */
+        RankByEnum: "last" | "best";
+        /**
          * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
          *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
          *     ran something else; the caller must learn the field is refused. Declared read-only fields
@@ -4132,7 +4138,7 @@ export interface components {
         StatusEnum: "ok" | "warn" | "fail" | "absent";
         /** @description Submit (POST) and read sweeps. */
         Sweep: {
-            /** @description The best trial so far by the sweep's metric and goal; null without one. */
+            /** @description The best trial so far by the sweep's metric, goal and rank_by; null without one. */
             readonly best: components["schemas"]["TrialOutcome"] | null;
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
@@ -4163,6 +4169,13 @@ export interface components {
                 [key: string]: unknown;
             };
             project?: number | null;
+            /**
+             * @description Which of a trial's values of the metric ranks it: last, its newest; best, its best over all its steps (lowest for min, highest for max).
+             *
+             *     * `last` - last
+             *     * `best` - best
+             */
+            rank_by?: components["schemas"]["RankByEnum"];
             /** @description asha: rungs at stop_after_step times its powers, and the best 1/it of the trials at a rung go on. */
             reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
@@ -4198,7 +4211,7 @@ export interface components {
         };
         /** @description Submit (POST) and read sweeps. */
         SweepDetail: {
-            /** @description The best trial so far by the sweep's metric and goal; null without one. */
+            /** @description The best trial so far by the sweep's metric, goal and rank_by; null without one. */
             readonly best: components["schemas"]["TrialOutcome"] | null;
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
@@ -4231,6 +4244,13 @@ export interface components {
                 [key: string]: unknown;
             };
             project?: number | null;
+            /**
+             * @description Which of a trial's values of the metric ranks it: last, its newest; best, its best over all its steps (lowest for min, highest for max).
+             *
+             *     * `last` - last
+             *     * `best` - best
+             */
+            rank_by?: components["schemas"]["RankByEnum"];
             /** @description asha: rungs at stop_after_step times its powers, and the best 1/it of the trials at a rung go on. */
             reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
@@ -4274,6 +4294,13 @@ export interface components {
                 [key: string]: unknown;
             };
             project?: number | null;
+            /**
+             * @description Which of a trial's values of the metric ranks it: last, its newest; best, its best over all its steps (lowest for min, highest for max).
+             *
+             *     * `last` - last
+             *     * `best` - best
+             */
+            rank_by?: components["schemas"]["RankByEnum"];
             /** @description asha: rungs at stop_after_step times its powers, and the best 1/it of the trials at a rung go on. */
             reduction_factor?: number;
             /** @description Seeds the random draws (one is chosen when left out); the same seed draws the same trials. */
@@ -4481,6 +4508,13 @@ export interface components {
             index: number;
             /** @description Null until it starts. */
             job: components["schemas"]["AfterJob"] | null;
+            /** @description The step of that value. */
+            last_step: number | null;
+            /**
+             * Format: double
+             * @description The newest value the run reported, whatever rank_by says.
+             */
+            last_value: number | null;
             /** @description This trial's values. */
             params: {
                 [key: string]: unknown;
@@ -4495,7 +4529,7 @@ export interface components {
             stopped_step: number | null;
             /**
              * Format: double
-             * @description The newest value of the sweep's metric the run reported.
+             * @description The value of the sweep's metric that ranks the trial: the newest the run reported (rank_by last) or the best over its steps (rank_by best).
              */
             value: number | null;
         };

@@ -87,7 +87,9 @@ describe('submit a sweep', () => {
       '12 trials · drawn at random',
     );
     const overview = screen.getByTestId('sweep-overview');
-    expect(within(overview).getByText('loss, lower is better')).toBeTruthy();
+    expect(within(overview).getByTestId('sweep-metric').textContent).toBe(
+      'loss, lower is better · each trial by its newest value',
+    );
     expect(within(overview).getByText('up to 4 trials')).toBeTruthy();
     expect(screen.getByTestId('sweep-early-stop').textContent).toBe('Off');
     expect(rowTexts('sweep-parameters')).toEqual([
@@ -126,21 +128,28 @@ describe('submit a sweep', () => {
     );
   });
 
-  it('shows the early stopping, and sends it', async () => {
+  it('shows the early stopping and the ranking, and sends them', async () => {
     const { requests } = stubFetch(
       routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 9 }) } }),
     );
     renderApp('/sweeps/new');
     const user = await paste(
-      FILE.replace('  goal: min\n', '  goal: min\n  early_stop: median\n  stop_after_step: 200\n'),
+      FILE.replace(
+        '  goal: min\n',
+        '  goal: min\n  rank_by: best\n  early_stop: median\n  stop_after_step: 200\n',
+      ),
     );
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
       'Median rule after step 200, judged against at least 3 other trials',
+    );
+    expect(screen.getByTestId('sweep-metric').textContent).toBe(
+      'loss, lower is better · each trial by its best value over its steps',
     );
     await user.click(submitButton());
     await screen.findByText('Submitted sweep lr-search.');
     expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
       ...BODY,
+      rank_by: 'best',
       early_stop: 'median',
       stop_after_step: 200,
     });

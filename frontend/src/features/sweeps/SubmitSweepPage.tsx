@@ -12,7 +12,7 @@ import { usePools } from '../jobs/api';
 import { devicesLabel } from '../jobs/helpers';
 import { poolRef, readText } from '../jobs/pipelineFile';
 import { useSubmitSweep } from './api';
-import { earlyStopText, valueText } from './sweepData';
+import { earlyStopText, metricText, valueText } from './sweepData';
 import {
   readSweepFile,
   sweepErrors,
@@ -211,7 +211,6 @@ export function SubmitSweepPage({ tenant }: { tenant: string }) {
 function SweepOverview({ summary }: { summary: SweepSummary }) {
   const { t } = useTranslation();
   const metric = typeof summary.metric === 'string' ? summary.metric : '';
-  const goal = summary.goal === 'max' ? 'max' : 'min';
   return (
     <Descriptions column={{ xs: 1, md: 2 }} size="small" data-testid="sweep-overview">
       <Descriptions.Item label={t('sweeps.name')}>{summary.name}</Descriptions.Item>
@@ -234,7 +233,9 @@ function SweepOverview({ summary }: { summary: SweepSummary }) {
           : valueText(summary.parallel)}
       </Descriptions.Item>
       <Descriptions.Item label={t('sweeps.metric')}>
-        {metric === '' ? t('sweeps.noMetric') : t(`sweeps.goal.${goal}`, { metric })}
+        <span data-testid="sweep-metric">
+          {metricText(t, metric, summary.goal, summary.rankBy)}
+        </span>
       </Descriptions.Item>
       <Descriptions.Item label={t('sweeps.seed')}>
         {summary.seed === undefined ? t('sweepSubmit.seedChosen') : valueText(summary.seed)}

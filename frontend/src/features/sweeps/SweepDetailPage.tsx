@@ -23,7 +23,14 @@ import { formatDateTime } from '../../lib/format';
 import { currentLanguage } from '../../lib/i18n';
 import { useTenant } from '../tenancy/useTenant';
 import { useCancelSweep, useSweep } from './api';
-import { COMPARE_MOST, compareRunIds, COUNT_ORDER, earlyStopText, totalOf } from './sweepData';
+import {
+  COMPARE_MOST,
+  compareRunIds,
+  COUNT_ORDER,
+  earlyStopText,
+  metricText,
+  totalOf,
+} from './sweepData';
 import {
   DEFAULT_REDUCTION_FACTOR,
   DEFAULT_STARTUP_TRIALS,
@@ -182,9 +189,7 @@ function SweepSummary({ sweep }: { sweep: SweepDetail }) {
           {t('sweeps.parallelValue', { count: sweep.parallel })}
         </Descriptions.Item>
         <Descriptions.Item label={t('sweeps.metric')}>
-          {metric === ''
-            ? t('sweeps.noMetric')
-            : t(`sweeps.goal.${sweep.goal ?? 'min'}`, { metric })}
+          <span data-testid="sweep-metric">{metricText(t, metric, sweep.goal, sweep.rank_by)}</span>
         </Descriptions.Item>
         <Descriptions.Item label={t('sweeps.earlyStop')}>
           <span data-testid="sweep-early-stop">

@@ -19,6 +19,7 @@ export function SweepResults({ sweep }: { sweep: SweepDetail }) {
   const { t } = useTranslation();
   const { token } = theme.useToken();
   const metric = sweep.metric ?? '';
+  const byBest = sweep.rank_by === 'best';
   const names = useMemo(() => parameterNames(sweep), [sweep]);
   const rows = useMemo(() => byRank(sweep.outcomes), [sweep.outcomes]);
   const chart = useMemo(() => (metric === '' ? null : chartOf(sweep, metric)), [sweep, metric]);
@@ -66,7 +67,8 @@ export function SweepResults({ sweep }: { sweep: SweepDetail }) {
         ),
     },
     {
-      title: metric === '' ? t('sweeps.value') : metric,
+      title:
+        metric === '' ? t('sweeps.value') : byBest ? t('sweeps.valueBest', { metric }) : metric,
       dataIndex: 'value',
       render: (value: number | null) => valueText(value),
     },
@@ -75,6 +77,16 @@ export function SweepResults({ sweep }: { sweep: SweepDetail }) {
       dataIndex: 'step',
       render: (step: number | null) => step ?? '—',
     },
+    // Ranked by the best value, the newest is shown too: a trial may have got worse since.
+    ...(byBest
+      ? [
+          {
+            title: t('sweeps.newest'),
+            key: 'newest',
+            render: (_: unknown, row: SweepResult) => valueText(row.last_value),
+          },
+        ]
+      : []),
   ];
 
   return (

@@ -164,7 +164,9 @@ describe('sweep page', () => {
     );
 
     const summary = screen.getByTestId('sweep-summary');
-    expect(within(summary).getByText('loss, lower is better')).toBeTruthy();
+    expect(screen.getByTestId('sweep-metric').textContent).toBe(
+      'loss, lower is better · each trial by its newest value',
+    );
     expect(within(summary).getByText('up to 2 trials')).toBeTruthy();
     expect(screen.getByTestId('sweep-count-waiting').textContent).toContain('2');
     expect(screen.getByTestId('sweep-early-stop').textContent).toBe('Off');
@@ -179,6 +181,36 @@ describe('sweep page', () => {
     expect(screen.getByTestId('sweep-compare').getAttribute('href')).toBe(
       '/experiments?runs=73,72,71',
     );
+  });
+
+  it('ranked by the best value over the steps, says so and shows the newest beside it', async () => {
+    // Trial 2's best loss (0.25 at step 400) beats trial 3's; its newest (0.52) does not.
+    const results = RESULTS.map((r) =>
+      r.index === 2
+        ? { ...r, value: 0.25, step: 400, rank: 1 }
+        : r.index === 3
+          ? { ...r, rank: 2 }
+          : r,
+    );
+    stubFetch(routes(BOB, makeSweepDetail({ rank_by: 'best' }, results)));
+    const { unmount } = renderApp('/sweeps/5');
+    await screen.findByTestId('sweep-results');
+    expect(screen.getByTestId('sweep-metric').textContent).toBe(
+      'loss, lower is better · each trial by its best value over its steps',
+    );
+    const rows = rowTexts('sweep-results');
+    expect(rows[0]).toEqual(['Rank', 'Trial', 'lr', 'opt', 'Job', 'loss (best)', 'Step', 'Newest']);
+    expect(rows.slice(1, 3)).toEqual([
+      ['1Best', '#2', '2e-5', 'lion', 'lr-search-2 Succeeded', '0.25', '400', '0.52'],
+      ['2', '#3', '1e-4', 'adam', 'lr-search-3 Running', '0.31', '600', '0.31'],
+    ]);
+    unmount();
+    await setLanguage('zh');
+    renderApp('/sweeps/5');
+    expect((await screen.findByTestId('sweep-metric')).textContent).toBe(
+      'loss，越小越好 · 按每个试验在各步中的最佳值排名',
+    );
+    expect(rowTexts('sweep-results')[0]?.slice(-3)).toEqual(['loss（最佳）', '步数', '最新值']);
   });
 
   it('says how it stops trials early, and which it stopped', async () => {

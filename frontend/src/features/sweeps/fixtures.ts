@@ -16,6 +16,8 @@ export function makeResult(
     value: null,
     step: null,
     rank: null,
+    last_value: more.value ?? null,
+    last_step: more.step ?? null,
     stopped_step: null,
     ...more,
   };
@@ -35,6 +37,7 @@ export function makeSweep(overrides: Partial<Sweep> = {}): Sweep {
     parallel: 2,
     metric: 'loss',
     goal: 'min',
+    rank_by: 'last',
     early_stop: 'none',
     stop_after_step: 0,
     stop_min_trials: 3,

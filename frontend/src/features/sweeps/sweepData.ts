@@ -89,6 +89,13 @@ export function totalOf(counts: SweepCounts): number {
   return COUNT_ORDER.reduce((sum, key) => sum + counts[key], 0);
 }
 
+/** The sweep's metric in words: none, or its goal and which of a trial's values ranks it. */
+export function metricText(t: TFunction, metric: string, goal: unknown, rankBy: unknown): string {
+  if (metric === '') return t('sweeps.noMetric');
+  const ranked = t(`sweeps.rankBy.${rankBy === 'best' ? 'best' : 'last'}`);
+  return `${t(`sweeps.goal.${goal === 'max' ? 'max' : 'min'}`, { metric })} · ${ranked}`;
+}
+
 /** How many of a rule's first rungs its summary names before "…". */
 const RUNGS_SHOWN = 3;
 

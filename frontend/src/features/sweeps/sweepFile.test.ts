@@ -79,7 +79,8 @@ describe('readSweepFile', () => {
       seed: 7,
       metric: 'loss',
       goal: 'min',
-      // Left out: off, with the API's defaults.
+      // Left out: the newest value ranks; early stopping off, with the API's defaults.
+      rankBy: 'last',
       earlyStop: 'none',
       stopAfterStep: 0,
       stopMinTrials: 3,
@@ -269,6 +270,15 @@ sweep:
     expect(problems(tpe('  trials: 12\n  startup_trials: 0\n'))).toEqual([
       { code: 'badStartupTrials' },
     ]);
+  });
+
+  it('reads which value ranks a trial: its newest or its best, nothing else', () => {
+    const file = ok(sweep('  rank_by: best\n'));
+    expect(file.body).toMatchObject({ rank_by: 'best' });
+    expect(file.summary.rankBy).toBe('best');
+    expect(ok(sweep('  rank_by: last\n')).summary.rankBy).toBe('last');
+    expect(problems(sweep('  rank_by: mean\n'))).toEqual([{ code: 'badRankBy', value: '"mean"' }]);
+    expect(problems(sweep('  rank_by: 1\n'))).toEqual([{ code: 'badRankBy', value: '1' }]);
   });
 
   it('reads successive halving: its first rung and its reduction factor', () => {

@@ -34,6 +34,7 @@ export const SWEEP_FIELDS = [
   'parallel',
   'metric',
   'goal',
+  'rank_by',
   'early_stop',
   'stop_after_step',
   'stop_min_trials',
@@ -55,6 +56,10 @@ export const DEFAULT_STOP_MIN_TRIALS = 3;
 export const DEFAULT_REDUCTION_FACTOR = 3;
 /** The API's default of `startup_trials`: a tpe sweep's first trials, drawn at random. */
 export const DEFAULT_STARTUP_TRIALS = 10;
+
+/** Which of a trial's values of the metric ranks it (apps/sweeps/models.py RankBy). */
+export type RankBy = 'last' | 'best';
+const RANK_BY: readonly string[] = ['last', 'best'];
 
 /** The search methods the API knows (apps/sweeps/models.py SweepMethod). */
 export type SweepMethod = 'grid' | 'random' | 'tpe';
@@ -98,6 +103,7 @@ export type SweepProblem =
   | { code: 'tpeTrials'; size: number }
   | { code: 'ashaNoFirstRung' }
   | { code: 'earlyStopNoMetric'; rule: string }
+  | { code: 'badRankBy'; value: string }
   | { code: 'setBySweep'; field: string }
   | { code: 'notText'; path: string }
   | { code: 'unknownPlaceholder'; field: string; names: string }
@@ -121,6 +127,8 @@ export interface SweepSummary {
   seed: unknown;
   metric: unknown;
   goal: unknown;
+  /** Which of a trial's values ranks it: its newest, or its best over its steps. */
+  rankBy: RankBy;
   earlyStop: EarlyStopRule;
   stopAfterStep: number;
   stopMinTrials: number;
@@ -291,6 +299,11 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
     problems.push({ code: 'earlyStopNoMetric', rule: earlyStop });
   }
 
+  const { rank_by: rankBy = 'last' } = sweep;
+  if (typeof rankBy !== 'string' || !RANK_BY.includes(rankBy)) {
+    problems.push({ code: 'badRankBy', value: JSON.stringify(rankBy) });
+  }
+
   for (const field of SET_BY_SWEEP) {
     if (field in template) problems.push({ code: 'setBySweep', field });
   }
@@ -317,6 +330,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       seed: sweep.seed,
       metric: sweep.metric,
       goal: sweep.goal ?? 'min',
+      rankBy: rankBy as RankBy,
       earlyStop: earlyStop as EarlyStopRule,
       stopAfterStep: stopAfterStep as number,
       stopMinTrials: stopMinTrials as number,

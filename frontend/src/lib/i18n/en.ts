@@ -582,6 +582,10 @@ export const en = {
     parallelValue: 'up to {{count}} trials',
     metric: 'Metric',
     goal: { min: '{{metric}}, lower is better', max: '{{metric}}, higher is better' },
+    rankBy: {
+      last: 'each trial by its newest value',
+      best: 'each trial by its best value over its steps',
+    },
     noMetric: 'None: the trials are not ranked',
     earlyStop: 'Early stopping',
     earlyStopOff: 'Off',
@@ -607,6 +611,8 @@ export const en = {
     waiting: 'Waiting',
     value: 'Value',
     step: 'Step',
+    valueBest: '{{metric}} (best)',
+    newest: 'Newest',
     bestTag: 'Best',
     stoppedAt: 'Stopped early at step {{step}}',
     chart: 'Parameters against {{metric}}',
@@ -629,7 +635,7 @@ export const en = {
     upload: 'Upload a file',
     fromFile: 'Read from {{name}}',
     fileHint:
-      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, early_stop, stop_after_step, stop_min_trials, reduction_factor, startup_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
+      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, rank_by, early_stop, stop_after_step, stop_min_trials, reduction_factor, startup_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
     notUtf8: '{{name}} is not UTF-8 text: save it as UTF-8.',
     readFailed: '{{name}} could not be read.',
     preview: 'Preview',
@@ -686,6 +692,7 @@ export const en = {
         'The first {{size}} trials (sweep.startup_trials) are drawn at random: ask for more trials than that, or lower startup_trials.',
       badEarlyStop: 'sweep.early_stop is {{value}}: use none, median or asha.',
       badStopAfterStep: 'sweep.stop_after_step must be a whole number from 0.',
+      badRankBy: 'sweep.rank_by is {{value}}: use last (the newest value) or best.',
       badStopMinTrials: 'sweep.stop_min_trials must be a whole number from 1.',
       badReductionFactor: 'sweep.reduction_factor must be a whole number from 2 to 16.',
       ashaNoFirstRung:

@@ -573,6 +573,10 @@ export const zh: Messages = {
     parallelValue: '最多同时 {{count}} 个试验',
     metric: '指标',
     goal: { min: '{{metric}}，越小越好', max: '{{metric}}，越大越好' },
+    rankBy: {
+      last: '按每个试验的最新值排名',
+      best: '按每个试验在各步中的最佳值排名',
+    },
     noMetric: '未指定：试验不排名',
     earlyStop: '早停',
     earlyStopOff: '未启用',
@@ -595,6 +599,8 @@ export const zh: Messages = {
     waiting: '待开始',
     value: '指标值',
     step: '步数',
+    valueBest: '{{metric}}（最佳）',
+    newest: '最新值',
     bestTag: '最优',
     stoppedAt: '在第 {{step}} 步提前停止',
     chart: '各参数与 {{metric}}',
@@ -673,6 +679,7 @@ export const zh: Messages = {
         '前 {{size}} 个试验（sweep.startup_trials）随机抽取：请要求更多试验，或调低 startup_trials。',
       badEarlyStop: 'sweep.early_stop 为 {{value}}：请用 none、median 或 asha。',
       badStopAfterStep: 'sweep.stop_after_step 应为不小于 0 的整数。',
+      badRankBy: 'sweep.rank_by 为 {{value}}：请用 last（最新值）或 best（最佳值）。',
       badStopMinTrials: 'sweep.stop_min_trials 应为不小于 1 的整数。',
       badReductionFactor: 'sweep.reduction_factor 应为 2 到 16 之间的整数。',
       ashaNoFirstRung:
