@@ -1,10 +1,10 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../../lib/apiTypes';
 import { setLanguage } from '../../lib/i18n';
 import { pageRequests, stubFetch } from '../../test/fetchStub';
-import { BOB, POOLS, sessionOf } from '../../test/fixtures';
+import { BOB, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 import { makeSweep, makeSweepDetail, SWEEPS } from './fixtures';
 
@@ -49,8 +49,20 @@ function routes(extra: Record<string, unknown> = {}) {
   return {
     'GET /api/v1/auth/session/': sessionOf(BOB),
     'GET /api/v1/pools/': { status: 200, body: POOLS },
+    'GET /api/v1/tenants/vision/projects/': page([
+      { id: 3, name: 'vision-pretrain', description: '', created_by: 'bob', created_at: NOW },
+      { id: 4, name: 'vision-eval', description: '', created_by: 'bob', created_at: NOW },
+    ]),
     ...extra,
   };
+}
+
+const NOW = '2026-12-01T00:00:00Z';
+
+/** The project picker's shown value (its placeholder for none). */
+function pickedProject(): string {
+  const picker = screen.getByTestId('sweep-project');
+  return picker.querySelector('.ant-select-content')?.textContent ?? '';
 }
 
 async function paste(text: string, label = 'Sweep file (YAML or JSON)') {
@@ -126,6 +138,48 @@ describe('submit a sweep', () => {
     expect((await screen.findByTestId('sweep-trial-count')).textContent).toBe(
       '6 trials · every combination of the values',
     );
+  });
+
+  it("sends the project picked on the page instead of the file's, or none once cleared", async () => {
+    const { requests } = stubFetch(
+      routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 9 }) } }),
+    );
+    const { unmount } = renderApp('/sweeps/new');
+    // The file names project 3 in its template: the picker shows it.
+    await paste(FILE.replace('sweep:\n', 'project: 3\nsweep:\n'));
+    await waitFor(() => {
+      expect(pickedProject()).toBe('vision-pretrain');
+    });
+    fireEvent.mouseDown(screen.getByRole('combobox', { name: 'Project' }));
+    fireEvent.click(await screen.findByTitle('vision-eval'));
+    await waitFor(() => {
+      expect(pickedProject()).toBe('vision-eval');
+    });
+    fireEvent.click(submitButton());
+    await screen.findByText('Submitted sweep lr-search.');
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({ ...BODY, project: 4 });
+    unmount();
+
+    // Cleared: no project, though the file named one.
+    const second = stubFetch(
+      routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 10 }) } }),
+    );
+    renderApp('/sweeps/new');
+    await paste(FILE.replace('  goal: min\n', '  goal: min\n  project: 3\n'));
+    await waitFor(() => {
+      expect(pickedProject()).toBe('vision-pretrain');
+    });
+    const picker = screen.getByTestId('sweep-project');
+    fireEvent.click(within(picker).getByRole('button', { name: 'Clear' }));
+    await waitFor(() => {
+      expect(pickedProject()).toBe('No project');
+    });
+    fireEvent.click(submitButton());
+    await screen.findByText('Submitted sweep lr-search.');
+    expect(second.requests.find((r) => r.method === 'POST')?.body).toEqual({
+      ...BODY,
+      project: null,
+    });
   });
 
   it('shows the early stopping and the ranking, and sends them', async () => {
@@ -222,6 +276,7 @@ describe('submit a sweep', () => {
     expect(pageRequests(requests).map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /api/v1/auth/session/',
       'GET /api/v1/pools/',
+      'GET /api/v1/tenants/vision/projects/',
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { Alert, App, Button, Card, Descriptions, Space, Table, Typography } from 'antd';
+import { Alert, App, Button, Card, Descriptions, Select, Space, Table, Typography } from 'antd';
 import type { ColumnsType } from 'antd/es/table';
 import type { TFunction } from 'i18next';
 import { useDeferredValue, useMemo, useState } from 'react';
@@ -11,6 +11,7 @@ import type { Pool } from '../../lib/apiTypes';
 import { usePools } from '../jobs/api';
 import { devicesLabel } from '../jobs/helpers';
 import { poolRef, readText } from '../jobs/pipelineFile';
+import { useProjects } from '../projects/api';
 import { useSubmitSweep } from './api';
 import { earlyStopText, metricText, valueText } from './sweepData';
 import {
@@ -18,6 +19,7 @@ import {
   sweepErrors,
   type ParameterSummary,
   type SweepProblem,
+  type SweepBody,
   type SweepSummary,
 } from './sweepFile';
 
@@ -77,6 +79,9 @@ export function SubmitSweepPage({ tenant }: { tenant: string }) {
   const [fileName, setFileName] = useState('');
   const [uploadError, setUploadError] = useState<string | null>(null);
   const pools = usePools();
+  const projects = useProjects(tenant);
+  // undefined: as the file says; null: none, cleared here; a number: picked here.
+  const [project, setProject] = useState<number | null | undefined>(undefined);
   const submit = useSubmitSweep(tenant);
   const source = useDeferredValue(text);
   const file = useMemo(
@@ -122,7 +127,7 @@ export function SubmitSweepPage({ tenant }: { tenant: string }) {
 
   const onSubmit = () => {
     if (!file?.ok) return;
-    submit.mutate(file.body, {
+    submit.mutate(withProject(file.body, project), {
       onSuccess: (sweep) => {
         void message.success(t('sweepSubmit.submitted', { name: sweep.name }));
         void navigate(`/sweeps/${sweep.id}`);
@@ -194,7 +199,22 @@ export function SubmitSweepPage({ tenant }: { tenant: string }) {
             </>
           )}
         </SpecFilePreview>
-        <Space style={{ marginTop: 16 }}>
+        <Space style={{ marginTop: 16 }} wrap>
+          <Typography.Text>{t('projects.field')}</Typography.Text>
+          <Select
+            aria-label={t('projects.field')}
+            data-testid="sweep-project"
+            style={{ minWidth: 220 }}
+            allowClear
+            showSearch={{ optionFilterProp: 'label' }}
+            placeholder={t('projects.none')}
+            loading={projects.isPending}
+            options={(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+            value={project === undefined ? summary?.project : (project ?? undefined)}
+            onChange={(picked?: number) => {
+              setProject(picked ?? null);
+            }}
+          />
           <Button type="primary" disabled={!file?.ok} loading={submit.isPending} onClick={onSubmit}>
             {t('sweepSubmit.submit')}
           </Button>
@@ -205,6 +225,15 @@ export function SubmitSweepPage({ tenant }: { tenant: string }) {
       </Card>
     </>
   );
+}
+
+/** The body with the project picked on the page, if one was: it replaces the file's, in the
+ * sweep and its template (the server names the sweep's project in every trial's job). */
+function withProject(body: SweepBody, project: number | null | undefined): SweepBody {
+  if (project === undefined) return body;
+  const template = { ...body.template };
+  delete template.project;
+  return { ...body, project, template };
 }
 
 /** The sweep's own fields, and how many trials it runs. */

@@ -135,6 +135,8 @@ export interface SweepSummary {
   reductionFactor: number;
   /** A tpe sweep's first trials, drawn at random before the sampler models the results. */
   startupTrials: number;
+  /** The project the file names (sweep.project, else the template's); undefined if none. */
+  project: number | undefined;
   /** The template's pool id; undefined where it gives none. */
   pool: number | undefined;
   image: unknown;
@@ -336,6 +338,11 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       stopMinTrials: stopMinTrials as number,
       reductionFactor: reductionFactor as number,
       startupTrials: startupTrials as number,
+      project: isInteger(sweep.project)
+        ? sweep.project
+        : isInteger(template.project)
+          ? template.project
+          : undefined,
       pool: isInteger(template.pool) ? template.pool : undefined,
       image: template.image,
       acceleratorModel: template.accelerator_model,
