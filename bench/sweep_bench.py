@@ -19,8 +19,11 @@ simulated cluster's curves run) and the share of those without stopping, the swe
 in time, trials stopped, how often the sweep's best (ranked as the product ranks: newest
 value) is the trial that would have ended lowest had every trial run to the end, and the
 regret: that true best's final loss subtracted from the final loss the chosen best would have
-reached. For scale, two smaller sweeps without stopping (the first quarter and third of the
-same draws) spend about as little the other way: fewer trials, each run to the end.
+reached. The rules include successive halving from later first rungs and with Hyperband's
+brackets side by side (``rules.bracket_of``, ``rules.in_bracket``: trials take the brackets in
+turn, each judged within its own), which stop later at a higher cost. For scale, smaller
+sweeps without stopping (the first quarter, third and half of the same draws) spend less the
+other way: fewer trials, each run to the end.
 
 Then the search methods: the same random sweep against ``tpe``, whose first ``--startup``
 trials are the same random draws and each later one is chosen when it starts by the
@@ -47,7 +50,15 @@ sys.path.insert(0, str(ROOT))
 from apps.clusters.backends.simcurves import STEPS_PER_S, training_point  # noqa: E402
 from apps.sweeps import space  # noqa: E402
 from apps.sweeps.adaptive import COMPLETE, PRUNED, RUNNING, Result, suggest  # noqa: E402
-from apps.sweeps.rules import ASHA, MEDIAN, Rule, step_to_judge, verdict  # noqa: E402
+from apps.sweeps.rules import (  # noqa: E402
+    ASHA,
+    MEDIAN,
+    Rule,
+    bracket_of,
+    in_bracket,
+    step_to_judge,
+    verdict,
+)
 
 DEVICES = 8
 LR = space.Parameter("lr", kind="log_uniform", low=1e-5, high=1e-2)
@@ -97,11 +108,19 @@ def choose(seed: int, index: int, ended: list[Trial], running: list[Trial]) -> f
 
 
 def run(
-    seed: int, lrs: list[float | None], rule: Rule | None, steps: int, every: int, parallel: int
+    seed: int,
+    lrs: list[float | None],
+    rule: Rule | None,
+    steps: int,
+    every: int,
+    parallel: int,
+    brackets: int = 1,
 ) -> Outcome:
-    """One sweep of ``lrs`` under ``rule`` (None: no early stopping); a None lr is chosen by
-    TPE when its trial starts."""
+    """One sweep of ``lrs`` under ``rule`` (None: no early stopping), its trials taking
+    ``brackets`` halving brackets in turn; a None lr is chosen by TPE when its trial starts."""
     trials = [Trial(i, lr) for i, lr in enumerate(lrs)]
+    # Trial i here is the product's trial i + 1.
+    bracket = {t.index: bracket_of(t.index + 1, brackets) for t in trials}
     waiting, running, ended = list(trials), list[Trial](), list[Trial]()
     ticks = used = 0
     while waiting or running:
@@ -121,19 +140,23 @@ def run(
             ended.append(trial)
         if rule is not None:
             for trial in list(running):
-                at = step_to_judge(rule, trial.steps[-1], trial.judged)
+                mine_rule = in_bracket(rule, bracket[trial.index])
+                at = step_to_judge(mine_rule, trial.steps[-1], trial.judged)
                 if at is None:
                     continue
                 trial.judged = at
                 theirs = [
                     v
                     for o in trials
-                    if o is not trial and o.steps and o.steps[-1] >= at
+                    if o is not trial
+                    and o.steps
+                    and o.steps[-1] >= at
+                    and bracket[o.index] == bracket[trial.index]
                     for v in [o.value_at(at)]
                     if v is not None
                 ]
                 mine = trial.value_at(at)
-                if mine is not None and verdict(rule, at, mine, theirs) is not None:
+                if mine is not None and verdict(mine_rule, at, mine, theirs) is not None:
                     trial.stopped = True
                     running.remove(trial)
                     ended.append(trial)
@@ -181,18 +204,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # name -> (rule, trials run): the rules, and smaller sweeps without stopping of about
     # the same GPU-hours, the other way to spend less.
-    policies: dict[str, tuple[Rule | None, int]] = {
-        "none": (None, args.trials),
-        "median from step 500, 3 others": (Rule(MEDIAN, first_step=500, min_trials=3), args.trials),
-        "asha 250 x3 (250, 750, 2250), 3 others": (Rule(ASHA, 250, 3, factor=3), args.trials),
-        "asha 250 x2 (250, 500, 1000, 2000), 3 others": (Rule(ASHA, 250, 3, factor=2), args.trials),
-        "asha 500 x3 (500, 1500), 3 others": (Rule(ASHA, 500, 3, factor=3), args.trials),
+    trials = args.trials
+    policies: dict[str, tuple[Rule | None, int, int]] = {
+        "none": (None, trials, 1),
+        "median from step 500, 3 others": (Rule(MEDIAN, first_step=500, min_trials=3), trials, 1),
+        "asha 250 x3 (250, 750, 2250), 3 others": (Rule(ASHA, 250, 3, factor=3), trials, 1),
+        "asha 250 x2 (250, 500, 1000, 2000), 3 others": (Rule(ASHA, 250, 3, factor=2), trials, 1),
+        "asha 500 x3 (500, 1500), 3 others": (Rule(ASHA, 500, 3, factor=3), trials, 1),
+        # Later first rungs, and Hyperband's brackets side by side (trials take them in turn;
+        # bracket b's first rung is the b-th rung): both stop later, at a higher cost.
+        "asha 500 x2 (500, 1000, 2000), 3 others": (Rule(ASHA, 500, 3, factor=2), trials, 1),
+        "asha 1000 x2 (1000, 2000), 3 others": (Rule(ASHA, 1000, 3, factor=2), trials, 1),
+        "asha 250 x2, 2 brackets (from 250, from 500), 3 others": (HALVING, trials, 2),
+        "asha 250 x2, 3 brackets (from 250, 500, 1000), 3 others": (HALVING, trials, 3),
     }
-    for share in (4, 3):
-        policies[f"none, the first {args.trials // share} trials only"] = (
-            None,
-            args.trials // share,
-        )
+    for share in (4, 3, 2):
+        policies[f"none, the first {trials // share} trials only"] = (None, trials // share, 1)
     table: dict[str, list[tuple[Outcome, float, bool]]] = {name: [] for name in policies}
     methods: dict[str, list[Outcome]] = {}
     for seed in seeds_of(args.seeds):
@@ -202,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         full = [loss(seed, Trial(i, x), args.steps) for i, x in enumerate(lrs)]
         methods_of(seed, lrs, args, methods)
         best = min(range(len(lrs)), key=lambda i: (full[i], i))  # of all the trials drawn
-        for name, (rule, count) in policies.items():
-            out = run(seed, lrs[:count], rule, args.steps, args.every, args.parallel)
+        for name, (rule, count, brackets) in policies.items():
+            out = run(seed, lrs[:count], rule, args.steps, args.every, args.parallel, brackets)
             table[name].append((out, full[out.chosen] - full[best], out.chosen == best))
     base = statistics.mean(o.gpu_hours for o, _, _ in table["none"])
     base_hours = statistics.mean(o.hours for o, _, _ in table["none"])

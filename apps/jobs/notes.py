@@ -39,6 +39,10 @@ NOTES: dict[str, str] = {
         "stopped early at the rung at step {step}: {metric} {value} ranks {rank} of the {count} "
         "trials there, and only the best {keep} go on"
     ),
+    "earlyStoppedBracket": (
+        "stopped early at the rung at step {step} of bracket {bracket}: {metric} {value} ranks "
+        "{rank} of the {count} trials of its bracket there, and only the best {keep} go on"
+    ),
     "placed": "placed on {nodes} node(s), tier {tier}",
     "objectsCreated": "objects created",
     "afterPreemption": "after preemption",

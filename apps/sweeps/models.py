@@ -86,6 +86,12 @@ class Sweep(models.Model):
         help_text="asha: rungs at stop_after_step times its powers, and the best 1/it of the "
         "trials at a rung go on.",
     )
+    brackets = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="asha: halving brackets run side by side (Hyperband); trial i is in bracket "
+        "(i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are "
+        "judged against its own.",
+    )
     stop_min_trials = models.PositiveSmallIntegerField(
         default=3, help_text="Other trials that must have reached the step to judge a trial."
     )

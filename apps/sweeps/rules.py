@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MEDIAN = "median"
 ASHA = "asha"
@@ -23,6 +23,21 @@ class Rule:
     min_trials: int  # stop_min_trials: the others that must be there to judge a trial
     factor: int = 3  # reduction_factor (asha)
     maximize: bool = False  # goal max
+
+
+def bracket_of(index: int, brackets: int) -> int:
+    """The bracket of trial ``index`` (1, 2, ...), from 0: trials take the brackets in turn
+    (users read bracket ``b + 1``)."""
+    return (index - 1) % max(brackets, 1)
+
+
+def in_bracket(rule: Rule, bracket: int) -> Rule:
+    """Successive halving's rule for one bracket (Hyperband's several brackets, run side by
+    side): bracket ``b`` (from 0) starts at rung ``b``, ``first_step * factor**b``, so later
+    brackets stop fewer trials, and later. A trial is judged against its bracket's alone."""
+    if rule.kind != ASHA or bracket == 0:
+        return rule
+    return replace(rule, first_step=rule.first_step * rule.factor**bracket)
 
 
 @dataclass(frozen=True)

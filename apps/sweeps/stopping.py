@@ -19,7 +19,11 @@ go on, ties in the trial's favour. This is the stopping form of asynchronous suc
 halving, Li et al., "A System for Massively Parallel Hyperparameter Tuning" (MLSys 2020): a
 trial is not paused and promoted later but goes on at once while it ranks in the rung's top
 fraction, so the cluster never holds a paused trial's slot, and the trials that reach the top
-rung are the survivors of every cut.
+rung are the survivors of every cut. With ``brackets`` above 1 (Hyperband, Li et al., JMLR
+2018, its brackets run side by side as in the MLSys paper's asynchronous form) trial ``i`` is
+in bracket ``(i - 1) mod brackets + 1``; bracket ``k``'s rungs start at the ``k``-th rung and
+its trials are judged against its own alone, so a later bracket stops fewer trials, later: a
+hedge against a first rung too early to tell the trials apart.
 
 The decisions are the pure functions of ``apps/sweeps/rules.py`` (which the benchmark calls
 too); this module reads the series from the database and acts on what they say.
@@ -62,6 +66,7 @@ def check(sweep: Sweep, now: datetime) -> int:
         maximize=sweep.goal == SweepGoal.MAX,
     )  # fmt: skip
     trials = list(sweep.trials.filter(job__isnull=False).select_related("job"))
+    bracket = {t.job_id: rules.bracket_of(t.index, sweep.brackets) for t in trials}
     series = {
         job_id: (key_id, step, value)
         for job_id, key_id, step, value in MetricKey.objects.filter(
@@ -78,19 +83,26 @@ def check(sweep: Sweep, now: datetime) -> int:
         key, newest, value = found
         if newest is None or value is None:
             continue
-        at = rules.step_to_judge(rule, newest, trial.checked_step)
+        mine_rule = rules.in_bracket(rule, bracket[job.pk])
+        at = rules.step_to_judge(mine_rule, newest, trial.checked_step)
         if at is None:
             continue  # nothing new since it was last judged
         Trial.objects.filter(pk=trial.pk).update(checked_step=at)
         others = [
             key_id
             for job_id, (key_id, reached, _) in series.items()
-            if job_id != job.pk and reached is not None and reached >= at
+            if job_id != job.pk
+            and reached is not None
+            and reached >= at
+            and bracket[job_id] == bracket[job.pk]
         ]
         mine = [value] if at == newest else _values_at([key], at)
         if not mine:
             continue  # its first value came after the rung: nothing to rank there
-        stop = rules.verdict(rule, at, mine[0], _values_at(others, at))
+        stop = rules.verdict(mine_rule, at, mine[0], _values_at(others, at))
+        if stop is not None and sweep.brackets > 1:  # say which bracket it was judged in
+            numbers = {**stop.numbers, "bracket": bracket[job.pk] + 1}
+            stop = rules.Stop("earlyStoppedBracket", numbers)
         if stop is not None:
             stopped += _stop(trial, job.pk, at, _said(stop, sweep.metric))
     return stopped

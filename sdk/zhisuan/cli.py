@@ -761,9 +761,13 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
     elif s.get("early_stop") == "asha":
         first, factor = s["stop_after_step"], s["reduction_factor"]
         rungs = ", ".join(str(first * factor**k) for k in range(3))
+        brackets = s.get("brackets") or 1
+        starts = ", ".join(str(first * factor**k) for k in range(brackets))
+        more = (f"; {brackets} brackets (Hyperband), trials taking them in turn, their first "
+                f"rungs at steps {starts}") if brackets > 1 else ""  # fmt: skip
         print(f"Early stopping: successive halving (ASHA), at steps {rungs}, ..., only the best "
-              f"1/{factor} go on, judged against at least {s['stop_min_trials']} other trials",
-              file=out)  # fmt: skip
+              f"1/{factor} go on, judged against at least {s['stop_min_trials']} other trials"
+              f"{more}", file=out)  # fmt: skip
     if s.get("note"):
         print(f"Note: {s['note']}", file=out)
     names = sorted({k for r in s["outcomes"] for k in r["params"]})

@@ -7,7 +7,17 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from apps.sweeps.rules import ASHA, MEDIAN, Rule, Stop, rung, step_to_judge, verdict
+from apps.sweeps.rules import (
+    ASHA,
+    MEDIAN,
+    Rule,
+    Stop,
+    bracket_of,
+    in_bracket,
+    rung,
+    step_to_judge,
+    verdict,
+)
 
 
 def test_rungs_are_the_first_step_times_the_factors_powers() -> None:
@@ -24,6 +34,17 @@ def test_the_median_rule_judges_every_new_step_and_halving_each_rung_once() -> N
     asha = Rule(ASHA, first_step=100, min_trials=1, factor=2)
     assert step_to_judge(asha, 450, None) == 400  # skipped rungs 100 and 200: judged at 400
     assert step_to_judge(asha, 790, 400) is None and step_to_judge(asha, 800, 400) == 800
+
+
+def test_trials_take_the_brackets_in_turn_and_each_starts_a_rung_later() -> None:
+    assert [bracket_of(i, 3) for i in range(1, 8)] == [0, 1, 2, 0, 1, 2, 0]
+    assert {bracket_of(i, 1) for i in range(1, 9)} == {0}
+    asha = Rule(ASHA, first_step=250, min_trials=3, factor=2)
+    assert [in_bracket(asha, b).first_step for b in (0, 1, 2)] == [250, 500, 1000]
+    assert in_bracket(asha, 2).factor == 2 and in_bracket(asha, 2).min_trials == 3
+    assert step_to_judge(in_bracket(asha, 1), 450, None) is None  # below its first rung, 500
+    median = Rule(MEDIAN, first_step=100, min_trials=1)
+    assert in_bracket(median, 2) == median  # brackets are halving's only
 
 
 def test_the_median_rule_stops_a_trial_worse_than_the_others_median() -> None:

@@ -174,6 +174,51 @@ def test_successive_halving_keeps_the_best_fraction_at_each_rung(
     assert Job.objects.get(pk=jobs[1].pk).state == JobState.RUNNING
 
 
+def test_halving_brackets_judge_their_own_trials_from_their_own_first_rung(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    sweep_id = _start(
+        client, cluster, early_stop="asha", stop_after_step=100, reduction_factor=2,
+        stop_min_trials=1, brackets=2,
+    )  # fmt: skip
+    jobs = _trials(sweep_id)
+    # Bracket 1 (trials 1, 3, 5) has rungs 100, 200, ...; bracket 2 (trials 2, 4) 200, 400, ...
+    _report(jobs[1], (0, 9.0), (100, 1.0))
+    _report(jobs[2], (0, 9.0), (100, 0.1))
+    _report(jobs[3], (0, 9.0), (100, 2.0))
+    _report(jobs[4], (0, 9.0), (100, 5.0))  # the worst at 100, but its bracket starts at 200
+    assert services.advance() == 1
+    jobs = _trials(sweep_id)
+    assert [jobs[i].state for i in (1, 2, 3, 4)] == ["running", "running", "cancelled", "running"]
+    event = JobEvent.objects.get(job=jobs[3], reason="EarlyStopped")
+    assert event.message_key == "earlyStoppedBracket"
+    assert event.message == (
+        "stopped early at the rung at step 100 of bracket 1: loss 2 ranks 2 of the 2 trials of "
+        "its bracket there, and only the best 1 go on"
+    )
+    assert jobs[5].state == JobState.QUEUED  # trial 5 (bracket 1) took trial 3's slot
+    # At step 200 trial 4 meets trial 2 only: trial 1, of the other bracket, has not got there.
+    _report(jobs[2], (200, 0.1))
+    _report(jobs[4], (200, 4.0))
+    assert services.advance() == 0  # no trial left to start
+    assert _stopped_early(jobs[4]) and Trial.objects.get(job=jobs[4]).stopped_step == 200
+    assert "of bracket 2: loss 4 ranks 2 of the 2 trials of its bracket" in (
+        JobEvent.objects.get(job=jobs[4], reason="EarlyStopped").message
+    )
+    assert client.get(f"{URL}{sweep_id}/").json()["brackets"] == 2
+
+    # Brackets belong to successive halving, and there are at most four.
+    median = client.post(URL, _sweep(cluster, name="m", brackets=2, early_stop="median"),
+                         format="json")  # fmt: skip
+    assert median.json()["errors"] == {
+        "brackets": ["Brackets are successive halving's: set early_stop to asha."]
+    }
+    many = client.post(URL, _sweep(cluster, name="m", brackets=5, early_stop="asha",
+                                   stop_after_step=10), format="json")  # fmt: skip
+    assert list(many.json()["errors"]) == ["brackets"]
+
+
 def test_successive_halving_needs_its_first_rung(
     world: World, cluster: Cluster, client_for
 ) -> None:

@@ -94,6 +94,16 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
         "Early stopping: successive halving (ASHA), at steps 500, 1500, 4500, ..., only the best "
         "1/3 go on, judged against at least 3 other trials"
     )
+    Sweep.objects.filter(pk=sweep.pk).update(brackets=2)
+    assert (
+        zs("sweep", "show", str(sweep.pk))[1]
+        .splitlines()[2]
+        .endswith(
+            "judged against at least 3 other trials; 2 brackets (Hyperband), trials taking them in "
+            "turn, their first rungs at steps 500, 1500"
+        )
+    )
+    Sweep.objects.filter(pk=sweep.pk).update(brackets=1)
     # An adaptive sweep says so; a trial not chosen yet has no values.
     Sweep.objects.filter(pk=sweep.pk).update(method="tpe", startup_trials=2, early_stop="none")
     Trial.objects.filter(sweep=sweep, index=3).update(params={})

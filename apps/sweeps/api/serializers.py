@@ -23,6 +23,7 @@ SET_BY_SWEEP = ("name", "kind", "after")
 MAX_PARALLEL = 64
 MAX_SEED = 2**31 - 1
 MAX_REDUCTION_FACTOR = 16
+MAX_BRACKETS = 4
 
 
 class SweepCountsSerializer(serializers.Serializer[dict[str, int]]):
@@ -113,13 +114,14 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         fields = [
             "id", "name", "project", "owner", "method", "parameters", "trials", "seed",
             "parallel", "metric", "goal", "rank_by", "early_stop", "stop_after_step",
-            "stop_min_trials", "reduction_factor", "startup_trials", "template", "state", "note",
-            "counts", "best", "created_at", "finished_at",
+            "stop_min_trials", "reduction_factor", "brackets", "startup_trials", "template",
+            "state", "note", "counts", "best", "created_at", "finished_at",
         ]  # fmt: skip
         read_only_fields = ["state", "note", "created_at", "finished_at"]
         extra_kwargs = {
             "stop_min_trials": {"min_value": 1, "max_value": space.MAX_TRIALS},
             "reduction_factor": {"min_value": 2, "max_value": MAX_REDUCTION_FACTOR},
+            "brackets": {"min_value": 1, "max_value": MAX_BRACKETS},
             "startup_trials": {"min_value": 1, "max_value": space.MAX_TRIALS},
         }
 
@@ -166,6 +168,10 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         if rule != EarlyStop.NONE and not attrs.get("metric"):
             raise serializers.ValidationError(
                 {"early_stop": [_("Early stopping compares trials by a metric: name one.")]}
+            )
+        if rule != EarlyStop.ASHA and attrs.get("brackets", 1) > 1:
+            raise serializers.ValidationError(
+                {"brackets": [_("Brackets are successive halving's: set early_stop to asha.")]}
             )
         if rule == EarlyStop.ASHA and attrs.get("stop_after_step", 0) < 1:
             raise serializers.ValidationError(

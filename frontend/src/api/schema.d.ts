@@ -4140,6 +4140,8 @@ export interface components {
         Sweep: {
             /** @description The best trial so far by the sweep's metric, goal and rank_by; null without one. */
             readonly best: components["schemas"]["TrialOutcome"] | null;
+            /** @description asha: halving brackets run side by side (Hyperband); trial i is in bracket (i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are judged against its own. */
+            brackets?: number;
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
             readonly created_at: string;
@@ -4213,6 +4215,8 @@ export interface components {
         SweepDetail: {
             /** @description The best trial so far by the sweep's metric, goal and rank_by; null without one. */
             readonly best: components["schemas"]["TrialOutcome"] | null;
+            /** @description asha: halving brackets run side by side (Hyperband); trial i is in bracket (i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are judged against its own. */
+            brackets?: number;
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
             readonly created_at: string;
@@ -4274,6 +4278,8 @@ export interface components {
         };
         /** @description Submit (POST) and read sweeps. */
         SweepRequest: {
+            /** @description asha: halving brackets run side by side (Hyperband); trial i is in bracket (i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are judged against its own. */
+            brackets?: number;
             /**
              * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step; asha: at each rung, stop a trial outside the best 1/reduction_factor of the trials there (apps/sweeps/stopping.py).
              *

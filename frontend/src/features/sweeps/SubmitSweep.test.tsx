@@ -307,7 +307,7 @@ describe('submit a sweep', () => {
     expect(screen.getByTestId('sweep-overview').textContent).toContain('Adaptive (TPE)');
   });
 
-  it('shows successive halving by its first rungs, and sends it', async () => {
+  it('shows successive halving by its first rungs and brackets, and sends it', async () => {
     const { requests } = stubFetch(
       routes({ [`POST ${SWEEPS}`]: { status: 201, body: makeSweep({ id: 9 }) } }),
     );
@@ -315,11 +315,11 @@ describe('submit a sweep', () => {
     const user = await paste(
       FILE.replace(
         '  goal: min\n',
-        '  goal: min\n  early_stop: asha\n  stop_after_step: 100\n  reduction_factor: 2\n',
+        '  goal: min\n  early_stop: asha\n  stop_after_step: 100\n  reduction_factor: 2\n  brackets: 2\n',
       ),
     );
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
-      'Successive halving (ASHA): at steps 100, 200, 400, …, only the best 1/2 of the trials go on, judged against at least 3 other trials',
+      'Successive halving (ASHA): at steps 100, 200, 400, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 2 brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps 100, 200',
     );
     await user.click(submitButton());
     await screen.findByText('Submitted sweep lr-search.');
@@ -328,6 +328,7 @@ describe('submit a sweep', () => {
       early_stop: 'asha',
       stop_after_step: 100,
       reduction_factor: 2,
+      brackets: 2,
     });
   });
 

@@ -198,6 +198,7 @@ function SweepSummary({ sweep }: { sweep: SweepDetail }) {
               stopAfterStep: sweep.stop_after_step ?? DEFAULT_STOP_AFTER_STEP,
               stopMinTrials: sweep.stop_min_trials ?? DEFAULT_STOP_MIN_TRIALS,
               reductionFactor: sweep.reduction_factor ?? DEFAULT_REDUCTION_FACTOR,
+              brackets: sweep.brackets ?? 1,
             })}
           </span>
         </Descriptions.Item>

@@ -312,6 +312,26 @@ describe('sweep page', () => {
     );
   });
 
+  it('says how many halving brackets run side by side, and where each starts', async () => {
+    const detail = makeSweepDetail({
+      early_stop: 'asha',
+      stop_after_step: 250,
+      reduction_factor: 2,
+      brackets: 3,
+    });
+    stubFetch(routes(BOB, detail));
+    const { unmount } = renderApp('/sweeps/5');
+    expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
+      'Successive halving (ASHA): at steps 250, 500, 1000, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 3 brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps 250, 500, 1000',
+    );
+    unmount();
+    await setLanguage('zh');
+    renderApp('/sweeps/5');
+    expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
+      '逐次减半（ASHA）：在第 250、500、1000、… 步只有最好的 1/2 的试验继续，与至少 3 个其他试验比较；3 组并行（Hyperband），试验轮流进入各组，各组的第一个检查点在第 250、500、1000 步',
+    );
+  });
+
   it('lets its owner cancel it while it runs, after confirming', async () => {
     const user = userEvent.setup();
     const cancelled = makeSweepDetail({

@@ -108,6 +108,7 @@ export function earlyStopText(
     stopAfterStep: number;
     stopMinTrials: number;
     reductionFactor: number;
+    brackets?: number;
   },
 ): string {
   if (rule.earlyStop === 'median') {
@@ -118,11 +119,22 @@ export function earlyStopText(
       { length: RUNGS_SHOWN },
       (_, k) => rule.stopAfterStep * rule.reductionFactor ** k,
     );
-    return t('sweeps.earlyStopAsha', {
+    const halving = t('sweeps.earlyStopAsha', {
       rungs: [...rungs.map(String), '…'].join(t('sweeps.rungSeparator')),
       factor: rule.reductionFactor,
       count: rule.stopMinTrials,
     });
+    const brackets = rule.brackets ?? 1;
+    if (brackets <= 1) return halving;
+    // Bracket k starts at the k-th rung (apps/sweeps/rules.py in_bracket).
+    const starts = Array.from(
+      { length: brackets },
+      (_, k) => rule.stopAfterStep * rule.reductionFactor ** k,
+    );
+    return `${halving}${t('sweeps.brackets', {
+      count: brackets,
+      starts: starts.map(String).join(t('sweeps.rungSeparator')),
+    })}`;
   }
   return t('sweeps.earlyStopOff');
 }

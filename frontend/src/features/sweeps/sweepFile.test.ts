@@ -305,6 +305,20 @@ sweep:
     expect(problems(sweep('  early_stop: asha\n  stop_after_step: 50\n', ''))).toEqual([
       { code: 'earlyStopNoMetric', rule: 'asha' },
     ]);
+
+    // Brackets side by side: 1 to 4, halving's only.
+    const bracketed = ok(sweep('  early_stop: asha\n  stop_after_step: 100\n  brackets: 3\n'));
+    expect(bracketed.body).toMatchObject({ brackets: 3 });
+    expect(bracketed.summary.brackets).toBe(3);
+    expect(ok(sweep('  early_stop: asha\n  stop_after_step: 1\n')).summary.brackets).toBe(1);
+    for (const count of ['0', '5', '1.5', '"2"']) {
+      expect(
+        problems(sweep(`  early_stop: asha\n  stop_after_step: 1\n  brackets: ${count}\n`)),
+      ).toEqual([{ code: 'badBrackets' }]);
+    }
+    expect(problems(sweep('  early_stop: median\n  brackets: 2\n'))).toEqual([
+      { code: 'bracketsNotAsha' },
+    ]);
   });
 });
 

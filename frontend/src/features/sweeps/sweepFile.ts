@@ -39,6 +39,7 @@ export const SWEEP_FIELDS = [
   'stop_after_step',
   'stop_min_trials',
   'reduction_factor',
+  'brackets',
   'startup_trials',
   'project',
   'parameters',
@@ -67,6 +68,8 @@ const METHODS: readonly string[] = ['grid', 'random', 'tpe'];
 /** The API's bounds of `reduction_factor` (apps/sweeps/api/serializers.py). */
 const REDUCTION_FACTOR_MIN = 2;
 const REDUCTION_FACTOR_MAX = 16;
+/** The most halving brackets the API runs side by side (apps/sweeps/api/serializers.py). */
+const BRACKETS_MAX = 4;
 
 /** The early-stopping rules the API knows. */
 export type EarlyStopRule = 'none' | 'median' | 'asha';
@@ -104,6 +107,8 @@ export type SweepProblem =
   | { code: 'ashaNoFirstRung' }
   | { code: 'earlyStopNoMetric'; rule: string }
   | { code: 'badRankBy'; value: string }
+  | { code: 'badBrackets' }
+  | { code: 'bracketsNotAsha' }
   | { code: 'setBySweep'; field: string }
   | { code: 'notText'; path: string }
   | { code: 'unknownPlaceholder'; field: string; names: string }
@@ -133,6 +138,8 @@ export interface SweepSummary {
   stopAfterStep: number;
   stopMinTrials: number;
   reductionFactor: number;
+  /** Successive halving's brackets side by side (Hyperband); 1: one. */
+  brackets: number;
   /** A tpe sweep's first trials, drawn at random before the sampler models the results. */
   startupTrials: number;
   /** The project the file names (sweep.project, else the template's); undefined if none. */
@@ -282,6 +289,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
     stop_after_step: stopAfterStep = DEFAULT_STOP_AFTER_STEP,
     stop_min_trials: stopMinTrials = DEFAULT_STOP_MIN_TRIALS,
     reduction_factor: reductionFactor = DEFAULT_REDUCTION_FACTOR,
+    brackets = 1,
   } = sweep;
   if (typeof earlyStop !== 'string' || !RULES.includes(earlyStop)) {
     problems.push({ code: 'badEarlyStop', value: JSON.stringify(earlyStop) });
@@ -295,6 +303,11 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
     reductionFactor > REDUCTION_FACTOR_MAX
   ) {
     problems.push({ code: 'badReductionFactor' });
+  }
+  if (!isInteger(brackets) || brackets < 1 || brackets > BRACKETS_MAX) {
+    problems.push({ code: 'badBrackets' });
+  } else if (brackets > 1 && earlyStop !== 'asha') {
+    problems.push({ code: 'bracketsNotAsha' });
   }
   // Either rule compares the trials' values of the metric (apps/sweeps/stopping.py).
   if ((earlyStop === 'median' || earlyStop === 'asha') && !sweep.metric) {
@@ -337,6 +350,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       stopAfterStep: stopAfterStep as number,
       stopMinTrials: stopMinTrials as number,
       reductionFactor: reductionFactor as number,
+      brackets: brackets as number,
       startupTrials: startupTrials as number,
       project: isInteger(sweep.project)
         ? sweep.project

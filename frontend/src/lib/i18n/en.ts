@@ -177,6 +177,8 @@ export const en = {
       "stopped early at step {{step}}: {{metric}} {{value}} is worse than the median {{median}} of the sweep's other trials at that step",
     earlyStoppedRung:
       'stopped early at the rung at step {{step}}: {{metric}} {{value}} ranks {{rank}} of the {{count}} trials there, and only the best {{keep}} go on',
+    earlyStoppedBracket:
+      'stopped early at the rung at step {{step}} of bracket {{bracket}}: {{metric}} {{value}} ranks {{rank}} of the {{count}} trials of its bracket there, and only the best {{keep}} go on',
     placed: 'placed on {{nodes}} node(s), tier {{tier}}',
     objectsCreated: 'objects created',
     afterPreemption: 'after preemption',
@@ -598,6 +600,8 @@ export const en = {
       'Successive halving (ASHA): at steps {{rungs}}, only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trial',
     earlyStopAsha_other:
       'Successive halving (ASHA): at steps {{rungs}}, only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trials',
+    brackets_other:
+      '; {{count}} brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps {{starts}}',
     trials: 'Trials',
     stopped: 'The sweep stopped: no more trials start.',
     cancel: 'Cancel sweep',
@@ -635,7 +639,7 @@ export const en = {
     upload: 'Upload a file',
     fromFile: 'Read from {{name}}',
     fileHint:
-      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, rank_by, early_stop, stop_after_step, stop_min_trials, reduction_factor, startup_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
+      "The sweep's own fields go under 'sweep:' (name, method, trials, seed, parallel, metric, goal, rank_by, early_stop, stop_after_step, stop_min_trials, reduction_factor, brackets, startup_trials, project, parameters); the fields beside it are the job template. {{placeholder}} in the template's command, args or env values stands for a trial's value of parameter x. 'pool' is a name, an id, or cluster/pool.",
     notUtf8: '{{name}} is not UTF-8 text: save it as UTF-8.',
     readFailed: '{{name}} could not be read.',
     preview: 'Preview',
@@ -693,6 +697,8 @@ export const en = {
       badEarlyStop: 'sweep.early_stop is {{value}}: use none, median or asha.',
       badStopAfterStep: 'sweep.stop_after_step must be a whole number from 0.',
       badRankBy: 'sweep.rank_by is {{value}}: use last (the newest value) or best.',
+      badBrackets: 'sweep.brackets must be a whole number from 1 to 4.',
+      bracketsNotAsha: "sweep.brackets are successive halving's: set early_stop: asha.",
       badStopMinTrials: 'sweep.stop_min_trials must be a whole number from 1.',
       badReductionFactor: 'sweep.reduction_factor must be a whole number from 2 to 16.',
       ashaNoFirstRung:

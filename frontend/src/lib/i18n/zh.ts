@@ -173,6 +173,8 @@ export const zh: Messages = {
       '在第 {{step}} 步提前停止：{{metric}} 为 {{value}}，差于该超参搜索中其他试验在同一步的中位数 {{median}}',
     earlyStoppedRung:
       '在第 {{step}} 步的检查点提前停止：{{metric}} 为 {{value}}，在该处的 {{count}} 个试验中排第 {{rank}}，只有最好的 {{keep}} 个继续',
+    earlyStoppedBracket:
+      '在第 {{bracket}} 组第 {{step}} 步的检查点提前停止：{{metric}} 为 {{value}}，在该组到达此处的 {{count}} 个试验中排第 {{rank}}，只有最好的 {{keep}} 个继续',
     placed: '已放置到 {{nodes}} 个节点，拓扑层级：{{tier}}',
     objectsCreated: '已在集群中创建对象',
     afterPreemption: '被抢占后',
@@ -587,6 +589,8 @@ export const zh: Messages = {
       '逐次减半（ASHA）：在第 {{rungs}} 步只有最好的 1/{{factor}} 的试验继续，与至少 {{count}} 个其他试验比较',
     earlyStopAsha_other:
       '逐次减半（ASHA）：在第 {{rungs}} 步只有最好的 1/{{factor}} 的试验继续，与至少 {{count}} 个其他试验比较',
+    brackets_other:
+      '；{{count}} 组并行（Hyperband），试验轮流进入各组，各组的第一个检查点在第 {{starts}} 步',
     trials: '试验数',
     stopped: '该超参搜索已中止，不会再开始新的试验。',
     cancel: '取消超参搜索',
@@ -623,7 +627,7 @@ export const zh: Messages = {
     upload: '上传文件',
     fromFile: '读取自 {{name}}',
     fileHint:
-      '超参搜索自身的字段写在 “sweep:” 下（name、method、trials、seed、parallel、metric、goal、early_stop、stop_after_step、stop_min_trials、reduction_factor、startup_trials、project、parameters）；与它并列的字段是作业模板。模板的命令、参数或环境变量值中的 {{placeholder}} 代表试验中参数 x 的取值。“pool” 可写名称、ID 或 集群/资源池。',
+      '超参搜索自身的字段写在 “sweep:” 下（name、method、trials、seed、parallel、metric、goal、early_stop、stop_after_step、stop_min_trials、reduction_factor、brackets、startup_trials、project、parameters）；与它并列的字段是作业模板。模板的命令、参数或环境变量值中的 {{placeholder}} 代表试验中参数 x 的取值。“pool” 可写名称、ID 或 集群/资源池。',
     notUtf8: '{{name}} 不是 UTF-8 文本：请另存为 UTF-8。',
     readFailed: '无法读取 {{name}}。',
     preview: '预览',
@@ -680,6 +684,8 @@ export const zh: Messages = {
       badEarlyStop: 'sweep.early_stop 为 {{value}}：请用 none、median 或 asha。',
       badStopAfterStep: 'sweep.stop_after_step 应为不小于 0 的整数。',
       badRankBy: 'sweep.rank_by 为 {{value}}：请用 last（最新值）或 best（最佳值）。',
+      badBrackets: 'sweep.brackets 应为 1 到 4 的整数。',
+      bracketsNotAsha: 'sweep.brackets（分组）只用于逐次减半：请设置 early_stop: asha。',
       badStopMinTrials: 'sweep.stop_min_trials 应为不小于 1 的整数。',
       badReductionFactor: 'sweep.reduction_factor 应为 2 到 16 之间的整数。',
       ashaNoFirstRung:
