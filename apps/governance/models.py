@@ -103,6 +103,11 @@ class IdleFlag(models.Model):
     )
     stop_at = models.DateTimeField(null=True, blank=True)
     extensions_used = models.PositiveSmallIntegerField(default=0)
+    reminded_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the owner was reminded of the extended stop; cleared by each extension.",
+    )
     exempt_reason = models.CharField(max_length=300, blank=True)
     exempted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

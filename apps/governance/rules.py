@@ -48,3 +48,11 @@ def may_extend(extensions_used: int, max_extensions: int) -> bool:
 def extended_stop_s(stop_at_s: float, now_s: float, extension_s: float) -> float:
     """Where one 'keep running' click moves the stop (seconds on any common clock)."""
     return max(stop_at_s, now_s) + extension_s
+
+
+def reminder_due(*, extended_at_s: float, stop_at_s: float, now_s: float, grace_s: float) -> bool:
+    """Whether the owner of a job still idle after a 'keep running' click is reminded now: one
+    grace period before the extended stop (the notice the first warning gave), unless the
+    click itself came within that period, when the click's own answer said when it stops."""
+    remind_at = stop_at_s - grace_s
+    return extended_at_s < remind_at <= now_s < stop_at_s

@@ -77,6 +77,7 @@ class SweepResult:
     escalated: int = 0
     timed_out: int = 0
     runtime_warned: int = 0
+    reminded: int = 0
     homes_deleted: int = 0
 
     @property
@@ -258,6 +259,48 @@ def _stop(flag_id: int, now: datetime) -> bool:
     return True
 
 
+def _remind(flag: IdleFlag, job: Job, policy: Policy, now: datetime) -> bool:
+    """One grace period before an extended stop, the owner of a job still idle is told again
+    (once per extension): the extension's stop would otherwise come unannounced."""
+    if flag.state != FlagState.EXTENDED or flag.reminded_at is not None:
+        return False
+    assert flag.watch_from is not None and flag.stop_at is not None
+    due = rules.reminder_due(
+        extended_at_s=flag.watch_from.timestamp(),
+        stop_at_s=flag.stop_at.timestamp(),
+        now_s=now.timestamp(),
+        grace_s=policy.grace_s,
+    )
+    if not due:
+        return False
+    with transaction.atomic():
+        # Claimed by a conditional update: two passes at once remind once, and a click that
+        # moved the stop meanwhile (a new stop_at) leaves the claim to the next pass.
+        claimed = IdleFlag.objects.filter(
+            pk=flag.pk, state=FlagState.EXTENDED, reminded_at__isnull=True, stop_at=flag.stop_at
+        ).update(reminded_at=now, updated_at=now)
+        if not claimed:
+            return False
+        stop = f"{flag.stop_at:%Y-%m-%d %H:%M}"
+        left = max(policy.max_extensions - flag.extensions_used, 0)
+        jobs.record_event(
+            job, reason="IdleReminder", message=note("idleReminder", stop=stop, left=left)
+        )
+        _tell_owner(
+            job,
+            NoticeKind.IDLE_WARNING,
+            note("noticeIdleReminder", name=job.name, stop=stop),
+            note(
+                "noticeIdleReminderBody",
+                **_named(job),
+                stop=stop,
+                left=left,
+                most=policy.max_extensions,
+            ),
+        )
+    return True
+
+
 def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult) -> None:
     # Flags of jobs that ended on their own are closed first.
     IdleFlag.objects.filter(state__in=ACTIVE_FLAG_STATES).exclude(
@@ -287,6 +330,8 @@ def _idle_pass(provider: UtilizationProvider, now: datetime, result: SweepResult
                 result.cleared += 1
             elif now >= flag.stop_at and _stop(flag.pk, now):
                 result.stopped += 1
+            elif _remind(flag, job, policy, now):
+                result.reminded += 1
             continue
         idle_s = policy.idle_s(job.kind)
         start = now - timedelta(seconds=idle_s)
@@ -324,6 +369,7 @@ def keep_running(*, flag: IdleFlag) -> IdleFlag:
         flag.extensions_used += 1
         flag.stop_at = max(flag.stop_at, now) + timedelta(seconds=policy.extension_s)
         flag.watch_from = flag.updated_at = now
+        flag.reminded_at = None  # the new stop gets its own reminder
         flag.state = FlagState.EXTENDED
         flag.save()
         jobs.record_event(

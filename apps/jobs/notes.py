@@ -59,6 +59,7 @@ NOTES: dict[str, str] = {
     ),
     "idleCleared": "GPUs busy again ({busy}%)",
     "idleExtended": "kept running ({used}/{most}); stops at {stop} UTC if still idle",
+    "idleReminder": "still idle since kept running; stops at {stop} UTC ({left} extension(s) left)",
     "idleExempt": "exempted by {actor}: {reason}",
     "idleStopped": "stopped: idle GPUs",
     "runtimeLimit": "stopped at its runtime limit (held its accelerators {held}, limit {limit})",
@@ -93,6 +94,12 @@ NOTES: dict[str, str] = {
         "Job {name} (#{job}) used at most {peak}% of its GPUs over the last {idle} (threshold "
         "{threshold}%). It will be stopped at {stop} UTC. Use 'keep running' to extend it "
         "({most} extension(s) of {extension} allowed)."
+    ),
+    "noticeIdleReminder": "{name}: still idle, stopping at {stop} UTC",
+    "noticeIdleReminderBody": (
+        "Job {name} (#{job}) has stayed idle since it was kept running. It will be stopped at "
+        "{stop} UTC; 'keep running' extends it again while extensions are left ({left} of "
+        "{most})."
     ),
     "noticeCheckpointAsked": (
         "A checkpoint was requested from the job (zhisuan.checkpoint_requested() turns true); "

@@ -55,8 +55,21 @@ def test_training_job_warned_kept_running_then_stopped(world: World, client_for,
     audits = AuditEntry.objects.filter(object_type="governance.idleflag", action="update")
     assert audits.count() == 1
 
+    # One grace period before the extended stop, still idle: the owner is reminded, once.
+    wall.go(3 * HOUR + 60 - 1)
+    assert sweep().reminded == 0
+    wall.go(3 * HOUR + 60)
+    result = sweep()
+    assert (result.reminded, result.stopped) == (1, 0)
+    reminder = Notification.objects.filter(recipient=member, kind="idle_warning").latest("pk")
+    stop = f"{wall.at(3 * HOUR + 60 + 1800):%Y-%m-%d %H:%M}"
+    assert reminder.title == f"sft: still idle, stopping at {stop} UTC"
+    assert "extends it again while extensions are left (1 of 2)" in reminder.body
+    assert JobEvent.objects.get(job_id=job_id, reason="IdleReminder").message == (
+        f"still idle since kept running; stops at {stop} UTC (1 extension(s) left)"
+    )
     wall.go(3 * HOUR + 60 + 1799)
-    assert sweep().stopped == 0 and state(job_id) == "running"
+    assert sweep().total == 0 and state(job_id) == "running"
     wall.go(3 * HOUR + 60 + 1800)
     assert sweep().stopped == 1
     job = Job.objects.get(pk=job_id)
@@ -69,7 +82,9 @@ def test_training_job_warned_kept_running_then_stopped(world: World, client_for,
         "no complete checkpoint registered"
     )
     reasons = [e.reason for e in JobEvent.objects.filter(job_id=job_id)]
-    assert reasons[-4:] == ["IdleWarning", "IdleExtended", "IdleCheckpoint", "IdleStopped"]
+    assert reasons[-5:] == [
+        "IdleWarning", "IdleExtended", "IdleReminder", "IdleCheckpoint", "IdleStopped",
+    ]  # fmt: skip
     assert Notification.objects.filter(recipient=member, kind="idle_stopped").count() == 1
     wall.go(3 * HOUR + 60 + 1810)
     assert not Allocation.objects.filter(job_id=job_id).exists()
@@ -116,6 +131,58 @@ def test_notebook_extension_budget_exhausted_then_stopped(world, client_for, wal
     assert IdleFlag.objects.get(pk=flag.pk).checkpoint_note == (
         "no checkpoint applies (not a training job)"
     )
+
+
+def test_a_reminder_per_extension_and_none_for_a_click_inside_the_grace_period(
+    world, client_for, wall
+):
+    client = client_for(world.user("a", Role.MEMBER))
+    job_id = submit(client, "tenant-a", notebook(wall.cluster))
+    wall.go(0)
+    wall.go(6)
+    feed(job_id, wall.at(0), wall.at(8 * HOUR), util=0.0)
+    wall.go(HOUR + 60)
+    assert sweep().warned == 1
+    flag = IdleFlag.objects.get(job_id=job_id)
+    # Kept running at once: stop at 1h01m + 30 min + 1 h; reminded at its last 30 min.
+    assert client.post(f"{FLAGS}/{flag.pk}/keep-running/").status_code == 200
+    wall.go(HOUR + 60 + 3600)
+    assert sweep().reminded == 1
+    assert sweep().reminded == 0  # once
+    # Kept running again inside that last half hour: the answer gives the new stop (3h31m),
+    # and the new extension is reminded of at its own last half hour, from 3h01m.
+    wall.go(HOUR + 60 + 3600 + 600)
+    answer = client.post(f"{FLAGS}/{flag.pk}/keep-running/").json()
+    assert answer["reminded_at"] is None
+    assert answer["stop_at"].startswith(f"{wall.at(3 * HOUR + 60 + 1800):%Y-%m-%dT%H:%M}")
+    wall.go(3 * HOUR + 60 - 1)
+    assert sweep().reminded == 0
+    wall.go(3 * HOUR + 60)
+    assert sweep().reminded == 1
+    reminders = JobEvent.objects.filter(job_id=job_id, reason="IdleReminder")
+    assert [e.message.endswith("(0 extension(s) left)") for e in reminders] == [False, True]
+
+
+def test_no_reminder_when_the_extension_is_shorter_than_the_grace_period(world, client_for, wall):
+    client = client_for(world.user("a", Role.TENANT_ADMIN))
+    policy = client.patch("/api/v1/tenants/tenant-a/governance/policy/",
+                          {"extension_s": 900}, format="json")  # fmt: skip
+    assert policy.status_code == 200, policy.json()
+    job_id = submit(client, "tenant-a", notebook(wall.cluster))
+    wall.go(0)
+    wall.go(6)
+    feed(job_id, wall.at(0), wall.at(4 * HOUR), util=0.0)
+    wall.go(HOUR + 60)
+    assert sweep().warned == 1
+    flag = IdleFlag.objects.get(job_id=job_id)
+    wall.go(HOUR + 60 + 1700)  # kept running 100 s before the stop: a new stop 15 min later
+    assert client.post(f"{FLAGS}/{flag.pk}/keep-running/").status_code == 200
+    for t in (1800, 2400, 2600):
+        wall.go(HOUR + 60 + t)
+        assert sweep().reminded == 0
+    wall.go(HOUR + 60 + 1800 + 900)
+    assert sweep().stopped == 1
+    assert not JobEvent.objects.filter(job_id=job_id, reason="IdleReminder").exists()
 
 
 def test_exempt_job_is_never_stopped(world, client_for, wall):

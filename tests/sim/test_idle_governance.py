@@ -7,7 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from apps.governance.rules import BUILTIN_RULE, IdleRule, extended_stop_s, may_extend
+from apps.governance.rules import (
+    BUILTIN_RULE,
+    IdleRule,
+    extended_stop_s,
+    may_extend,
+    reminder_due,
+)
 from apps.scheduling.sim import Simulator
 from apps.scheduling.sim import policies as pol
 from apps.scheduling.sim.idle import (
@@ -80,6 +86,15 @@ def test_keep_running_extensions_are_honoured_up_to_the_maximum() -> None:
     assert may_extend(1, 2) and not may_extend(2, 2)
     assert extended_stop_s(100.0, 50.0, 10.0) == 110.0
     assert extended_stop_s(100.0, 150.0, 10.0) == 160.0
+
+
+def test_a_reminder_is_due_from_one_grace_before_the_extended_stop_until_it() -> None:
+    # Kept running at 0, stop at 5400, grace 1800: due from 3600 until the stop.
+    due = [reminder_due(extended_at_s=0, stop_at_s=5400, now_s=t, grace_s=1800)
+           for t in (3599, 3600, 5399, 5400)]  # fmt: skip
+    assert due == [False, True, True, False]
+    # A click inside the last grace period (at 4000, stop 4500): its answer said when.
+    assert not reminder_due(extended_at_s=4000, stop_at_s=4500, now_s=4200, grace_s=1800)
 
 
 def test_notebook_period_and_sweep_granularity() -> None:

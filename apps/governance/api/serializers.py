@@ -105,8 +105,9 @@ class IdleFlagSerializer(serializers.ModelSerializer[IdleFlag]):
         model = IdleFlag
         fields = [
             "id", "job", "job_name", "job_kind", "job_state", "state", "idle_since",
-            "peak_util_pct", "warned_at", "stop_at", "extensions_used", "exempt_reason",
-            "exempted_by", "stopped_at", "device_milli", "checkpoint_note", "updated_at",
+            "peak_util_pct", "warned_at", "stop_at", "extensions_used", "reminded_at",
+            "exempt_reason", "exempted_by", "stopped_at", "device_milli", "checkpoint_note",
+            "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 

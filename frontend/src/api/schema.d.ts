@@ -2304,6 +2304,11 @@ export interface components {
              * @description Peak over the idle window.
              */
             readonly peak_util_pct: number | null;
+            /**
+             * Format: date-time
+             * @description When the owner was reminded of the extended stop; cleared by each extension.
+             */
+            readonly reminded_at: string | null;
             readonly state: components["schemas"]["IdleFlagStateEnum"];
             /** Format: date-time */
             readonly stop_at: string | null;

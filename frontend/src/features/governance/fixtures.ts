@@ -40,6 +40,7 @@ export function makeFlag(overrides: Partial<IdleFlag> = {}): IdleFlag {
     warned_at: '2026-12-03T10:00:00Z',
     stop_at: '2026-12-03T10:30:00Z',
     extensions_used: 0,
+    reminded_at: null,
     exempt_reason: '',
     exempted_by: '',
     stopped_at: null,

@@ -157,6 +157,7 @@ export const en = {
     EarlyStopped: 'Stopped early by its sweep',
     IdleCleared: 'GPUs busy again',
     IdleExtended: 'Idle grace extended',
+    IdleReminder: 'Still idle: stop reminder',
     IdleExempt: 'Exempted from idle rules',
     RestartedWithFiles: 'Restarted with its files',
     HomeDeleted: 'Files deleted',
@@ -193,6 +194,8 @@ export const en = {
       'GPUs below {{threshold}}% for {{idle}} (peak {{peak}}%); stops at {{stop}} UTC unless kept running',
     idleCleared: 'GPUs busy again ({{busy}}%)',
     idleExtended: 'kept running ({{used}}/{{most}}); stops at {{stop}} UTC if still idle',
+    idleReminder:
+      'still idle since kept running; stops at {{stop}} UTC ({{left}} extension(s) left)',
     idleExempt: 'exempted by {{actor}}: {{reason}}',
     idleStopped: 'stopped: idle GPUs',
     runtimeLimit: 'stopped at its runtime limit (held its accelerators {{held}}, limit {{limit}})',
@@ -220,6 +223,9 @@ export const en = {
     noticeIdleWarning: '{{name}}: GPUs idle, stopping in {{grace}}',
     noticeIdleWarningBody:
       "Job {{name}} (#{{job}}) used at most {{peak}}% of its GPUs over the last {{idle}} (threshold {{threshold}}%). It will be stopped at {{stop}} UTC. Use 'keep running' to extend it ({{most}} extension(s) of {{extension}} allowed).",
+    noticeIdleReminder: '{{name}}: still idle, stopping at {{stop}} UTC',
+    noticeIdleReminderBody:
+      "Job {{name}} (#{{job}}) has stayed idle since it was kept running. It will be stopped at {{stop}} UTC; 'keep running' extends it again while extensions are left ({{left}} of {{most}}).",
     noticeCheckpointAsked:
       'A checkpoint was requested from the job (zhisuan.checkpoint_requested() turns true); without the SDK, save one yourself.',
     noticeCheckpoint: 'Checkpoint: {{checkpoint}}.',

@@ -156,6 +156,7 @@ export const zh: Messages = {
     EarlyStopped: '被所属超参搜索提前停止',
     IdleCleared: 'GPU 恢复忙碌',
     IdleExtended: '空闲宽限已延长',
+    IdleReminder: '仍然空闲：停止提醒',
     IdleExempt: '已豁免空闲规则',
     RestartedWithFiles: '带原有文件重新启动',
     HomeDeleted: '文件已删除',
@@ -189,6 +190,7 @@ export const zh: Messages = {
       'GPU 利用率低于 {{threshold}}% 已持续 {{idle}}（峰值 {{peak}}%）；若不选择继续运行，将于 {{stop}} UTC 停止',
     idleCleared: 'GPU 重新忙碌（{{busy}}%）',
     idleExtended: '已继续运行（{{used}}/{{most}}）；若仍空闲，将于 {{stop}} UTC 停止',
+    idleReminder: '继续运行后仍然空闲；将于 {{stop}} UTC 停止（剩余 {{left}} 次延长）',
     idleExempt: '由 {{actor}} 豁免：{{reason}}',
     idleStopped: '已停止：GPU 空闲',
     runtimeLimit: '已在运行时长上限处停止（占用加速卡 {{held}}，上限 {{limit}}）',
@@ -216,6 +218,9 @@ export const zh: Messages = {
     noticeIdleWarning: '{{name}}：GPU 空闲，将在 {{grace}} 后停止',
     noticeIdleWarningBody:
       '作业 {{name}}（#{{job}}）在过去 {{idle}} 内 GPU 利用率最高为 {{peak}}%（阈值 {{threshold}}%），将于 {{stop}} UTC 停止。可选择“继续运行”延长（允许 {{most}} 次，每次 {{extension}}）。',
+    noticeIdleReminder: '{{name}}：仍然空闲，将于 {{stop}} UTC 停止',
+    noticeIdleReminderBody:
+      '作业 {{name}}（#{{job}}）在选择继续运行后一直空闲，将于 {{stop}} UTC 停止；在还有延长次数时可再次选择“继续运行”（剩余 {{left}} 次，共 {{most}} 次）。',
     noticeCheckpointAsked:
       '已请求作业保存检查点（zhisuan.checkpoint_requested() 变为 true）；未使用 SDK 时请自行保存。',
     noticeCheckpoint: '检查点：{{checkpoint}}。',
