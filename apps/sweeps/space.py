@@ -10,7 +10,9 @@ A parameter is one of
 ``grid`` takes every combination of lists (ranges have no grid); ``random`` draws ``trials``
 combinations from a seeded generator, so the same seed gives the same trials. A job template
 names a parameter as ``{{name}}`` in its command, args and env values; the trial's value is
-written there as text.
+written there as text. A replica group's resource field (``replicas``, ``accelerators``, ...)
+given as ``"{{name}}"`` alone takes the trial's value itself, so one sweep can run the same
+job at several sizes (a scaling study); the job checks then judge each trial's size.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ MAX_PARAMETERS = 16
 MAX_VALUES = 64
 MAX_TRIALS = 256
 PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}\Z")
+# A replica group's fields that a parameter may set, as ``"{{name}}"`` alone.
+RESOURCE_FIELDS = (
+    "replicas", "accelerators", "accelerator_milli", "cpu_milli", "memory_mib", "rdma_nics",
+)  # fmt: skip
+WHOLE_PLACEHOLDER = re.compile(r"^\s*\{\{\s*([^{}]*?)\s*\}\}\s*\Z")
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 RANGES = ("uniform", "log_uniform", "int")
 SIGNIFICANT = 4
@@ -190,9 +197,10 @@ def placeholders(text: str) -> list[str]:
 
 
 def unknown_placeholders(template: Mapping[str, Any], names: set[str]) -> dict[str, list[str]]:
-    """``{{x}}`` in the template's command, args or env values that names no parameter."""
+    """``{{x}}`` in the template's command, args or env values, or a replica group's resource
+    field, that names no parameter."""
     errors: dict[str, list[str]] = {}
-    for field, texts in _texts(template):
+    for field, texts in [*_texts(template), ("replica_groups", _resource_texts(template))]:
         bad = sorted({n for t in texts for n in placeholders(t) if n not in names})
         if bad:
             errors[field] = [_("No parameter named {names}.").format(names=", ".join(bad))]
@@ -211,9 +219,37 @@ def _texts(template: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
+def _resource_texts(template: Mapping[str, Any]) -> list[str]:
+    groups = template.get("replica_groups")
+    if not isinstance(groups, list):
+        return []
+    return [
+        g[f]
+        for g in groups
+        if isinstance(g, dict)
+        for f in RESOURCE_FIELDS
+        if isinstance(g.get(f), str)
+    ]
+
+
+def _fill_group(group: Any, values: Mapping[str, Value]) -> Any:
+    """A replica group with each resource field that is ``"{{name}}"`` alone set to the value
+    itself (a number stays a number); anything else is left for the job checks to judge."""
+    if not isinstance(group, dict):
+        return group
+    out = dict(group)
+    for field in RESOURCE_FIELDS:
+        text = out.get(field)
+        found = WHOLE_PLACEHOLDER.match(text) if isinstance(text, str) else None
+        if found is not None and found.group(1) in values:
+            out[field] = values[found.group(1)]
+    return out
+
+
 def fill(template: Mapping[str, Any], values: Mapping[str, Value]) -> dict[str, Any]:
     """The template with each ``{{name}}`` in command, args and env values replaced by the
-    trial's value (other fields as they are)."""
+    trial's value, and each replica group's resource field given as ``"{{name}}"`` set to it
+    (other fields as they are)."""
 
     def sub(text: Any) -> Any:
         if not isinstance(text, str):
@@ -228,4 +264,6 @@ def fill(template: Mapping[str, Any], values: Mapping[str, Value]) -> dict[str, 
             body[field] = [sub(t) for t in body[field]]
     if isinstance(body.get("env"), dict):
         body["env"] = {k: sub(v) for k, v in body["env"].items()}
+    if isinstance(body.get("replica_groups"), list):
+        body["replica_groups"] = [_fill_group(g, values) for g in body["replica_groups"]]
     return body

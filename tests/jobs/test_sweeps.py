@@ -177,6 +177,41 @@ def test_a_random_sweep_draws_the_same_trials_from_the_same_seed(
     assert first.json()["seed"] == 11
 
 
+def test_a_parameter_sets_a_replica_groups_size(world: World, cluster: Cluster, client_for):
+    client = client_for(world.user("a", Role.MEMBER))
+    groups = [{"name": "worker", "replicas": "{{nodes}}", "accelerators": " {{ gpus }} "}]
+    body = _sweep(
+        cluster, name="scale", parameters={"gpus": [1, 2], "nodes": [1], "lr": [1e-4],
+                                           "opt": ["adam"]},
+        template=_template(cluster, replica_groups=groups), parallel=4,
+    )  # fmt: skip
+    response = client.post(URL, body, format="json")
+    assert response.status_code == 201, response.json()
+    jobs = _jobs(response.json()["id"])
+    assert [(g["replicas"], g["accelerators"]) for j in jobs for g in j.spec["replica_groups"]] == [
+        (1, 1), (1, 2),
+    ]  # fmt: skip
+    assert '"gpus": 2' in job_env(jobs[1])["ZS_TRIAL_PARAMS"]
+
+    def errors(parameters: dict[str, Any], group: dict[str, Any]) -> dict[str, Any]:
+        refused = client.post(URL, _sweep(cluster, name="bad", parameters=parameters,
+                                          template=_template(cluster, replica_groups=[group])),
+                              format="json")  # fmt: skip
+        assert refused.status_code == 400, refused.json()
+        return refused.json()["errors"]
+
+    one = {"lr": [1e-4], "opt": ["adam"]}
+    assert errors(one, {"name": "w", "accelerators": "{{gpus}}"})["template"] == {
+        "replica_groups": ["No parameter named gpus."]
+    }
+    # Each trial's size is checked as a job's: the second is too large for a node.
+    found = errors({**one, "gpus": [8, 32]}, {"name": "w", "accelerators": "{{gpus}}"})
+    assert found["parameters"] == ["Trial 2 (lr=0.0001, opt=adam, gpus=32) makes a job that is "
+                                   "refused."]  # fmt: skip
+    assert "replica_groups" in found["template"]
+    assert not Sweep.objects.filter(name="bad").exists()
+
+
 def test_what_a_sweep_is_refused_for(world: World, cluster: Cluster, client_for) -> None:
     client = client_for(world.user("a", Role.MEMBER))
 

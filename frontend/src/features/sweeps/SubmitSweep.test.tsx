@@ -127,6 +127,19 @@ describe('submit a sweep', () => {
     expect(posts[0]?.headers.get('X-CSRFToken')).toBe('tok123');
   });
 
+  it("says a trial's size is its own when a parameter sets it", async () => {
+    stubFetch(routes());
+    renderApp('/sweeps/new');
+    await paste(
+      FILE.replace('accelerators: 8}', 'accelerators: "{{gpus}}"}').replace(
+        '    opt: [adam, lion]\n',
+        '    opt: [adam, lion]\n    gpus: [4, 8]\n',
+      ),
+    );
+    const template = await screen.findByTestId('sweep-template-summary');
+    expect(within(template).getByText('set by each trial (gpus)')).toBeTruthy();
+  });
+
   it('counts a grid as every combination', async () => {
     stubFetch(routes());
     renderApp('/sweeps/new');

@@ -368,11 +368,13 @@ function TemplateSummary({
   refused: string[];
 }) {
   const { t } = useTranslation();
-  const { devices, acceleratorModel } = summary;
+  const { devices, acceleratorModel, sizedBy } = summary;
   const count =
-    devices === undefined
-      ? '—'
-      : devicesLabel({ requested_devices: devices.whole, requested_milli: devices.milli });
+    sizedBy.length > 0
+      ? t('sweepSubmit.sizedBy', { names: sizedBy.join(', ') })
+      : devices === undefined
+        ? '—'
+        : devicesLabel({ requested_devices: devices.whole, requested_milli: devices.milli });
   const accelerators =
     typeof acceleratorModel === 'string' && devices !== undefined
       ? `${count} × ${acceleratorModel}`

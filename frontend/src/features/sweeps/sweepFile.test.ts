@@ -272,6 +272,31 @@ sweep:
     ]);
   });
 
+  it("takes a replica group's size from a parameter, and names one it does not know", () => {
+    const scaled = README.replace(
+      '{name: worker, replicas: 1, accelerators: 8}',
+      '{name: worker, replicas: "{{nodes}}", accelerators: "{{ gpus }}"}',
+    );
+    const file = ok(
+      readSweepFile(
+        scaled.replace(
+          '    opt: [adam, lion]\n',
+          '    opt: [adam, lion]\n    gpus: [4, 8]\n    nodes: [1, 2]\n',
+        ),
+        POOLS,
+      ),
+    );
+    expect(file.summary.sizedBy).toEqual(['gpus', 'nodes']);
+    expect(file.summary.devices).toBeUndefined();
+    expect(file.body.template).toMatchObject({
+      replica_groups: [{ name: 'worker', replicas: '{{nodes}}', accelerators: '{{ gpus }}' }],
+    });
+    expect(ok(readSweepFile(README, POOLS)).summary.sizedBy).toEqual([]);
+    expect(problems(readSweepFile(scaled, POOLS))).toEqual([
+      { code: 'unknownPlaceholder', field: 'replica_groups', names: 'gpus, nodes' },
+    ]);
+  });
+
   it('reads which value ranks a trial: its newest or its best, nothing else', () => {
     const file = ok(sweep('  rank_by: best\n'));
     expect(file.body).toMatchObject({ rank_by: 'best' });

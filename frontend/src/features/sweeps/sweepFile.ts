@@ -149,6 +149,8 @@ export interface SweepSummary {
   image: unknown;
   acceleratorModel: unknown;
   devices: PipelineStepSummary['devices'];
+  /** Parameters that set a replica group's size (`"{{gpus}}"`): each trial's differs. */
+  sizedBy: string[];
   command: unknown;
   args: unknown;
 }
@@ -192,6 +194,33 @@ function templateTexts(template: Mapping): { field: string; path: string; text: 
   return out;
 }
 
+/** A replica group's fields a parameter may set, as `"{{name}}"` alone (apps/sweeps/space.py
+ * RESOURCE_FIELDS): the trial's value itself, not text. */
+const RESOURCE_FIELDS = [
+  'replicas',
+  'accelerators',
+  'accelerator_milli',
+  'cpu_milli',
+  'memory_mib',
+  'rdma_nics',
+] as const;
+
+/** The parameters named in the replica groups' resource fields (a size set by each trial). */
+function resourceNames(template: Mapping): string[] {
+  const groups = template.replica_groups;
+  if (!Array.isArray(groups)) return [];
+  const names = new Set<string>();
+  for (const group of groups) {
+    if (!isMapping(group)) continue;
+    for (const field of RESOURCE_FIELDS) {
+      const text = group[field];
+      if (typeof text !== 'string') continue;
+      for (const [, name = ''] of text.matchAll(PLACEHOLDER)) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
 /** Problems with the template's placeholders: an item that is not text (in YAML an unquoted
  * `{{lr}}` is a mapping), and names no parameter has. */
 function placeholderProblems(template: Mapping, names: Set<string> | null): SweepProblem[] {
@@ -206,6 +235,10 @@ function placeholderProblems(template: Mapping, names: Set<string> | null): Swee
     for (const [, name = ''] of text.matchAll(PLACEHOLDER)) {
       if (!names.has(name)) unknown.set(field, (unknown.get(field) ?? new Set()).add(name));
     }
+  }
+  if (names !== null) {
+    const missing = resourceNames(template).filter((name) => !names.has(name));
+    if (missing.length) unknown.set('replica_groups', new Set(missing));
   }
   for (const [field, missing] of unknown) {
     problems.push({ code: 'unknownPlaceholder', field, names: [...missing].sort().join(', ') });
@@ -361,6 +394,7 @@ export function readSweepFile(text: string, pools: readonly Pool[], fileName = '
       image: template.image,
       acceleratorModel: template.accelerator_model,
       devices: devicesOf(template.replica_groups),
+      sizedBy: resourceNames(template),
       command: template.command,
       args: template.args,
     },

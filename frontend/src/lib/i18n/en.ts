@@ -671,6 +671,7 @@ export const en = {
     command: 'Command',
     args: 'Arguments',
     entrypoint: 'The image entrypoint',
+    sizedBy: 'set by each trial ({{names}})',
     submit: 'Submit sweep',
     cancel: 'Cancel',
     notSubmitted: 'The sweep was not submitted: no trial of it was queued.',

@@ -657,6 +657,7 @@ export const zh: Messages = {
     accelerators: '加速卡',
     command: '命令',
     args: '参数',
+    sizedBy: '由每个试验决定（{{names}}）',
     entrypoint: '镜像的入口命令',
     submit: '提交超参搜索',
     cancel: '取消',
