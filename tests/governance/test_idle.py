@@ -14,6 +14,7 @@ from apps.jobs.models import Allocation, Job, JobEvent
 from apps.telemetry.models import JobTelemetry
 from apps.tenancy.models import Role
 from tests.conftest import World
+from tests.factories import make_membership, make_user
 from tests.governance.conftest import HOUR, Wall, feed, long_training, notebook, state, submit
 
 pytestmark = pytest.mark.django_db
@@ -183,6 +184,53 @@ def test_no_reminder_when_the_extension_is_shorter_than_the_grace_period(world, 
     wall.go(HOUR + 60 + 1800 + 900)
     assert sweep().stopped == 1
     assert not JobEvent.objects.filter(job_id=job_id, reason="IdleReminder").exists()
+
+
+def test_a_job_exempted_before_any_warning_is_never_warned(world, client_for, wall):
+    owner = client_for(world.user("a", Role.MEMBER))
+    job_id = submit(owner, "tenant-a", notebook(wall.cluster))
+    url = f"{FLAGS}/exempt-job/"
+    # Only its owner or a tenant admin, in its own tenant, for a job idle stops apply to.
+    other = make_user("other-member")
+    make_membership(tenant=world.tenant_a, user=other, role=Role.MEMBER)
+    body = {"job": job_id, "reason": "debugging a hang"}
+    assert client_for(other).post(url, body, format="json").status_code == 403
+    assert (
+        client_for(world.user("a", Role.VIEWER)).post(url, body, format="json").status_code == 403
+    )
+    outsider = client_for(world.user("b", Role.TENANT_ADMIN))
+    assert outsider.post(url, body, format="json").status_code == 404
+    theirs = outsider.post("/api/v1/tenants/tenant-b/governance/flags/exempt-job/", body,
+                           format="json")  # fmt: skip
+    assert theirs.json()["errors"] == {"job": ["No such job in this tenant."]}
+    assert owner.post(url, {"job": job_id}, format="json").json()["errors"] == {
+        "reason": ["This field is required."]
+    }
+    assert not IdleFlag.objects.exists()
+
+    response = owner.post(url, body, format="json")
+    assert response.status_code == 200, response.json()
+    assert (response.json()["state"], response.json()["exempt_reason"]) == (
+        "exempt", "debugging a hang",
+    )  # fmt: skip
+    assert AuditEntry.objects.filter(object_type="governance.idleflag", action="create").exists()
+    wall.go(0)
+    wall.go(6)
+    feed(job_id, wall.at(0), wall.at(6 * HOUR), util=0.0)
+    for hours in (2, 5):
+        wall.go(hours * HOUR)
+        assert sweep().total == 0
+    assert state(job_id) == "running"
+    assert JobEvent.objects.filter(job_id=job_id, reason="IdleExempt").count() == 1
+    # An ended job, or a kind idle stops do not apply to, is refused.
+    Job.objects.filter(pk=job_id).update(state="succeeded")
+    ended = owner.post(url, body, format="json")
+    assert ended.json()["errors"] == {"job": ["The job has ended."]}
+    Job.objects.filter(pk=job_id).update(state="running", kind="inference")
+    served = owner.post(url, body, format="json")
+    assert served.json()["errors"] == {
+        "job": ["Only training jobs and notebooks are stopped when idle."]
+    }
 
 
 def test_exempt_job_is_never_stopped(world, client_for, wall):

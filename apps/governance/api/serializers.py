@@ -116,6 +116,12 @@ class ExemptSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField(min_length=3, max_length=300)
 
 
+class ExemptJobSerializer(ExemptSerializer):
+    """A job exempted before any warning (a session known to sit idle, e.g. debugging)."""
+
+    job = serializers.IntegerField(min_value=1, help_text="A training job or notebook not ended.")
+
+
 class NoteSerializer(serializers.Serializer[Any]):
     """One sentence of the platform's catalogue (apps/jobs/notes.py; `jobNote` on the
     dashboard): its key and the values it takes (as a job event's `message_args`)."""

@@ -33,6 +33,7 @@ from apps.governance.api.serializers import (
     DefaultPolicySerializer,
     EfficiencyQuerySerializer,
     EfficiencySerializer,
+    ExemptJobSerializer,
     ExemptSerializer,
     IdleFlagSerializer,
     NotificationSerializer,
@@ -43,6 +44,7 @@ from apps.governance.api.serializers import (
 )
 from apps.governance.models import FlagState, IdleFlag, IdlePolicy, Notification
 from apps.governance.policy import RULES, default_policy, effective_policy, overrides
+from apps.jobs.models import TERMINAL, Job
 from apps.tenancy.models import Role
 
 
@@ -185,6 +187,43 @@ class IdleFlagViewSet(TenantScopedViewSet[IdleFlag]):
             try:
                 flag = services.exempt(
                     flag=flag, actor=request_user(request), reason=body.validated_data["reason"]
+                )
+            except services.FlagActionError as exc:
+                raise Conflict(str(exc)) from exc
+            _audit(request, flag, self.tenant, before)
+        return self._answer(request, flag)
+
+    @extend_schema(request=ExemptJobSerializer, responses={200: IdleFlagSerializer})
+    @action(detail=False, methods=["post"], url_path="exempt-job")
+    def exempt_job(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Exempt a job from idle stops before any warning: its owner or a tenant admin."""
+        body = ExemptJobSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = request_user(request)
+        with transaction.atomic():
+            job = (
+                Job.objects.select_for_update(of=("self",))
+                .filter(tenant=self.tenant, pk=body.validated_data["job"])
+                .first()
+            )
+            if job is None:
+                raise serializers.ValidationError({"job": [_("No such job in this tenant.")]})
+            admin = self.role in ADMIN_ROLES or user.is_platform_admin
+            if job.owner_id != user.pk and not admin:
+                raise exceptions.PermissionDenied(
+                    _("Only the job's owner or a tenant admin exempts it.")
+                )
+            if job.kind not in services.GOVERNED_KINDS:
+                raise serializers.ValidationError(
+                    {"job": [_("Only training jobs and notebooks are stopped when idle.")]}
+                )
+            if job.state in TERMINAL:
+                raise serializers.ValidationError({"job": [_("The job has ended.")]})
+            held = IdleFlag.objects.filter(job=job).first()
+            before = audit.snapshot(held) if held is not None else None
+            try:
+                flag = services.exempt_job(
+                    job=job, actor=user, reason=body.validated_data["reason"]
                 )
             except services.FlagActionError as exc:
                 raise Conflict(str(exc)) from exc

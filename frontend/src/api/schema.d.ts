@@ -952,6 +952,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/governance/flags/exempt-job/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Exempt a job from idle stops before any warning: its owner or a tenant admin. */
+        post: operations["tenants_governance_flags_exempt_job_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/governance/notifications/": {
         parameters: {
             query?: never;
@@ -2154,6 +2171,12 @@ export interface components {
             used_gpu_hours: number;
             /** Format: double */
             utilization_pct: number | null;
+        };
+        /** @description A job exempted before any warning (a session known to sit idle, e.g. debugging). */
+        ExemptJobRequest: {
+            /** @description A training job or notebook not ended. */
+            job: number;
+            reason: string;
         };
         ExemptRequest: {
             reason: string;
@@ -6704,6 +6727,33 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdleFlag"];
+                };
+            };
+        };
+    };
+    tenants_governance_flags_exempt_job_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExemptJobRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ExemptJobRequest"];
+                "multipart/form-data": components["schemas"]["ExemptJobRequest"];
+            };
+        };
         responses: {
             200: {
                 headers: {

@@ -222,6 +222,66 @@ describe('governance in the console', () => {
     ]);
   }, 20_000);
 
+  it('lets the owner exempt a job before any warning, with a reason', async () => {
+    const user = userEvent.setup();
+    const exempt = makeFlag({
+      state: 'exempt',
+      stop_at: null,
+      exempt_reason: 'debugging a hang',
+      exempted_by: 'bob',
+    });
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      ...jobPage(true),
+      [`GET ${GOV}/flags/`]: page([]),
+      [`POST ${GOV}/flags/exempt-job/`]: { status: 200, body: exempt },
+    });
+    renderApp('/jobs/11');
+    await user.click(await screen.findByRole('button', { name: 'Exempt from idle stops' }));
+    const dialog = await screen.findByRole('dialog');
+    await user.type(within(dialog).getByLabelText('Reason'), 'debugging a hang');
+    await user.click(within(dialog).getByRole('button', { name: 'Exempt' }));
+    await waitFor(() => {
+      expect(screen.getByTestId('idle-flag').textContent).toContain('debugging a hang (by bob)');
+    });
+    expect(screen.queryByTestId('exempt-job')).toBeNull();
+    expect(requests.find((r) => r.path === `${GOV}/flags/exempt-job/`)?.body).toEqual({
+      job: 11,
+      reason: 'debugging a hang',
+    });
+  });
+
+  it('offers no exemption to another member, nor for a job that ended', async () => {
+    const job = makeJob({ state: 'running', started_at: '2026-12-03T07:00:00Z', owner: 'carol' });
+    // The job page has asked for the job's flag and had its answer: the button would show now.
+    const settled = async (requests: { path: string }[]) => {
+      await screen.findByRole('heading', { name: /resnet|#11/ });
+      await waitFor(() => {
+        expect(requests.some((r) => r.path === `${GOV}/flags/`)).toBe(true);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    };
+    const first = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      ...jobPage(true),
+      [`GET ${JOB}`]: { status: 200, body: job },
+      [`GET ${GOV}/flags/`]: page([]),
+    });
+    const { unmount } = renderApp('/jobs/11');
+    await settled(first.requests);
+    expect(screen.queryByTestId('exempt-job')).toBeNull();
+    unmount();
+    const second = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      ...jobPage(true),
+      [`GET ${JOB}`]: { status: 200, body: { ...job, owner: 'bob', state: 'succeeded' } },
+      [`GET ${GOV}/flags/`]: page([]),
+    });
+    renderApp('/jobs/11');
+    await settled(second.requests);
+    expect(screen.queryByTestId('exempt-job')).toBeNull();
+  });
+
   it('shows a viewer the warning without the answers', async () => {
     stubFetch({
       'GET /api/v1/auth/session/': sessionOf({

@@ -45,6 +45,50 @@ export function IdleFlagAlert({ tenant, jobId, live, canWrite }: Props) {
   return <IdleWarning tenant={tenant} jobId={jobId} flag={f} canWrite={canWrite} />;
 }
 
+/**
+ * For a training job or notebook not ended, with no warning pending and not exempt: its owner
+ * or a tenant admin may exempt it from idle stops before any warning (a debugging session
+ * known to sit idle). Nothing otherwise.
+ */
+export function ExemptJobButton({
+  tenant,
+  jobId,
+  live,
+}: {
+  tenant: string;
+  jobId: number;
+  live: boolean;
+}) {
+  const { t } = useTranslation();
+  const [open, setOpen] = useState(false);
+  const flag = useJobIdleFlag(tenant, jobId, live);
+  if (flag.isPending || flag.isError) return null;
+  const state = flag.data?.state;
+  if (state !== undefined && state !== 'cleared') return null;
+  return (
+    <>
+      <Button
+        data-testid="exempt-job"
+        onClick={() => {
+          setOpen(true);
+        }}
+      >
+        {t('governance.exemptJob')}
+      </Button>
+      {open && (
+        <ExemptModal
+          tenant={tenant}
+          jobId={jobId}
+          flag={undefined}
+          onClose={() => {
+            setOpen(false);
+          }}
+        />
+      )}
+    </>
+  );
+}
+
 /** An active warning: the policy (threshold, extensions) is read only for one of these. */
 function IdleWarning({
   tenant,
@@ -172,7 +216,8 @@ function ExemptModal({
 }: {
   tenant: string;
   jobId: number;
-  flag: IdleFlag;
+  /** Undefined: no warning yet (exempted before any). */
+  flag: IdleFlag | undefined;
   onClose: () => void;
 }) {
   const { t } = useTranslation();
@@ -192,7 +237,7 @@ function ExemptModal({
         layout="vertical"
         onFinish={({ reason }) => {
           act.mutate(
-            { flag: flag.id, action: 'exempt', reason },
+            { flag: flag?.id, action: 'exempt', reason },
             {
               onSuccess: () => {
                 void message.success(t('governance.exempted'));

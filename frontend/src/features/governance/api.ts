@@ -115,7 +115,8 @@ export function useTenantPolicy(tenant: string) {
 export type FlagAnswer =
   | { flag: number; action: 'keep-running' }
   | {
-      flag: number;
+      /** Undefined: the job has no warning yet, and is exempted before any. */
+      flag: number | undefined;
       action: 'exempt';
       reason: string;
     };
@@ -131,12 +132,19 @@ export function useFlagAction(tenant: string, job: number) {
               params: { path: { tenant, id: answer.flag } },
             }),
           )
-        : unwrap(
-            api.POST('/api/v1/tenants/{tenant}/governance/flags/{id}/exempt/', {
-              params: { path: { tenant, id: answer.flag } },
-              body: { reason: answer.reason },
-            }),
-          ),
+        : answer.flag === undefined
+          ? unwrap(
+              api.POST('/api/v1/tenants/{tenant}/governance/flags/exempt-job/', {
+                params: { path: { tenant } },
+                body: { job, reason: answer.reason },
+              }),
+            )
+          : unwrap(
+              api.POST('/api/v1/tenants/{tenant}/governance/flags/{id}/exempt/', {
+                params: { path: { tenant, id: answer.flag } },
+                body: { reason: answer.reason },
+              }),
+            ),
     onSuccess: (flag) => {
       client.setQueryData(governanceKeys.jobFlag(tenant, job), flag);
       void client.invalidateQueries({ queryKey: governanceKeys.activeFlags(tenant) });

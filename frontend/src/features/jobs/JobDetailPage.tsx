@@ -39,7 +39,7 @@ import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { ExpectedStart } from './ExpectedStart';
 import { JobPipelineCard } from './JobPipelineCard';
-import { IdleFlagAlert } from '../governance/IdleFlagAlert';
+import { ExemptJobButton, IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { NotebookFileActions } from '../notebooks/NotebookFiles';
 import { useProjects } from '../projects/api';
 import { useTenant } from '../tenancy/useTenant';
@@ -170,6 +170,12 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 </Button>
               </Popconfirm>
             )}
+            {canWrite &&
+              active &&
+              (data.kind === 'training' || data.kind === 'notebook') &&
+              mayCancel(data.owner) && (
+                <ExemptJobButton tenant={tenant} jobId={data.id} live={live} />
+              )}
             {keepsFiles(data) && mayCancel(data.owner) && (
               <NotebookFileActions
                 tenant={tenant}

@@ -1396,6 +1396,7 @@ export const en = {
     keptRunning: 'Kept running: the stop moves to {{stop}}.',
     exempt: 'Exempt',
     exemptTitleModal: 'Exempt this job from idle stops',
+    exemptJob: 'Exempt from idle stops',
     reason: 'Reason',
     reasonHint:
       'Why the GPUs may sit idle (e.g. waiting on a data download). Recorded in the audit log.',

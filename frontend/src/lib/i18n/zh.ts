@@ -1374,6 +1374,7 @@ export const zh: Messages = {
     keptRunning: '已延长：停止时间改为 {{stop}}。',
     exempt: '豁免',
     exemptTitleModal: '豁免此作业的空闲停止',
+    exemptJob: '豁免空闲停止',
     reason: '原因',
     reasonHint: 'GPU 为何可以空闲（例如正在等待数据下载）。会记录在审计日志中。',
     reasonRequired: '请填写至少 3 个字符的原因。',
