@@ -171,10 +171,20 @@ class Notification(models.Model):
     deliveries = models.JSONField(default=dict, blank=True)
     read_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    delivery_attempts = models.PositiveSmallIntegerField(default=0)
+    retry_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the governance pass delivers it again: a channel failed in a way worth "
+        "retrying (apps/governance/rules.py delivery_retryable).",
+    )
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["recipient", "tenant", "-id"])]
+        indexes = [
+            models.Index(fields=["recipient", "tenant", "-id"]),
+            models.Index(fields=["retry_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.recipient_id}: {self.title}"

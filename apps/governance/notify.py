@@ -1,7 +1,11 @@
 """In-app notices and their webhook/email copies.
 
 The notice row is written in the caller's transaction; delivery runs after commit in a worker
-(``tasks.deliver_notification``), once per channel: a retry skips channels already served.
+(``tasks.deliver_notification``), once per channel: a retry skips channels already served or
+failed for good. A channel that failed in a way worth retrying (a connection error, 408, 429,
+5xx) is tried again by the governance pass after 1 min, 5 min, 30 min and 2 h
+(``rules.RETRY_AFTER_S``), then given up; a receiver may so see a notice twice, and its ``id``
+says so.
 A notice is said as notes (apps/jobs/notes.py): its title and body are stored in English, which
 email and the webhook carry, and its ``detail`` (the notes' keys and arguments) lets the
 dashboard say it in the reader's language.
@@ -12,11 +16,14 @@ from __future__ import annotations
 import http.client
 import logging
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from django.core.mail import send_mail
 from django.db import transaction
+from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.governance import rules
 from apps.governance.models import NoticeKind, Notification
 from apps.governance.webhook import UnsafeTargetError, post_json
 from apps.jobs.models import Job
@@ -84,8 +91,9 @@ def deliver(notice_id: int) -> dict[str, str]:
     if webhook:
         channels["webhook"] = webhook
     for channel, target in channels.items():
-        if outcome.get(channel, "").startswith(("http 2", "sent")):
-            continue
+        said = outcome.get(channel, "")
+        if said.startswith(("http 2", "sent")) or (said and not rules.delivery_retryable(said)):
+            continue  # served, or failed for good
         try:
             if channel == "email":
                 subject = f"[zhisuan {notice.tenant.slug}] {notice.title}"
@@ -100,5 +108,35 @@ def deliver(notice_id: int) -> dict[str, str]:
         except (OSError, http.client.HTTPException) as exc:  # SMTP errors, timeouts, bad replies
             outcome[channel] = f"error: {exc}"[:200]
             log.warning("notice %s via %s failed: %s", notice.pk, channel, exc)
-    Notification.objects.filter(pk=notice.pk).update(deliveries=outcome)
+    attempts = notice.delivery_attempts + 1
+    wait = rules.retry_after_s(attempts)
+    again = wait is not None and any(
+        rules.delivery_retryable(outcome.get(channel, "")) for channel in channels
+    )
+    Notification.objects.filter(pk=notice.pk).update(
+        deliveries=outcome,
+        delivery_attempts=attempts,
+        retry_at=timezone.now() + timedelta(seconds=wait) if again and wait else None,
+    )
     return outcome
+
+
+def redeliver_due(now: datetime, most: int = 100) -> int:
+    """Queue the notices whose retry is due (the governance pass calls this). Each is claimed
+    by clearing its ``retry_at`` in a conditional update, so passes that overlap queue it once;
+    the delivery sets the next retry if one is still due."""
+    from apps.governance.tasks import deliver_notification
+
+    claimed: list[int] = []
+    due = Notification.objects.filter(retry_at__lte=now).order_by("retry_at")
+    for pk, at in due.values_list("pk", "retry_at")[:most]:
+        if Notification.objects.filter(pk=pk, retry_at=at).update(retry_at=None):
+            claimed.append(pk)
+
+    def send() -> None:
+        for pk in claimed:
+            deliver_notification.delay(pk)
+
+    if claimed:
+        transaction.on_commit(send)
+    return len(claimed)

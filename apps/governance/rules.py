@@ -50,6 +50,28 @@ def extended_stop_s(stop_at_s: float, now_s: float, extension_s: float) -> float
     return max(stop_at_s, now_s) + extension_s
 
 
+# Waits before each retry of a failed notice delivery; after the last it is given up: five
+# attempts over about 2.6 h, long enough to ride out a receiver's restart or deploy.
+RETRY_AFTER_S: tuple[int, ...] = (60, 300, 1800, 7200)
+
+
+def delivery_retryable(outcome: str) -> bool:
+    """Whether a channel's outcome is worth another attempt: the connection or the mail server
+    failed (``error: ...``), or the receiver answered 408, 429 or 5xx. A refused target and
+    any other answer are final."""
+    if outcome.startswith("error:"):
+        return True
+    if not outcome.startswith("http "):
+        return False
+    code = outcome[5:].strip()
+    return code.isdigit() and (int(code) in (408, 429) or int(code) >= 500)
+
+
+def retry_after_s(attempts: int) -> int | None:
+    """The wait before the next attempt after ``attempts`` of them; None: give up."""
+    return RETRY_AFTER_S[attempts - 1] if 1 <= attempts <= len(RETRY_AFTER_S) else None
+
+
 def reminder_due(*, extended_at_s: float, stop_at_s: float, now_s: float, grace_s: float) -> bool:
     """Whether the owner of a job still idle after a 'keep running' click is reminded now: one
     grace period before the extended stop (the notice the first warning gave), unless the

@@ -32,7 +32,7 @@ from apps.governance.models import (
     QueueAction,
     QueueFlag,
 )
-from apps.governance.notify import notify
+from apps.governance.notify import notify, redeliver_due
 from apps.governance.policy import (
     RULES,
     Policy,
@@ -78,6 +78,7 @@ class SweepResult:
     timed_out: int = 0
     runtime_warned: int = 0
     reminded: int = 0
+    redelivered: int = 0
     homes_deleted: int = 0
 
     @property
@@ -606,4 +607,5 @@ def sweep(*, provider: UtilizationProvider | None = None) -> SweepResult:
     _queue_pass(now, result)
     _runtime_pass(now, result)
     result.homes_deleted = homes.expire(now)
+    result.redelivered = redeliver_due(now)
     return result

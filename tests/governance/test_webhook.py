@@ -8,15 +8,17 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
-from apps.governance import notify
+from apps.governance import notify, rules
 from apps.governance.models import IdlePolicy, Notification
-from apps.governance.services import set_tenant_policy
+from apps.governance.services import set_tenant_policy, sweep
 from apps.governance.webhook import UnsafeTargetError, resolve
 from apps.jobs.notes import note
 from apps.tenancy.models import Role
@@ -32,19 +34,21 @@ class Receiver:
 
     def __init__(self) -> None:
         got: list[dict[str, Any]] = []
+        self.answers: list[int] = []  # statuses to answer first, in order; then 204
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 got.append({"path": self.path, "host": self.headers["Host"],
                             "body": json.loads(body)})  # fmt: skip
-                self.send_response(204)
+                self.send_response(answers.pop(0) if answers else 204)
                 self.end_headers()
 
             def log_message(self, *args: Any) -> None:
                 pass
 
         self.got = got
+        answers = self.answers
         self.server = HTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -185,3 +189,69 @@ def test_only_admins_read_the_webhook_url(world, client_for, names) -> None:
         shown = client_for(world.user("a", role)).get(POLICY).json()["effective"]["webhook_url"]
         assert shown == "https://hooks.example.com:8443/…"
         assert "secret" not in shown
+
+
+@override_settings(WEBHOOK_ALLOW_PRIVATE=True)
+def test_a_failed_delivery_is_tried_again_later_and_given_up_in_the_end(
+    world, names, receiver
+) -> None:
+    names["hooks.corp"] = "127.0.0.1"
+    set_tenant_policy(
+        tenant=world.tenant_a, values={"webhook_url": f"http://hooks.corp:{receiver.port}/n"}
+    )
+
+    def due_now(notice: Notification) -> None:  # the wait has passed
+        Notification.objects.filter(pk=notice.pk).update(
+            retry_at=timezone.now() - timedelta(seconds=1)
+        )
+
+    # A receiver that is down for a moment: 503, then 429, then it takes the notice.
+    receiver.answers[:] = [503, 429]
+    notice = _notice(world)
+    before = timezone.now()
+    assert notify.deliver(notice.pk) == {"webhook": "http 503"}
+    notice.refresh_from_db()
+    assert notice.delivery_attempts == 1 and notice.retry_at is not None
+    assert 59 <= (notice.retry_at - before).total_seconds() <= 61
+    assert sweep().redelivered == 0  # not due yet
+    due_now(notice)
+    assert sweep().redelivered == 1  # claimed and queued for the worker
+    notice.refresh_from_db()
+    assert notice.retry_at is None
+    assert sweep().redelivered == 0  # claimed once
+    assert notify.deliver(notice.pk) == {"webhook": "http 429"}  # what the worker runs
+    notice.refresh_from_db()
+    assert (notice.retry_at - timezone.now()).total_seconds() > 290  # 5 min after the second
+    due_now(notice)
+    assert sweep().redelivered == 1
+    assert notify.deliver(notice.pk) == {"webhook": "http 204"}
+    notice.refresh_from_db()
+    assert (notice.delivery_attempts, notice.retry_at) == (3, None)
+    assert [g["body"]["id"] for g in receiver.got] == [notice.pk] * 3
+
+    # A receiver that says no (404) is not asked again; one that stays down is given up on
+    # after five attempts.
+    receiver.answers[:] = [404]
+    final = _notice(world)
+    assert notify.deliver(final.pk) == {"webhook": "http 404"}
+    assert Notification.objects.get(pk=final.pk).retry_at is None
+    assert notify.deliver(final.pk) == {"webhook": "http 404"}  # a late task: nothing sent
+    down = _notice(world)
+    receiver.answers[:] = [500] * 5
+    for attempt in range(1, 6):
+        assert notify.deliver(down.pk) == {"webhook": "http 500"}
+        left = Notification.objects.get(pk=down.pk)
+        assert left.delivery_attempts == attempt
+        assert (left.retry_at is None) == (attempt == 5)
+    assert len(receiver.got) == 3 + 1 + 5
+
+
+def test_which_outcomes_are_worth_another_attempt() -> None:
+    retry = [rules.delivery_retryable(o) for o in (
+        "error: timed out", "http 500", "http 503", "http 429", "http 408",
+        "http 404", "http 400", "http 204", "sent", "refused: 10.0.0.1 is private",
+    )]  # fmt: skip
+    assert retry == [True, True, True, True, True, False, False, False, False, False]
+    assert [rules.retry_after_s(n) for n in (0, 1, 2, 3, 4, 5)] == [
+        None, 60, 300, 1800, 7200, None,
+    ]  # fmt: skip
