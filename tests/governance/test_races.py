@@ -1,5 +1,6 @@
-"""The idle reminder on PostgreSQL under a race: several governance passes reaching the same
-extended flag at once remind its owner once. Real threads, real connections."""
+"""Governance passes racing on PostgreSQL: several reaching the same extended flag at once
+remind its owner once, and several finding one notice's retry due queue it once. Real
+threads, real connections."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
-from apps.governance import services
+from apps.governance import notify, services
 from apps.governance.models import FlagState, IdleFlag, Notification
 from apps.governance.policy import effective_policy
 from apps.jobs.models import Job, JobEvent
@@ -55,3 +57,26 @@ def test_passes_reaching_one_extended_flag_at_once_remind_once(
     assert JobEvent.objects.filter(job_id=job_id, reason="IdleReminder").count() == 1
     assert Notification.objects.filter(job_id=job_id, kind="idle_warning").count() == 1
     assert IdleFlag.objects.get(job_id=job_id).reminded_at == now
+
+
+def test_passes_finding_one_retry_due_at_once_queue_it_once(world: World) -> None:
+    now = timezone.now()
+    notice = Notification.objects.create(
+        tenant=world.tenant_a, recipient=world.user("a", Role.MEMBER), kind="idle_warning",
+        title="idle", body="GPUs idle", delivery_attempts=1,
+        retry_at=now - timedelta(seconds=1),
+    )  # fmt: skip
+
+    def redeliver(barrier: threading.Barrier) -> int:
+        try:
+            barrier.wait()
+            return notify.redeliver_due(now)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=PASSES) as executor:
+        barrier = threading.Barrier(PASSES)
+        queued = [f.result(timeout=60) for f in [executor.submit(redeliver, barrier)
+                                                 for _ in range(PASSES)]]  # fmt: skip
+    assert sorted(queued) == [0] * (PASSES - 1) + [1]
+    assert Notification.objects.get(pk=notice.pk).retry_at is None
