@@ -33,11 +33,12 @@ def efficiency(
     provider: UtilizationProvider | None = None,
 ) -> Efficiency:
     """Reserved GPU-hours come from accounting (closed holds + holds open now). Used = reserved
-    x the job's mean utilization where telemetry knows it; the rest is reported as unknown, not
+    x the job's mean utilization where telemetry knows it (over the window where its 10-minute
+    samples cover it, else over its lifetime); the rest is reported as unknown, not
     guessed. Reclaimed = devices each idle stop freed x the time from the stop to the end of
     the window (what the idle job would otherwise have kept holding, bounded by the window)."""
     rows = usage_report(group_by="job", start=start, end=end, now=now, tenant_ids=[tenant.pk])
-    means = (provider or get_provider()).mean_util([int(r.key) for r in rows])
+    means = (provider or get_provider()).mean_util([int(r.key) for r in rows], start, end)
     reserved = used = unknown = 0.0
     for row in rows:
         reserved += row.device_hours

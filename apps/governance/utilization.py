@@ -12,12 +12,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from django.db.models import Count, Max
+from django.db.models import Avg, Count, Max
 
 from apps.jobs.models import Job
 from apps.telemetry.models import JobTelemetry, SeriesKind, SeriesPoint
 
 RESOLUTION_S = 60
+WINDOW_RESOLUTION_S = 600  # the efficiency report's window mean: 10-minute buckets
 MIN_COVERAGE = 0.8  # share of the window that must have samples
 
 
@@ -29,8 +30,11 @@ class UtilizationProvider(Protocol):
         samples cover less than ``min_coverage`` of the window (0: any one sample will do)."""
         ...
 
-    def mean_util(self, job_ids: list[int]) -> dict[int, float]:
-        """Lifetime mean GPU utilization (%) of the jobs that have any telemetry."""
+    def mean_util(
+        self, job_ids: list[int], start: datetime | None = None, end: datetime | None = None
+    ) -> dict[int, float]:
+        """Mean GPU utilization (%) of the jobs that have any telemetry: over [start, end)
+        where samples there say it, else over the job's lifetime."""
         ...
 
 
@@ -52,9 +56,29 @@ class TelemetryUtilization:
             return None
         return float(found["peak"])
 
-    def mean_util(self, job_ids: list[int]) -> dict[int, float]:
+    def mean_util(
+        self, job_ids: list[int], start: datetime | None = None, end: datetime | None = None
+    ) -> dict[int, float]:
         rows = JobTelemetry.objects.filter(job_id__in=job_ids, gpu_seconds__gt=0)
-        return {row.job_id: row.mean_util for row in rows}
+        means = {row.job_id: row.mean_util for row in rows}
+        if start is None or end is None or not job_ids:
+            return means
+        # The window's own mean from the 10-minute job series (kept 30 days): a job busy
+        # last month and idle this week reads idle for this week. Older windows, or jobs
+        # without samples there, keep the lifetime mean.
+        window = (
+            SeriesPoint.objects.filter(
+                kind=SeriesKind.JOB,
+                key__in=[str(j) for j in job_ids],
+                resolution_s=WINDOW_RESOLUTION_S,
+                ts__gte=start,
+                ts__lt=end,
+            )
+            .values("key")
+            .annotate(mean=Avg("util"))
+        )
+        means.update({int(row["key"]): float(row["mean"]) for row in window})
+        return means
 
 
 _provider: UtilizationProvider = TelemetryUtilization()

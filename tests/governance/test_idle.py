@@ -10,8 +10,9 @@ from apps.audit.models import AuditEntry
 from apps.governance import notify
 from apps.governance.models import IdleFlag, Notification
 from apps.governance.services import sweep
+from apps.governance.utilization import TelemetryUtilization
 from apps.jobs.models import Allocation, Job, JobEvent
-from apps.telemetry.models import JobTelemetry
+from apps.telemetry.models import JobTelemetry, SeriesKind, SeriesPoint
 from apps.tenancy.models import Role
 from tests.conftest import World
 from tests.factories import make_membership, make_user
@@ -105,6 +106,21 @@ def test_training_job_warned_kept_running_then_stopped(world: World, client_for,
     assert report["idle_reclaimed_gpu_hours"] == 32.0
     assert report["jobs_stopped_idle"] == 1
     assert client.get("/api/v1/tenants/tenant-a/governance/efficiency/").status_code == 403
+    # Where the 10-minute job series covers the window, "used" takes the window's own mean,
+    # not the lifetime one: busy (50 %) before the window, 1.5 % inside it.
+    SeriesPoint.objects.bulk_create(
+        SeriesPoint(kind=SeriesKind.JOB, key=str(job_id), resolution_s=600, ts=wall.at(t),
+                    util=50.0 if t < 0 else 1.5)
+        for t in range(-3 * HOUR, 3 * HOUR + 1800, 600)
+    )  # fmt: skip
+    windowed = admin.get("/api/v1/tenants/tenant-a/governance/efficiency/",
+                         {"start": wall.at(0).isoformat()}).json()  # fmt: skip
+    assert windowed["utilization_pct"] == 1.5
+    assert windowed["used_gpu_hours"] == pytest.approx(16 * held_h * 0.015, abs=0.001)
+    provider = TelemetryUtilization()
+    assert provider.mean_util([job_id]) == {job_id: 3.0}  # lifetime, from the totals
+    assert provider.mean_util([job_id], wall.at(-3 * HOUR), wall.at(0)) == {job_id: 50.0}
+    assert provider.mean_util([job_id], wall.at(-9 * HOUR), wall.at(-6 * HOUR)) == {job_id: 3.0}
 
 
 def test_notebook_extension_budget_exhausted_then_stopped(world, client_for, wall):
