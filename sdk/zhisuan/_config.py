@@ -103,3 +103,13 @@ def rank() -> int:
 
 def world_size() -> int:
     return _int(os.environ.get("WORLD_SIZE")) or 1
+
+
+def poll_interval_s() -> float:
+    """How long a run that sends nothing waits before it asks for a pending checkpoint request
+    (``ZS_CHECKPOINT_POLL_S``, seconds, default 60; at least 0.1)."""
+    raw = os.environ.get("ZS_CHECKPOINT_POLL_S", "")
+    try:
+        return max(0.1, float(raw)) if raw else 60.0
+    except ValueError:
+        return 60.0

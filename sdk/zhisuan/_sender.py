@@ -48,6 +48,8 @@ class MetricSender:
         post_batch: Callable[[list[dict[str, Any]]], object],
         *,
         patch_run: Callable[[dict[str, Any]], object] | None = None,
+        poll: Callable[[], object] | None = None,
+        poll_interval_s: float = 60.0,
         batch_values: int = 5000,
         flush_interval_s: float = 2.0,
         max_buffer_rows: int = 100_000,
@@ -57,6 +59,11 @@ class MetricSender:
     ) -> None:
         self._post_batch = post_batch
         self._patch_run = patch_run
+        # Called when nothing was sent for poll_interval_s (a run that logs rarely still hears
+        # of a checkpoint request); one try, errors ignored: the next interval tries again.
+        self._poll = poll
+        self.poll_interval_s = poll_interval_s
+        self._last_contact = time.monotonic()
         self.batch_values = batch_values
         self.flush_interval_s = flush_interval_s
         self.initial_backoff_s = initial_backoff_s
@@ -175,6 +182,8 @@ class MetricSender:
                     self._cond.wait(self.flush_interval_s)
                 update, self._update = self._update, None
                 batch = self._take()
+            if update is None and not batch:
+                self._poll_if_quiet()
             if update is not None and self._patch_run is not None:
                 self._deliver(functools.partial(self._patch_run, update), "the run update")
             if batch:
@@ -198,6 +207,18 @@ class MetricSender:
             if self._closing and self._expired():
                 return
 
+    def _poll_if_quiet(self) -> None:
+        if self._poll is None or self._closing:
+            return
+        now = time.monotonic()
+        if now - self._last_contact < self.poll_interval_s:
+            return
+        self._last_contact = now
+        try:
+            self._poll()
+        except Exception as exc:  # noqa: BLE001 - the sender thread must never die
+            log.debug("zhisuan: poll failed: %r", exc)
+
     def _deliver(self, send: Callable[[], object], what: str) -> Outcome:
         """Send until it succeeds, is refused for good, or the close deadline passes. ``what``
         names it in warnings (``500 values``, ``the run update``)."""
@@ -206,6 +227,7 @@ class MetricSender:
         while True:
             try:
                 send()
+                self._last_contact = time.monotonic()
                 if warned:
                     log.warning("zhisuan: the platform is reachable again")
                 return "sent"

@@ -95,8 +95,16 @@ class Run:
                 self.heard(answer)
                 return answer
 
+            def poll() -> object:  # a run that logs rarely: the request, asked for directly
+                answer = client.get(f"{base}checkpoint-request/")
+                self.heard(answer)
+                return answer
+
             self._sender = MetricSender(
-                post_points, patch_run=lambda changes: client.patch(base, changes)
+                post_points,
+                patch_run=lambda changes: client.patch(base, changes),
+                poll=poll,
+                poll_interval_s=_config.poll_interval_s(),
             )
 
     @property
@@ -146,9 +154,10 @@ class Run:
     def checkpoint_requested(self) -> bool:
         """True once for each request that this run save a checkpoint soon: the job is about
         to be stopped (idle GPUs, its runtime limit) or someone asked on the dashboard. The
-        request arrives with the answer to a metrics batch, so it is heard only while the run
-        logs. Any checkpoint completed after the request serves it. Rank 0 only: broadcast it
-        to the other ranks (see the SDK's README)."""
+        request arrives with the answer to a metrics batch, or, when the run has sent nothing
+        for a minute (``ZS_CHECKPOINT_POLL_S``), by asking for it. Any checkpoint completed
+        after the request serves it. Rank 0 only: broadcast it to the other ranks (see the
+        SDK's README)."""
         at = self._requested_at
         if at is None or at == self._seen_request:
             return False

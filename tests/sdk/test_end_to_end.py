@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import zhisuan
@@ -96,4 +98,20 @@ def test_the_sdk_hears_a_checkpoint_request_once_until_a_checkpoint_serves_it(
     zhisuan.log(4, loss=0.7)
     assert run.flush(20)
     assert run.checkpoint_request_reason == "" and not zhisuan.checkpoint_requested()
+    zhisuan.finish(timeout_s=10)
+
+
+def test_a_run_that_logs_nothing_still_hears_a_checkpoint_request(
+    world, live_server, monkeypatch, tmp_path
+):
+    job = _running_job_env(world, live_server, monkeypatch)
+    monkeypatch.setenv("ZS_CHECKPOINT_POLL_S", "0.2")
+    run = zhisuan.init()
+    request_checkpoint(run=Run.objects.get(job=job), reason="runtime limit at 12:00 UTC")
+    deadline = time.monotonic() + 15
+    while not zhisuan.checkpoint_requested():  # no metrics are logged: the SDK asks
+        assert time.monotonic() < deadline, "the request was never heard"
+        time.sleep(0.05)
+    assert run.checkpoint_request_reason == "runtime limit at 12:00 UTC"
+    assert not zhisuan.checkpoint_requested()  # once per request
     zhisuan.finish(timeout_s=10)

@@ -168,16 +168,19 @@ class MetricBatchSerializer(serializers.Serializer[dict[str, Any]]):
     points = PointSerializer(many=True)
 
 
-class IngestResultSerializer(serializers.Serializer[dict[str, Any]]):
-    received = serializers.IntegerField()
-    stored = serializers.IntegerField()
-    duplicates = serializers.IntegerField()
+class PendingRequestSerializer(serializers.Serializer[dict[str, Any]]):
     checkpoint_requested_at = serializers.DateTimeField(
         allow_null=True,
         help_text="Set while a request that the run save a checkpoint is pending (the idle "
         "sweep, the runtime limit or a person asked for one); null otherwise.",
     )
     checkpoint_request_reason = serializers.CharField(allow_blank=True)
+
+
+class IngestResultSerializer(PendingRequestSerializer):
+    received = serializers.IntegerField()
+    stored = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
 
 
 class CheckpointRequestSerializer(serializers.Serializer[dict[str, Any]]):

@@ -19,6 +19,7 @@ from apps.runs.api.serializers import (
     CheckpointSerializer,
     IngestResultSerializer,
     MetricBatchSerializer,
+    PendingRequestSerializer,
     RunSerializer,
     SeriesQuerySerializer,
     SeriesResponseSerializer,
@@ -115,15 +116,12 @@ class RunViewSet(TenantScopedViewSet[Run]):
                 result = services.ingest_metrics(run=run, points=points)
             except services.IngestError as exc:
                 raise serializers.ValidationError(exc.errors) from exc
-            asked = selectors.checkpoint_request(run)
-            pending = asked if asked is not None and asked.pending else None
             return Response(
                 {
                     "received": result.received,
                     "stored": result.stored,
                     "duplicates": result.duplicates,
-                    "checkpoint_requested_at": pending.requested_at if pending else None,
-                    "checkpoint_request_reason": pending.reason if pending else "",
+                    **_pending_request(run),
                 }
             )
         query = SeriesQuerySerializer(data=request.query_params)
@@ -151,6 +149,15 @@ class RunViewSet(TenantScopedViewSet[Run]):
                 },
             }
         )
+
+    @extend_schema(
+        responses=PendingRequestSerializer,
+        description="The pending request that the run save a checkpoint, as the answer to a "
+        "metrics batch gives it: the SDK of a run that logs rarely asks here instead.",
+    )
+    @action(detail=True, methods=["get"], url_path="checkpoint-request")
+    def checkpoint_request(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return Response(_pending_request(self._run()))
 
     @extend_schema(
         methods=["GET"],
@@ -201,3 +208,12 @@ class RunViewSet(TenantScopedViewSet[Run]):
                 )
             qs = qs.filter(state=state)
         return Response(CheckpointSerializer(qs[:500], many=True).data)
+
+
+def _pending_request(run: Run) -> dict[str, Any]:
+    asked = selectors.checkpoint_request(run)
+    pending = asked if asked is not None and asked.pending else None
+    return {
+        "checkpoint_requested_at": pending.requested_at if pending else None,
+        "checkpoint_request_reason": pending.reason if pending else "",
+    }

@@ -1635,6 +1635,23 @@ export interface paths {
         patch: operations["tenants_runs_partial_update"];
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/runs/{id}/checkpoint-request/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The pending request that the run save a checkpoint, as the answer to a metrics batch gives it: the SDK of a run that logs rarely asks here instead. */
+        get: operations["tenants_runs_checkpoint_request_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/runs/{id}/checkpoints/": {
         parameters: {
             query?: never;
@@ -3545,6 +3562,14 @@ export interface components {
             description?: string;
             name?: string;
             slug?: string;
+        };
+        PendingRequest: {
+            checkpoint_request_reason: string;
+            /**
+             * Format: date-time
+             * @description Set while a request that the run save a checkpoint is pending (the idle sweep, the runtime limit or a person asked for one); null otherwise.
+             */
+            checkpoint_requested_at: string | null;
         };
         PipelineGraph: {
             /** @description The job asked for and every job linked to it through `after`, either way, in id order. */
@@ -7987,6 +8012,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+        };
+    };
+    tenants_runs_checkpoint_request_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingRequest"];
                 };
             };
         };
