@@ -3,8 +3,11 @@ newest (``rank_by: last``) or the best over its steps (``rank_by: best``)."""
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 
+from apps.accounting.csvsafe import safe_cell
 from apps.runs.models import ROLLUP_SHIFTS, MetricKey, MetricRollup, Run
 from apps.sweeps.models import RankBy, Sweep, SweepGoal, Trial
 
@@ -77,3 +80,36 @@ def outcomes(sweep: Sweep) -> list[Outcome]:
 
 def best(sweep: Sweep) -> Outcome | None:
     return next((r for r in outcomes(sweep) if r.rank == 1), None)
+
+
+def _cell(value: object) -> object:
+    """A parameter's value as a CSV cell: text a spreadsheet will not run, numbers as they are."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return safe_cell(value) if isinstance(value, str) else value
+
+
+def results_csv(sweep: Sweep) -> str:
+    """Every trial as a CSV row, in trial order: its values, job, state, rank and the metric
+    (the ranking value and its step, the newest and its step), for a notebook or a sheet."""
+    rows = outcomes(sweep)
+    names = list(sweep.parameters)
+    names += sorted({n for r in rows for n in r.trial.params} - set(names))
+    metric = sweep.metric or "value"
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([
+        "trial", *(safe_cell(n) for n in names), "job", "job_name", "state", "stopped_step",
+        "rank", safe_cell(metric), "step", f"last_{metric}", "last_step", "run",
+    ])  # fmt: skip
+    for r in rows:
+        job = r.trial.job
+        writer.writerow([
+            r.trial.index, *(_cell(r.trial.params.get(n)) for n in names),
+            job.pk if job else "", safe_cell(job.name) if job else "",
+            job.state if job else "waiting", _cell(r.trial.stopped_step), _cell(r.rank),
+            _cell(r.value), _cell(r.step), _cell(r.last_value), _cell(r.last_step), _cell(r.run),
+        ])  # fmt: skip
+    return out.getvalue()

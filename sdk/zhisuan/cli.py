@@ -744,6 +744,9 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
     over its steps with rank_by best); trials without a value follow in order. The best is
     marked '*'."""
     client = _client(args)
+    if getattr(args, "csv", False):  # every trial as the server's CSV, in trial order
+        out.write(client.get_text(client.tenant_path(f"sweeps/{args.id}/csv/")))
+        return 0
     s = client.get(client.tenant_path(f"sweeps/{args.id}/"))
     goal = {"min": "lowest", "max": "highest"}.get(s["goal"], s["goal"])
     print(f"Sweep {s['id']} ({s['name']}): {s['state']}, {s['method']}, {s['trials']} trials, "
@@ -984,6 +987,10 @@ def build_parser() -> argparse.ArgumentParser:
         action = sweep_sub.add_parser(name, help=text, parents=[common])
         action.set_defaults(func=fn)
         action.add_argument("id", type=int, help="sweep id")
+        if name == "show":
+            action.add_argument(
+                "--csv", action="store_true", help="every trial as CSV (values, rank, metric)"
+            )
     notebook = sub.add_parser("notebook", help="work with notebooks",
                               description="work with notebooks", parents=[common])  # fmt: skip
     notebook_sub = notebook.add_subparsers(dest="notebook_command", required=True, metavar="ACTION")

@@ -86,6 +86,14 @@ class ApiClient:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params or None)
 
+    def get_text(self, path: str) -> str:
+        """The body of a 2xx answer that is not JSON (a CSV export); ApiError otherwise."""
+        resp = self.session.get(f"{self.url}{path}", timeout=self.timeout)
+        if resp.status_code >= 400:
+            raise _error(resp, self.url)
+        resp.encoding = resp.encoding or "utf-8"
+        return resp.text
+
     # The server's largest page.
     MAX_PAGE = 500
 

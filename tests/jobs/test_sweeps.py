@@ -4,6 +4,8 @@ tenant isolation."""
 
 from __future__ import annotations
 
+import csv
+import io
 from typing import Any
 
 import pytest
@@ -157,6 +159,39 @@ def test_rank_by_best_ranks_each_trial_by_its_best_value_over_its_steps(
     assert client.post(URL, _sweep(cluster, name="x", rank_by="mean"), format="json").json()[
         "errors"
     ] == {"rank_by": ['"mean" is not a valid choice.']}
+
+
+def test_the_results_as_csv(world: World, cluster: Cluster, client_for) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    body = _sweep(cluster, parameters={"lr": [1e-4, 3e-4, 1e-3], "opt": ["=cmd|x", "adam"]},
+                  parallel=2)  # fmt: skip
+    made = client.post(URL, body, format="json").json()
+    tick(cluster)
+    tick(cluster, 10)
+    jobs = _jobs(made["id"])
+    ingest_metrics(run=Run.objects.get(job=jobs[0]), points=[("loss", 5, 2.5), ("loss", 9, 2.0)])
+    ingest_metrics(run=Run.objects.get(job=jobs[1]), points=[("loss", 7, 1.5)])
+    response = client.get(f"{URL}{made['id']}/csv/")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert f'filename="sweep-{made["id"]}.csv"' in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == ["trial", "lr", "opt", "job", "job_name", "state", "stopped_step", "rank",
+                       "loss", "step", "last_loss", "last_step", "run"]  # fmt: skip
+    runs = [str(Run.objects.get(job=j).pk) for j in jobs]
+    assert rows[1:4] == [
+        ["1", "0.0001", "'=cmd|x", str(jobs[0].pk), "lr-search-1", "running", "", "2", "2.0", "9",
+         "2.0", "9", runs[0]],
+        ["2", "0.0001", "adam", str(jobs[1].pk), "lr-search-2", "running", "", "1", "1.5", "7",
+         "1.5", "7", runs[1]],
+        ["3", "0.0003", "'=cmd|x", "", "", "waiting", "", "", "", "", "", "", ""],
+    ]  # fmt: skip
+    assert len(rows) == 7  # six trials: 3 x 2
+    outsider = client_for(world.user("b", Role.TENANT_ADMIN))
+    assert outsider.get(f"{URL}{made['id']}/csv/").status_code == 404
+    assert (
+        client_for(world.user("a", Role.VIEWER)).get(f"{URL}{made['id']}/csv/").status_code == 200
+    )
 
 
 def test_a_random_sweep_draws_the_same_trials_from_the_same_seed(

@@ -112,6 +112,14 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
                         "from the results when it starts")  # fmt: skip
     assert lines[-1].split() == ["-", "3", "-", "-", "-", "waiting", "-", "-"]
 
+    code, out = zs("sweep", "show", str(sweep.pk), "--csv")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == ("trial,lr,opt,job,job_name,state,stopped_step,rank,loss,step,last_loss,"
+                        "last_step,run")  # fmt: skip
+    assert lines[3] == "3,,,,,waiting,,,,,,,"  # a tpe trial not chosen yet (above)
+    assert len(lines) == 4
+
     code, out = zs("sweep", "cancel", str(sweep.pk))
     assert (code, out.strip()) == (0, f"Sweep {sweep.pk} (lr-search): cancelled; 1 trial will "
                                       "not start")  # fmt: skip

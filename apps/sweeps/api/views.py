@@ -4,10 +4,12 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
@@ -17,7 +19,7 @@ from rest_framework.serializers import BaseSerializer
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.core.viewsets import ADMIN_ROLES, TenantScopedViewSet, request_user
-from apps.sweeps import services
+from apps.sweeps import selectors, services
 from apps.sweeps.api.serializers import SweepDetailSerializer, SweepSerializer
 from apps.sweeps.models import Sweep
 
@@ -57,6 +59,25 @@ class SweepViewSet(TenantScopedViewSet[Sweep]):
             assert serializer.instance is not None
             sweep = serializer.instance
             services.fill_slots(sweep, timezone.now(), actor=request_user(self.request))
+
+    @extend_schema(
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="One row per trial: its values, job, state, rank, the metric's "
+                "ranking value and step, its newest value and step, and its run.",
+            )
+        }
+    )
+    @action(detail=True, methods=["get"], url_path="csv")
+    def csv(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        """The sweep's results as CSV (anyone who may read the sweep)."""
+        sweep = self.get_object()
+        response = HttpResponse(
+            selectors.results_csv(sweep), content_type="text/csv; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
+        return response
 
     @extend_schema(request=None, responses=SweepDetailSerializer)
     @action(detail=True, methods=["post"])

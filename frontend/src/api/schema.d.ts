@@ -1767,6 +1767,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenants/{tenant}/sweeps/{id}/csv/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The sweep's results as CSV (anyone who may read the sweep). */
+        get: operations["tenants_sweeps_csv_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenants/{tenant}/usage/": {
         parameters: {
             query?: never;
@@ -8257,6 +8274,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+        };
+    };
+    tenants_sweeps_csv_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One row per trial: its values, job, state, rank, the metric's ranking value and step, its newest value and step, and its run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
                 };
             };
         };

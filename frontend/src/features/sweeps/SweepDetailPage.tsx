@@ -1,4 +1,9 @@
-import { ArrowLeftOutlined, LineChartOutlined, StopOutlined } from '@ant-design/icons';
+import {
+  ArrowLeftOutlined,
+  DownloadOutlined,
+  LineChartOutlined,
+  StopOutlined,
+} from '@ant-design/icons';
 import {
   Alert,
   App,
@@ -91,6 +96,14 @@ function SweepDetailView({ tenant, id }: { tenant: string; id: number }) {
                   : t('sweeps.compare')}
               </Link>
             )}
+            <Button
+              icon={<DownloadOutlined />}
+              href={`/api/v1/tenants/${tenant}/sweeps/${data.id}/csv/`}
+              download
+              data-testid="sweep-export"
+            >
+              {t('sweeps.export')}
+            </Button>
             {data.state === 'running' && mayCancel(data.owner) && (
               <Popconfirm
                 title={t('sweeps.cancelConfirm')}

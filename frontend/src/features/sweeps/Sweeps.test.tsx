@@ -181,6 +181,11 @@ describe('sweep page', () => {
     expect(screen.getByTestId('sweep-compare').getAttribute('href')).toBe(
       '/experiments?runs=73,72,71',
     );
+    // The server's CSV of every trial, downloaded by the browser.
+    const csv = screen.getByTestId('sweep-export');
+    expect(csv.getAttribute('href')).toBe('/api/v1/tenants/vision/sweeps/5/csv/');
+    expect(csv.hasAttribute('download')).toBe(true);
+    expect(csv.textContent).toBe('Download CSV');
   });
 
   it('ranked by the best value over the steps, says so and shows the newest beside it', async () => {

@@ -631,6 +631,7 @@ export const en = {
     chartEmpty: 'No trial has reported {{metric}} yet.',
     chartNoMetric: 'The sweep names no metric to chart.',
     compare: 'Compare runs',
+    export: 'Download CSV',
     compareBest: 'Compare the best {{count}} runs',
     template: 'Job template',
     templateHint:

@@ -618,6 +618,7 @@ export const zh: Messages = {
     chartEmpty: '还没有试验上报 {{metric}}。',
     chartNoMetric: '该超参搜索未指定指标，无法绘图。',
     compare: '对比运行',
+    export: '下载 CSV',
     compareBest: '对比最优的 {{count}} 个运行',
     template: '作业模板',
     templateHint:
