@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from apps.accounting.csvsafe import safe_cell
 from apps.runs.models import ROLLUP_SHIFTS, MetricKey, MetricRollup, Run
+from apps.sweeps import rules
 from apps.sweeps.models import RankBy, Sweep, SweepGoal, Trial
 
 
@@ -21,6 +22,7 @@ class Outcome:
     rank: int | None
     last_value: float | None = None  # its newest value, whatever rank_by says
     last_step: int | None = None
+    bracket: int | None = None  # its halving bracket, 1, 2, ...; None with one bracket
 
 
 def best_values(key_ids: list[int], *, maximize: bool) -> dict[int, tuple[float, int]]:
@@ -74,7 +76,8 @@ def outcomes(sweep: Sweep) -> list[Outcome]:
         value, step = ranked.get(t.job_id, none) if t.job_id is not None else none
         newest, newest_step = last.get(t.job_id, none) if t.job_id is not None else none
         run = runs.get(t.job_id) if t.job_id is not None else None
-        out.append(Outcome(t, run, value, step, rank.get(t.index), newest, newest_step))
+        bracket = rules.bracket_of(t.index, sweep.brackets) + 1 if sweep.brackets > 1 else None
+        out.append(Outcome(t, run, value, step, rank.get(t.index), newest, newest_step, bracket))
     return out
 
 
@@ -100,8 +103,10 @@ def results_csv(sweep: Sweep) -> str:
     metric = sweep.metric or "value"
     out = io.StringIO()
     writer = csv.writer(out)
+    bracketed = sweep.brackets > 1
     writer.writerow([
         "trial", *(safe_cell(n) for n in names), "job", "job_name", "state", "stopped_step",
+        *(["bracket"] if bracketed else []),
         "rank", safe_cell(metric), "step", f"last_{metric}", "last_step", "run",
     ])  # fmt: skip
     for r in rows:
@@ -109,7 +114,8 @@ def results_csv(sweep: Sweep) -> str:
         writer.writerow([
             r.trial.index, *(_cell(r.trial.params.get(n)) for n in names),
             job.pk if job else "", safe_cell(job.name) if job else "",
-            job.state if job else "waiting", _cell(r.trial.stopped_step), _cell(r.rank),
+            job.state if job else "waiting", _cell(r.trial.stopped_step),
+            *([r.bracket] if bracketed else []), _cell(r.rank),
             _cell(r.value), _cell(r.step), _cell(r.last_value), _cell(r.last_step), _cell(r.run),
         ])  # fmt: skip
     return out.getvalue()

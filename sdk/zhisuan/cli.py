@@ -775,15 +775,18 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
         print(f"Note: {s['note']}", file=out)
     names = sorted({k for r in s["outcomes"] for k in r["params"]})
     ranked = sorted(s["outcomes"], key=lambda r: (r["rank"] is None, r["rank"] or 0, r["index"]))
+    bracketed = (s.get("brackets") or 1) > 1
     rows = [
         (f"{r['rank'] or '-'}{'*' if r['rank'] == 1 else ''}", r["index"],
          *(_value(r["params"].get(n)) for n in names),
          r["job"]["id"] if r["job"] else "-", _trial_state(r),
+         *([_value(r.get("bracket"))] if bracketed else []),
          _value(r["value"]), _value(r["step"]),
          *([_value(r.get("last_value"))] if by_best else []))
         for r in ranked
     ]  # fmt: skip
     headers = ["RANK", "TRIAL", *(n.upper() for n in names), "JOB", "STATE",
+               *(["BRACKET"] if bracketed else []),
                (s["metric"] or "value").upper(), "STEP",
                *(["NEWEST"] if by_best else [])]  # fmt: skip
     _table(rows, headers, out)

@@ -206,7 +206,14 @@ def test_halving_brackets_judge_their_own_trials_from_their_own_first_rung(
     assert "of bracket 2: loss 4 ranks 2 of the 2 trials of its bracket" in (
         JobEvent.objects.get(job=jobs[4], reason="EarlyStopped").message
     )
-    assert client.get(f"{URL}{sweep_id}/").json()["brackets"] == 2
+    detail = client.get(f"{URL}{sweep_id}/").json()
+    assert detail["brackets"] == 2
+    assert [o["bracket"] for o in detail["outcomes"]] == [1, 2, 1, 2, 1]
+    exported = client.get(f"{URL}{sweep_id}/csv/").content.decode().splitlines()
+    header = exported[0].split(",")
+    assert header[header.index("stopped_step") + 1] == "bracket"
+    at = header.index("bracket")
+    assert [row.split(",")[at] for row in exported[1:]] == ["1", "2", "1", "2", "1"]
 
     # Brackets belong to successive halving, and there are at most four.
     median = client.post(URL, _sweep(cluster, name="m", brackets=2, early_stop="median"),

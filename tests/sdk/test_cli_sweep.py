@@ -95,14 +95,15 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
         "1/3 go on, judged against at least 3 other trials"
     )
     Sweep.objects.filter(pk=sweep.pk).update(brackets=2)
-    assert (
-        zs("sweep", "show", str(sweep.pk))[1]
-        .splitlines()[2]
-        .endswith(
-            "judged against at least 3 other trials; 2 brackets (Hyperband), trials taking them in "
-            "turn, their first rungs at steps 500, 1500"
-        )
+    lines = zs("sweep", "show", str(sweep.pk))[1].splitlines()
+    assert lines[2].endswith(
+        "judged against at least 3 other trials; 2 brackets (Hyperband), trials taking them in "
+        "turn, their first rungs at steps 500, 1500"
     )
+    assert lines[3].split()[4:8] == ["JOB", "STATE", "BRACKET", "LOSS"]
+    # Trials take the brackets in turn: 1 and 3 the first, 2 the second.
+    brackets = {line.split()[1]: line.split()[6] for line in lines[4:]}
+    assert brackets == {"1": "1", "2": "2", "3": "1"}
     Sweep.objects.filter(pk=sweep.pk).update(brackets=1)
     # An adaptive sweep says so; a trial not chosen yet has no values.
     Sweep.objects.filter(pk=sweep.pk).update(method="tpe", startup_trials=2, early_stop="none")

@@ -60,6 +60,10 @@ class TrialOutcomeSerializer(serializers.Serializer[selectors.Outcome]):
         allow_null=True,
         help_text="The step at which the early-stopping rule stopped it; null otherwise.",
     )
+    bracket = serializers.IntegerField(
+        allow_null=True,
+        help_text="Its halving bracket (1, 2, ...) when the sweep runs several; null otherwise.",
+    )
 
 
 class TrialCountField(serializers.IntegerField):

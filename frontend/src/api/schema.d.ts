@@ -4581,6 +4581,8 @@ export interface components {
             sweep_name: string;
         };
         TrialOutcome: {
+            /** @description Its halving bracket (1, 2, ...) when the sweep runs several; null otherwise. */
+            bracket: number | null;
             index: number;
             /** @description Null until it starts. */
             job: components["schemas"]["AfterJob"] | null;

@@ -20,6 +20,7 @@ export function SweepResults({ sweep }: { sweep: SweepDetail }) {
   const { token } = theme.useToken();
   const metric = sweep.metric ?? '';
   const byBest = sweep.rank_by === 'best';
+  const bracketed = (sweep.brackets ?? 1) > 1;
   const names = useMemo(() => parameterNames(sweep), [sweep]);
   const rows = useMemo(() => byRank(sweep.outcomes), [sweep.outcomes]);
   const chart = useMemo(() => (metric === '' ? null : chartOf(sweep, metric)), [sweep, metric]);
@@ -66,6 +67,16 @@ export function SweepResults({ sweep }: { sweep: SweepDetail }) {
           </span>
         ),
     },
+    // With several halving brackets, each trial's: a trial is judged against its own only.
+    ...(bracketed
+      ? [
+          {
+            title: t('sweeps.bracket'),
+            key: 'bracket',
+            render: (_: unknown, row: SweepResult) => row.bracket ?? '—',
+          },
+        ]
+      : []),
     {
       title:
         metric === '' ? t('sweeps.value') : byBest ? t('sweeps.valueBest', { metric }) : metric,

@@ -317,18 +317,26 @@ describe('sweep page', () => {
     );
   });
 
-  it('says how many halving brackets run side by side, and where each starts', async () => {
-    const detail = makeSweepDetail({
-      early_stop: 'asha',
-      stop_after_step: 250,
-      reduction_factor: 2,
-      brackets: 3,
-    });
+  it('says how many halving brackets run side by side, where each starts, and whose each trial is', async () => {
+    const detail = makeSweepDetail(
+      { early_stop: 'asha', stop_after_step: 250, reduction_factor: 2, brackets: 3 },
+      RESULTS.map((r) => ({ ...r, bracket: ((r.index - 1) % 3) + 1 })),
+    );
     stubFetch(routes(BOB, detail));
     const { unmount } = renderApp('/sweeps/5');
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
       'Successive halving (ASHA): at steps 250, 500, 1000, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 3 brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps 250, 500, 1000',
     );
+    const rows = rowTexts('sweep-results');
+    expect(rows[0]?.slice(4, 7)).toEqual(['Job', 'Bracket', 'loss']);
+    expect(rows.slice(1).map((row) => [row[1], row[5]])).toEqual([
+      ['#3', '3'],
+      ['#2', '2'],
+      ['#1', '1'],
+      ['#4', '1'],
+      ['#5', '2'],
+      ['#6', '3'],
+    ]);
     unmount();
     await setLanguage('zh');
     renderApp('/sweeps/5');

@@ -18,6 +18,7 @@ export function makeResult(
     rank: null,
     last_value: more.value ?? null,
     last_step: more.step ?? null,
+    bracket: null,
     stopped_step: null,
     ...more,
   };

@@ -623,6 +623,7 @@ export const en = {
     step: 'Step',
     valueBest: '{{metric}} (best)',
     newest: 'Newest',
+    bracket: 'Bracket',
     bestTag: 'Best',
     stoppedAt: 'Stopped early at step {{step}}',
     chart: 'Parameters against {{metric}}',

@@ -610,6 +610,7 @@ export const zh: Messages = {
     step: '步数',
     valueBest: '{{metric}}（最佳）',
     newest: '最新值',
+    bracket: '分组',
     bestTag: '最优',
     stoppedAt: '在第 {{step}} 步提前停止',
     chart: '各参数与 {{metric}}',
