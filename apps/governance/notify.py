@@ -92,8 +92,8 @@ def deliver(notice_id: int) -> dict[str, str]:
         channels["webhook"] = webhook
     for channel, target in channels.items():
         said = outcome.get(channel, "")
-        if said.startswith(("http 2", "sent")) or (said and not rules.delivery_retryable(said)):
-            continue  # served, or failed for good
+        if said and not rules.delivery_retryable(said):
+            continue  # served ("sent", "http 2xx"), or failed for good
         try:
             if channel == "email":
                 subject = f"[zhisuan {notice.tenant.slug}] {notice.title}"

@@ -26,10 +26,10 @@ COMPLETE, PRUNED, RUNNING = "complete", "pruned", "running"
 
 @dataclass(frozen=True)
 class Result:
-    """A trial the sampler knows of: ``complete`` (it ran to its end; ``value`` its newest
-    value of the metric), ``pruned`` (stopped early, with ``value`` at ``step``) or
-    ``running`` (started, no result yet: the sampler steers away from its values, so trials
-    chosen while others run do not all land in one place)."""
+    """A trial the sampler knows of: ``complete`` (it ran to its end; ``value`` the value of
+    the metric that ranks it, by the sweep's ``rank_by``), ``pruned`` (stopped early, with
+    ``value`` at ``step``) or ``running`` (started, no result yet: the sampler steers away
+    from its values, so trials chosen while others run do not all land in one place)."""
 
     params: dict[str, Value]
     state: str  # COMPLETE, PRUNED or RUNNING

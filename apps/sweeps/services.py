@@ -26,7 +26,7 @@ from apps.audit import services as audit
 from apps.audit.models import AuditAction
 from apps.jobs import services as jobs
 from apps.jobs.api.serializers import JobSerializer
-from apps.jobs.models import Job, JobKind, JobState
+from apps.jobs.models import TERMINAL, Job, JobKind, JobState
 from apps.sweeps import adaptive, selectors, space, stopping
 from apps.sweeps.models import ENDED, Sweep, SweepGoal, SweepState, Trial
 from apps.sweeps.space import Value, fill
@@ -34,7 +34,7 @@ from apps.tenancy.models import Role, Tenant
 from apps.tenancy.selectors import role_in
 
 log = logging.getLogger("zhisuan.sweeps")
-JOB_ENDED = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+JOB_ENDED = TERMINAL  # the jobs app's own set of ended states
 
 
 @dataclass(frozen=True)

@@ -238,6 +238,8 @@ def test_a_job_exempted_before_any_warning_is_never_warned(world, client_for, wa
         assert sweep().total == 0
     assert state(job_id) == "running"
     assert JobEvent.objects.filter(job_id=job_id, reason="IdleExempt").count() == 1
+    again = client_for(world.platform_admin).post(url, body, format="json")  # acts as an admin
+    assert again.status_code == 200 and again.json()["exempted_by"] == world.platform_admin.username
     # An ended job, or a kind idle stops do not apply to, is refused.
     Job.objects.filter(pk=job_id).update(state="succeeded")
     ended = owner.post(url, body, format="json")

@@ -961,7 +961,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Exempt a job from idle stops before any warning: its owner or a tenant admin. */
+        /**
+         * @description Exempt a job from idle stops before any warning: its owner or a tenant admin
+         *     (platform admins act as one).
+         */
         post: operations["tenants_governance_flags_exempt_job_create"];
         delete?: never;
         options?: never;
