@@ -16,6 +16,14 @@ class TargetMetric(models.TextChoices):
     LATENCY = "latency", "p95 latency (seconds)"
 
 
+class RolloutState(models.TextChoices):
+    IDLE = "", "No rollout"
+    ROLLING = "rolling", "Replacing replicas with the new revision"
+    WAITING = "waiting", "Waiting for room for a surge replica"
+    FINISHING = "finishing", "New revision ready; giving back the surge room"
+    FAILED = "failed", "Did not roll out and was not rolled back; needs a new revision"
+
+
 class InferenceService(models.Model):
     job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, related_name="service")
     tenant = models.ForeignKey(
@@ -53,6 +61,22 @@ class InferenceService(models.Model):
     liveness_path = models.CharField(max_length=200, default="/health")
     probe_initial_delay_s = models.PositiveIntegerField(default=30)
     probe_period_s = models.PositiveIntegerField(default=10)
+    revision = models.PositiveIntegerField(
+        default=1, help_text="The revision (image and model) the service runs or rolls out to."
+    )
+    serving_revision = models.PositiveIntegerField(
+        default=1, help_text="The newest revision that served on every replica."
+    )
+    rollout_state = models.CharField(
+        max_length=10, choices=RolloutState.choices, default=RolloutState.IDLE, blank=True
+    )
+    updated_replicas = models.PositiveIntegerField(
+        default=0, help_text="Replicas on the current revision, while a rollout runs."
+    )
+    rollout_reason = models.CharField(
+        max_length=300, blank=True, help_text="Why the rollout waits or goes slower than asked."
+    )
+    rollout_detail = models.JSONField(default=list, blank=True)
     desired_replicas = models.PositiveIntegerField(default=1)
     ready_replicas = models.PositiveIntegerField(default=0)
     loading_replicas = models.PositiveIntegerField(default=0)
@@ -129,3 +153,46 @@ class ScalingDecision(models.Model):
 
     def __str__(self) -> str:
         return f"service {self.service_id}: {self.current} -> {self.desired} ({self.reason})"
+
+
+class RevisionState(models.TextChoices):
+    PENDING = "pending", "Takes effect when the service starts"
+    ROLLING = "rolling", "Rolling out"
+    COMPLETE = "complete", "Serving"
+    SUPERSEDED = "superseded", "Replaced by a later revision"
+    FAILED = "failed", "Failed to roll out"
+
+
+class ServiceRevision(models.Model):
+    """One version of what a service serves: its runtime image and model. Changing either
+    makes a new revision, rolled out replica by replica; a rollback makes a new revision with
+    an earlier one's image and model, so the history only grows."""
+
+    service = models.ForeignKey(
+        InferenceService, on_delete=models.CASCADE, related_name="revisions"
+    )
+    number = models.PositiveIntegerField()
+    runtime_image = models.CharField(max_length=300)
+    model_uri = models.CharField(max_length=500)
+    state = models.CharField(max_length=10, choices=RevisionState.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        "accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rollback_of = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The earlier revision whose image and model it restores."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    message = models.CharField(max_length=500, blank=True)
+    # The message as a catalogue sentence (as a job event's), when the platform wrote it.
+    message_key = models.CharField(max_length=64, blank=True, default="")
+    message_args = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["service", "number"], name="uniq_service_revision")
+        ]
+
+    def __str__(self) -> str:
+        return f"service {self.service_id} revision {self.number} ({self.state})"

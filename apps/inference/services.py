@@ -17,12 +17,16 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.clusters.models import ClusterKind, ResourcePool
+from apps.inference import rollouts
 from apps.inference.autoscale.replicas import ReplicaModel, ServiceSim, TickMetrics
 from apps.inference.autoscale.scaler import Autoscaler, ScalerConfig
 from apps.inference.models import (
     DEFAULT_RUNTIME_IMAGE,
     InferenceService,
+    RevisionState,
+    RolloutState,
     ScalingDecision,
+    ServiceRevision,
     TrafficSample,
 )
 from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
@@ -49,12 +53,9 @@ KEEP_SAMPLES = timedelta(hours=24)
 
 
 def _job_spec(s: dict[str, Any], cpu_milli: int, memory_mib: int) -> dict[str, Any]:
-    args = ["--model", s["model_uri"], "--port", str(s["port"])]
     return {
-        "image": s["runtime_image"],
+        **rollouts.serving_spec(s["runtime_image"], s["model_uri"], s["port"]),
         "command": [],
-        "args": args if s["runtime_image"].startswith("vllm/") else [],
-        "env": {"ZS_MODEL_URI": s["model_uri"]},
         "replica_groups": [
             {
                 "name": "server",
@@ -119,24 +120,47 @@ def create_service(
         priority=priority,
         spec=_job_spec(merged, cpu_milli, memory_mib),
     )
-    return InferenceService.objects.create(
-        job=job, tenant=tenant, desired_replicas=max(1, merged["min_replicas"]), **merged
+    service = InferenceService.objects.create(
+        job=job,
+        tenant=tenant,
+        desired_replicas=max(1, merged["min_replicas"]),
+        serving_revision=0,  # none until the service runs
+        **merged,
     )
+    ServiceRevision.objects.create(
+        service=service,
+        number=1,
+        runtime_image=service.runtime_image,
+        model_uri=service.model_uri,
+        state=RevisionState.PENDING,
+        created_at=service.created_at,
+        created_by=owner,
+    )
+    return service
 
 
 @transaction.atomic
-def update_settings(*, service: InferenceService, changes: dict[str, Any]) -> InferenceService:
-    """Change scaling and rollout settings; the next tick's autoscaler uses them."""
+def update_settings(
+    *, service: InferenceService, changes: dict[str, Any], actor: User | None = None
+) -> InferenceService:
+    """Change scaling and rollout settings; the next tick's autoscaler uses them. A new
+    runtime image or model is a new revision, rolled out replica by replica."""
+    service = InferenceService.objects.select_for_update().get(pk=service.pk)
+    image = changes.get("runtime_image", service.runtime_image)
+    model = changes.get("model_uri", service.model_uri)
     for key, value in changes.items():
-        if key in SETTINGS_FIELDS:
+        if key in SETTINGS_FIELDS and key not in rollouts.REVISION_FIELDS:
             setattr(service, key, value)
     service.updated_at = timezone.now()
     service.save()
+    if (image, model) != (service.runtime_image, service.model_uri):
+        rollouts.new_revision(service, runtime_image=image, model_uri=model, actor=actor)
     if any(key in ROLLOUT_FIELDS for key in changes):
-        # The next attempt's Deployment is rendered with these; a running one keeps its own
-        # until it is restarted (changing its pod template would roll every pod).
-        job = service.job
-        spec = dict(job.spec)
+        # The next attempt's Deployment is rendered with these (and a vLLM image's --port
+        # follows the port); a running one keeps its own until it is restarted.
+        job = Job.objects.get(pk=service.job_id)  # as the revision may just have left it
+        spec = {**job.spec, **rollouts.serving_spec(image, model, service.port)}
+        spec["env"] = {**(job.spec.get("env") or {}), **spec["env"]}
         spec["inference"] = {**(spec.get("inference") or {}), **_rollout(vars(service))}
         job.spec = spec
         job.save(update_fields=["spec"])
@@ -187,6 +211,10 @@ class _Runtime:
     sampled_from: float = 0.0
     # The last scale-up the scheduler could not fully admit: (wanted, when, why).
     refused: tuple[int, float, Said] | None = None
+    # The revision the simulated replicas run (a rollout begins when the service's differs)
+    # and when a rollout last asked for surge room.
+    revision: int = 0
+    surge_asked: float | None = None
 
 
 _RUNTIME: dict[int, _Runtime] = {}
@@ -206,6 +234,7 @@ def _runtime_for(service: InferenceService, now: float) -> _Runtime:
         model = ReplicaModel(cold_start_s=float(service.cold_start_s))
         sim = ServiceSim(model, ready=max(service.ready_replicas, service.desired_replicas))
         rt = _Runtime(sim, Autoscaler(scaler_config(service)), random.Random(service.pk), [], now)
+        rt.revision = service.serving_revision  # a rollout still running starts over
         _RUNTIME[service.pk] = rt
     return rt
 
@@ -259,9 +288,6 @@ kube_traffic: Callable[[InferenceService], RuntimeTraffic | None] = prometheus_t
 def _step_kubernetes_service(service: InferenceService, now: datetime) -> None:
     """A service on Kubernetes: observe its runtime's metrics, decide, record, and leave the
     count for a worker to apply (the tick never calls the cluster). No reading: no decision."""
-    traffic = kube_traffic(service)
-    if traffic is None:
-        return
     t = now.timestamp()
     rt = _RUNTIME.get(service.pk)
     if rt is None:
@@ -273,6 +299,13 @@ def _step_kubernetes_service(service: InferenceService, now: datetime) -> None:
             t,
         )
         _RUNTIME[service.pk] = rt
+    if _rolling(service):
+        # Surge room is held here, not by reading traffic: a rollout goes on without it.
+        with transaction.atomic():
+            rt.surge_asked = rollouts.step_kubernetes(service, now, rt.surge_asked)
+    traffic = kube_traffic(service)
+    if traffic is None:
+        return
     cfg = rt.scaler.config
     value = {
         "concurrency": traffic.concurrency,
@@ -343,7 +376,15 @@ def _record_decision(
     )
 
 
+def _rolling(service: InferenceService) -> bool:
+    return service.rollout_state in (RolloutState.ROLLING, RolloutState.WAITING)
+
+
 def _step_service(service: InferenceService, now: datetime, dt: float) -> None:
+    if service.rollout_state == RolloutState.IDLE and service.revision != service.serving_revision:
+        with transaction.atomic():
+            # The revision was made while the service was not running: it started on it.
+            rollouts.finish(service, service.job, now)
     if on_kubernetes(service.job):
         _step_kubernetes_service(service, now)
         return
@@ -368,7 +409,15 @@ def _step_service(service: InferenceService, now: datetime, dt: float) -> None:
         applied, short = _admitted(service, rt, decision.desired, now)
         if applied != service.desired_replicas or decision.panic != service.panic:
             _record_decision(service, now, cfg.metric, decision, applied, short)
-        if applied != rt.sim.replicas:
+        if _rolling(service):
+            if rt.revision != service.revision:
+                rt.sim.begin_rollout()
+                rt.revision = service.revision
+            # The rollout step starts and stops replicas towards ``applied`` (plus surge).
+            rt.surge_asked = rollouts.step_simulated(service, rt.sim, applied, now, rt.surge_asked)
+            if applied < service.desired_replicas:
+                release_replicas(service.job, applied, now)
+        elif applied != rt.sim.replicas:
             shrink = applied < rt.sim.replicas
             rt.sim.set_desired(applied)
             if shrink:

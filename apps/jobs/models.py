@@ -251,6 +251,11 @@ class Allocation(models.Model):
         default=False,
         help_text="A replica an autoscaler added after admission (billed from created_at).",
     )
+    surge = models.BooleanField(
+        default=False,
+        help_text="Room for a rolling update's extra replica, held until the rollout ends "
+        "(also extra: billed from created_at). Not one of the service's replicas.",
+    )
 
     class Meta:
         ordering = ["id"]
@@ -266,6 +271,9 @@ class OutboxAction(models.TextChoices):
     # Set an inference service's replica count; the count is read when the row is relayed,
     # so one row per attempt carries the latest decision.
     SCALE = "scale", "Scale inference service"
+    # Bring an inference service's Deployment to its current revision, or give back the
+    # surge room once the rollout is done; read when relayed, like a scale.
+    ROLLOUT = "rollout", "Roll out inference service revision"
     # Remove a notebook's home volume (on the job that made it), once no notebook mounts it.
     DELETE_HOME = "delete_home", "Delete notebook home volume"
 

@@ -46,6 +46,17 @@ NOTES: dict[str, str] = {
     "placed": "placed on {nodes} node(s), tier {tier}",
     "objectsCreated": "objects created",
     "afterPreemption": "after preemption",
+    # rolling updates of an inference service (apps/inference/rollouts.py)
+    "rolloutStarted": "rolling out revision {revision}: image {image}, model {model}",
+    "rolloutRollback": (
+        "rolling back to revision {of}'s image and model as revision {revision}: {image}, "
+        "model {model}"
+    ),
+    "rolloutPending": "revision {revision} takes effect when the service starts",
+    "rolloutWaiting": "revision {revision} waits for room for a surge replica: {why}",
+    "rolloutComplete": "revision {revision} serves on every replica",
+    "rolloutFailed": "revision {revision} did not roll out: {why}",
+    "rolloutAutoRollback": "automatic rollback: revision {revision} did not roll out",
     "resumeNotebook": "attempt {attempt} restarts the notebook; files in its home folder are kept",
     "resumeReplicas": "attempt {attempt} starts new replicas",
     "resumeFromStart": "attempt {attempt} starts from the beginning (no complete checkpoint yet)",

@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.clusters.backends.base import ClusterBackend, PermanentError, TransientError
@@ -98,6 +99,8 @@ def relay_one(backend: ClusterBackend | None = None) -> bool:
         try:
             if entry.action == OutboxAction.SCALE:
                 _scale(backend, entry, job)
+            elif entry.action == OutboxAction.ROLLOUT:
+                _rollout(backend, entry, job)
             elif entry.action == OutboxAction.APPLY:
                 if job.state != JobState.ADMITTED or job.attempt != entry.attempt:
                     entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
@@ -139,18 +142,59 @@ def _scale(backend: ClusterBackend, entry: OutboxEntry, job: Job) -> None:
     if job.state not in ON_CLUSTER or job.attempt != entry.attempt or service is None:
         entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
         return
-    from apps.scheduling.replicas import base_replicas, held_replicas, release_replicas
+    from apps.scheduling.replicas import held_replicas, release_replicas
 
     # Never more than the scheduler admitted (a new attempt starts again from its base), and
     # only on the nodes of the replicas that stay admitted.
     replicas = min(service.desired_replicas, held_replicas(job))
-    nodes = job.allocations.filter(replica_index__lt=max(replicas, base_replicas(job)))
-    node_names = sorted(set(nodes.values_list("node__name", flat=True)))
-    backend.scale(job.pk, job.tenant.slug, replicas, node_names)
+    backend.scale(job.pk, job.tenant.slug, replicas, _serve_nodes(job, replicas))
     # The cluster now runs at most that many: extras beyond it (and beyond a newer wish
     # admitted meanwhile) go back to the quota.
     service.refresh_from_db(fields=["desired_replicas"])
     release_replicas(job, max(replicas, service.desired_replicas), timezone.now())
+    entry.state = OutboxState.DONE
+
+
+def _serve_nodes(job: Job, replicas: int) -> list[str]:
+    """The nodes of the replicas that stay admitted, and of a rollout's surge room."""
+    from apps.scheduling.replicas import base_replicas
+
+    nodes = job.allocations.filter(
+        Q(replica_index__lt=max(replicas, base_replicas(job))) | Q(surge=True)
+    )
+    return sorted(set(nodes.values_list("node__name", flat=True)))
+
+
+def _rollout(backend: ClusterBackend, entry: OutboxEntry, job: Job) -> None:
+    """Bring the service's Deployment to its revision: its node label on the surge room's
+    nodes first, then the pod template (the Deployment rolls the pods). Once the reconciler
+    saw the rollout done (``finishing``), give back the surge room where the pods left it."""
+    from apps.inference import rollouts
+    from apps.inference.autoscale.rollout import Slot, plan_surge_release
+    from apps.inference.models import InferenceService, RolloutState
+    from apps.scheduling.replicas import held_replicas, release_surge
+
+    service = InferenceService.objects.select_for_update().filter(job=job).first()
+    if job.state not in ON_CLUSTER or job.attempt != entry.attempt or service is None:
+        entry.state, entry.last_error = OutboxState.DONE, f"skipped: job {job.state}"
+        return
+    replicas = min(service.desired_replicas, held_replicas(job))
+    if service.rollout_state == RolloutState.FINISHING:
+        pods = backend.service_pods(job.pk, job.tenant.slug)
+        slots = [Slot(a.pk, a.node.name, a.surge) for a in job.allocations.select_related("node")]
+        plan = plan_surge_release(slots, pods)
+        if plan.kept:
+            # A pod still runs in every slot (an old one terminating, say): look again soon.
+            raise TransientError(
+                "rollout done but its surge room still holds pods", retry_after_s=10
+            )
+        release_surge(job, timezone.now(), moves=plan.moves, ids=plan.released)
+        backend.scale(job.pk, job.tenant.slug, replicas, _serve_nodes(job, replicas))
+        rollouts.finish(service, job, timezone.now())
+    elif service.rollout_state in (RolloutState.ROLLING, RolloutState.WAITING):
+        backend.scale(job.pk, job.tenant.slug, replicas, _serve_nodes(job, replicas))
+        if service.rollout_state == RolloutState.ROLLING:
+            backend.update_template(workload.build(job))
     entry.state = OutboxState.DONE
 
 
@@ -179,6 +223,10 @@ def _restart_or_fail(job: Job, message: str) -> None:
 
 
 def _apply_status(job: Job, status: WorkloadStatus) -> None:
+    if status.kind == "inference" and status.phase == "running":
+        from apps.inference import rollouts
+
+        rollouts.observe(job, status)
     if status.phase == "running" and job.state == JobState.DISPATCHING:
         services.transition(job, JobState.RUNNING, reason="Running", message=status.message)
     elif status.phase == "succeeded":

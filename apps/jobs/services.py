@@ -211,11 +211,17 @@ def enqueue_outbox(job: Job, action: OutboxAction, *, at: datetime | None = None
 def request_scale(job: Job) -> OutboxEntry:
     """Ask the relay to set the replica count of an inference service's workload. The count
     is not stored here: the relay reads the service's current ``desired_replicas``, so a burst
-    of decisions becomes one cluster call with the latest one. A row already waiting is left
-    alone (including its backoff); a finished or failed one is made pending again."""
+    of decisions becomes one cluster call with the latest one."""
+    return request_outbox(job, OutboxAction.SCALE)
+
+
+def request_outbox(job: Job, action: OutboxAction) -> OutboxEntry:
+    """One row per (job, action, attempt) whose work the relay reads when it runs (a scale, a
+    rollout). A row already waiting is left alone (including its backoff); a finished or
+    failed one is made pending again."""
     entry, created = OutboxEntry.objects.select_for_update().get_or_create(
         job=job,
-        action=OutboxAction.SCALE,
+        action=action,
         attempt=job.attempt,
         defaults={"available_at": timezone.now()},
     )

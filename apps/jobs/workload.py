@@ -96,7 +96,7 @@ def build(job: Job) -> ws.WorkloadSpec:
 # defaults (jobs submitted before these were stored).
 _INFERENCE_INTS = (
     "port", "probe_initial_delay_s", "probe_period_s", "max_surge", "max_unavailable",
-    "startup_timeout_s",
+    "startup_timeout_s", "revision",
 )  # fmt: skip
 _INFERENCE_PATHS = ("readiness_path", "liveness_path")
 

@@ -3,6 +3,7 @@
 // notebook and opens it through the platform, then deploys an inference service and reads its
 // traffic and autoscaling on the service page. E2E_RESEARCHER overrides the user.
 import {
+  apiCall,
   check,
   expectVisible,
   login,
@@ -266,7 +267,32 @@ process.exitCode = await runScenario('researcher', async (page) => {
     if (charted < 2) await page.waitForTimeout(1000);
   }
   check(charted >= 2, `the traffic history chart shows two or more samples (saw ${charted})`);
+
+  // A rolling update: a new model replaces the replica while the old one serves. Simulated
+  // replicas load for cold_start_s (60 s by default), shortened through the API here.
+  const serviceId = /\/inference\/(\d+)/.exec(page.url())?.[1];
+  check(serviceId, `the service page's address names the service (${page.url()})`);
+  await apiCall(page, 'PATCH', `/api/v1/tenants/vision/inference/services/${serviceId}/`, {
+    data: { cold_start_s: 3 },
+  });
+  await page.getByRole('button', { name: 'Update model' }).click();
+  const update = page.getByRole('dialog');
+  await update.getByLabel('Model', { exact: true }).fill('s3://models/qwen2-7b-v2');
+  await update.getByRole('button', { name: 'Roll out' }).click();
+  const revisions = page.getByTestId('revisions-table');
+  const second = revisions.locator('tr', { hasText: '#2' });
+  await expectVisible(second, 'revision 2 in the revisions table');
+  await expectVisible(
+    second.getByTestId('revision-serving'),
+    'revision 2 serving once rolled out',
+    90_000,
+  );
+  const first = await revisions
+    .locator('tr', { hasText: '#1' })
+    .getByTestId('revision-state')
+    .textContent();
+  check(first === 'Superseded', `revision 1 superseded after the rollout (saw ${first})`);
   const servicePath = await screenshot(page, 'researcher-inference');
   check(id, 'job id');
-  return `job ${name} (#${id}) is running with curves and logs; a next step submitted from it and drawn in its pipeline; checkpoint request: ${savedAt}; sweep detr-lr with its 4 trials; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica; screenshots ${path}, ${servicePath}`;
+  return `job ${name} (#${id}) is running with curves and logs; a next step submitted from it and drawn in its pipeline; checkpoint request: ${savedAt}; sweep detr-lr with its 4 trials; notebook ${href} opened and restarted with its files at ${again}; service ${service} serving with GPU use per replica and rolled out to revision 2; screenshots ${path}, ${servicePath}`;
 });

@@ -1,6 +1,6 @@
 """``zs``: the Zhisuan command line (log in, submit and follow jobs, see where a job could
 start and the tenant's quotas, ask a job for a checkpoint, deploy inference services, open
-notebooks).
+notebooks; roll out a service's new image or model, or roll it back).
 
 Exit codes: 0 success, 1 cannot reach the server, an answer that is not the Zhisuan API's, or
 another failure (also when the reader of the output goes away: ``zs list | head``), 2 bad
@@ -829,17 +829,125 @@ def cmd_inference_deploy(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _rev(service: dict[str, Any]) -> str:
+    """The service's revision, ``*`` appended while it is rolled out, ``!`` when it did not
+    roll out (and was not rolled back)."""
+    state = service.get("rollout_state") or ""
+    return f"{service.get('revision')}{'!' if state == 'failed' else '*' if state else ''}"
+
+
 def cmd_inference_list(args: argparse.Namespace, out: TextIO) -> int:
     client = _client(args)
     services, more = client.list_more(client.tenant_path("inference/services/"), args.limit)
     rows = [
-        (s["id"], s["name"], s["state"], s["model_uri"], s["ready_replicas"],
+        (s["id"], s["name"], s["state"], _rev(s), s["model_uri"], s["ready_replicas"],
          s["desired_replicas"], f"{s['min_replicas']}..{s['max_replicas']}")
         for s in services
     ]  # fmt: skip
-    _table(rows, ["ID", "NAME", "STATE", "MODEL", "READY", "DESIRED", "RANGE"], out)
+    _table(rows, ["ID", "NAME", "STATE", "REV", "MODEL", "READY", "DESIRED", "RANGE"], out)
     if more:
         _more(len(services), "services")
+    return 0
+
+
+def _service_ref(service: dict[str, Any]) -> str:
+    return f"Service {service['id']} ({service['name']})"
+
+
+def cmd_inference_update(args: argparse.Namespace, out: TextIO) -> int:
+    """A new runtime image and/or model: the server makes a new revision and rolls it out
+    replica by replica (or the service starts on it, when it does not run now)."""
+    wanted = {"runtime_image": args.image, "model_uri": args.model}
+    wanted = {key: value for key, value in wanted.items() if value is not None}
+    if not wanted:
+        raise CliError("give --image, --model or both", EXIT_USAGE)
+    client = _client(args)
+    path = client.tenant_path(f"inference/services/{args.id}/")
+    current = client.get(path)
+    changes = {key: value for key, value in wanted.items() if current.get(key) != value}
+    if not changes:
+        print(f"{_service_ref(current)}: already on image {current['runtime_image']}, model "
+              f"{current['model_uri']} (revision {current['revision']}); nothing changed",
+              file=out)  # fmt: skip
+        return 0
+    service = client.patch(path, changes)
+    what = f"image {service['runtime_image']}, model {service['model_uri']}"
+    if service.get("rollout_state"):
+        serving = service.get("serving_revision") or 0
+        now = f"serving revision {serving}" if serving else "no revision served yet"
+        print(f"{_service_ref(service)}: rolling out revision {service['revision']} ({now}): "
+              f"{what}", file=out)  # fmt: skip
+    else:
+        print(f"{_service_ref(service)}: revision {service['revision']} takes effect when the "
+              f"service starts: {what}", file=out)  # fmt: skip
+    return 0
+
+
+def _rollout_line(service: dict[str, Any]) -> str | None:
+    """What the service serves and how its rollout goes; None when there is nothing to say."""
+    state, revision = service.get("rollout_state") or "", service.get("revision")
+    serving = service.get("serving_revision") or 0
+    if not state:
+        if revision != serving and service.get("state") not in FINISHED:
+            return f"Revision {revision} takes effect when the service starts"
+        return None
+    now = f"Serving revision {serving}" if serving else "No revision served yet"
+    if state == "failed":
+        return (f"{now}; revision {revision} did not roll out and was not rolled back: update "
+                "the model or roll back")  # fmt: skip
+    reason = service.get("rollout_reason") or ""
+    if state == "waiting":
+        progress = "waiting for room for a surge replica" + (f": {reason}" if reason else "")
+    else:
+        progress = (f"{service.get('updated_replicas') or 0} of "
+                    f"{service.get('desired_replicas') or 0} replicas updated")  # fmt: skip
+        if state == "finishing":
+            progress += "; giving back the surge room"
+        elif reason:
+            progress += f" (less surge room than asked: {reason})"
+    return f"{now}; rolling out revision {revision}: {progress}"
+
+
+def _revision_note(revision: dict[str, Any]) -> str:
+    notes = []
+    if revision.get("rollback_of") is not None:
+        notes.append(f"rollback of {revision['rollback_of']}")
+    if revision.get("message"):
+        notes.append(str(revision["message"]))
+    return "; ".join(notes)
+
+
+def cmd_inference_revisions(args: argparse.Namespace, out: TextIO) -> int:
+    """A service's revisions, newest first, after how its rollout goes (when one runs)."""
+    client = _client(args)
+    path = client.tenant_path(f"inference/services/{args.id}/")
+    service = client.get(path)
+    revisions, more = client.list_more(path + "revisions/", args.limit)
+    line = _rollout_line(service)
+    if line:
+        print(line, file=out)
+    rows = [
+        (r["number"], r["state"], r["runtime_image"], r["model_uri"],
+         r.get("created_by") or "automatic", _when(r.get("created_at")), _revision_note(r))
+        for r in revisions
+    ]  # fmt: skip
+    _table(rows, ["REVISION", "STATE", "IMAGE", "MODEL", "BY", "CREATED", "NOTE"], out)
+    if more:
+        _more(len(revisions), "revisions")
+    return 0
+
+
+def cmd_inference_rollback(args: argparse.Namespace, out: TextIO) -> int:
+    """Serve an earlier revision's runtime image and model again, as a new revision."""
+    client = _client(args)
+    service = client.post(client.tenant_path(f"inference/services/{args.id}/rollback/"),
+                          {"revision": args.revision})  # fmt: skip
+    if service.get("rollout_state"):
+        print(f"{_service_ref(service)}: rolling back to revision {args.revision} as revision "
+              f"{service['revision']}", file=out)  # fmt: skip
+    else:
+        print(f"{_service_ref(service)}: revision {service['revision']}, a rollback to revision "
+              f"{args.revision}, takes effect when the service starts", file=out)  # fmt: skip
     return 0
 
 
@@ -960,8 +1068,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep printing until it ends; then exit 1 unless it succeeded",
     )
     logs.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
-    inference = sub.add_parser("inference", help="deploy and list inference services",
-                               description="deploy and list inference services",
+    inference = sub.add_parser("inference", help="deploy, list, update and roll back inference "
+                               "services", description="deploy, list, update (roll out a new "
+                               "image or model) and roll back inference services",
                                parents=[common])  # fmt: skip
     inference_sub = inference.add_subparsers(dest="inference_command", required=True,
                                              metavar="ACTION")  # fmt: skip
@@ -974,6 +1083,29 @@ def build_parser() -> argparse.ArgumentParser:
     inf_list = inference_sub.add_parser("list", help="list inference services", parents=[common])
     inf_list.set_defaults(func=cmd_inference_list)
     inf_list.add_argument("--limit", type=_positive, default=50, help="at most this many")
+    update = inference_sub.add_parser(
+        "update", parents=[common],
+        help="serve a new runtime image and/or model: a new revision, rolled out replica by "
+        "replica",
+    )  # fmt: skip
+    update.set_defaults(func=cmd_inference_update)
+    update.add_argument("id", type=int, help="service id")
+    update.add_argument("--image", help="the new runtime image")
+    update.add_argument("--model", metavar="URI", help="the new model URI")
+    revisions = inference_sub.add_parser(
+        "revisions", help="a service's revisions, newest first, and its rollout",
+        parents=[common],
+    )  # fmt: skip
+    revisions.set_defaults(func=cmd_inference_revisions)
+    revisions.add_argument("id", type=int, help="service id")
+    revisions.add_argument("--limit", type=_positive, default=50, help="at most this many")
+    rollback = inference_sub.add_parser(
+        "rollback", parents=[common],
+        help="serve an earlier revision's image and model again (as a new revision)",
+    )  # fmt: skip
+    rollback.set_defaults(func=cmd_inference_rollback)
+    rollback.add_argument("id", type=int, help="service id")
+    rollback.add_argument("revision", type=_positive, help="the earlier revision")
     sweep = sub.add_parser("sweep", help="list, show and cancel hyperparameter sweeps "
                            "(submit one with zs submit -f sweep.yaml)",
                            description="list, show and cancel hyperparameter sweeps",

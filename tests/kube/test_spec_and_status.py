@@ -135,6 +135,9 @@ def test_volume_notebook_inference_validation() -> None:
         InferenceSpec(port=0)
     with pytest.raises(ValueError, match="readiness"):
         InferenceSpec(readiness_path="health")
+    with pytest.raises(ValueError, match="revision"):
+        InferenceSpec(revision=0)
+    assert InferenceSpec().revision == 1
     assert "x" * 16 not in repr(NotebookSpec(flavor="jupyter", token="x" * 16))
 
 
@@ -275,6 +278,141 @@ def test_deployment_past_its_progress_deadline_is_failed() -> None:
     status = status_from_object("inference", deployment)
     assert status is not None
     assert (status.phase, status.message) == ("failed", "ReplicaSet has timed out progressing.")
+    assert (status.rollout_failed, status.rolled_out) == (False, False)
+
+
+def _deployment(
+    status: dict[str, Any],
+    *,
+    generation: int | None = 3,
+    wanted: int = 2,
+    revision: str | None = "4",
+) -> dict[str, Any]:
+    """A Deployment of ``wanted`` replicas (spec.replicas) with ``status`` as given."""
+    metadata = dict(_job(None)["metadata"])
+    if generation is not None:
+        metadata["generation"] = generation
+    template: dict[str, Any] = {"metadata": {"annotations": {"volcano.sh/preemptable": "false"}}}
+    if revision is not None:
+        template["metadata"]["annotations"]["serve.zhisuan.io/revision"] = revision
+    return {
+        "metadata": metadata,
+        "spec": {"replicas": wanted, "template": template},
+        "status": status,
+    }
+
+
+def test_deployment_mid_rollout_reports_its_progress() -> None:
+    # 2 wanted, 3 pods (one new, two old), 2 available; the controller saw generation 3
+    deployment = _deployment(
+        {
+            "observedGeneration": 3,
+            "replicas": 3,
+            "updatedReplicas": 1,
+            "readyReplicas": 2,
+            "availableReplicas": 2,
+        }
+    )
+    status = status_from_object("inference", deployment)
+    assert status is not None
+    assert (status.phase, status.revision, status.replicas_updated) == ("running", 4, 1)
+    assert (status.rolled_out, status.rollout_failed) == (False, False)
+    assert (status.replicas_desired, status.replicas_running) == (2, 2)
+
+
+_DONE = {
+    "observedGeneration": 3,
+    "replicas": 2,
+    "updatedReplicas": 2,
+    "readyReplicas": 2,
+    "availableReplicas": 2,
+}
+
+
+def test_deployment_rolled_out() -> None:
+    status = status_from_object("inference", _deployment(_DONE))
+    assert status is not None
+    assert (status.phase, status.revision, status.replicas_updated) == ("running", 4, 2)
+    assert (status.rolled_out, status.rollout_failed) == (True, False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"observedGeneration": 2},  # the controller has not seen the newest spec yet
+        {"replicas": 3},  # an old pod is still there
+        {"updatedReplicas": 1},
+        {"availableReplicas": 1},  # a new pod is not available yet
+    ],
+    ids=["generation-lags", "old-pod-left", "not-all-updated", "not-all-available"],
+)
+def test_deployment_not_rolled_out(change: dict[str, int]) -> None:
+    status = status_from_object("inference", _deployment({**_DONE, **change}))
+    assert status is not None
+    assert status.rolled_out is False
+
+
+def test_deployment_missing_numbers_count_as_zero() -> None:
+    # just created: nothing observed or counted yet, and no revision annotation
+    status = status_from_object("inference", _deployment({}, revision=None))
+    assert status is not None
+    assert (status.phase, status.revision, status.replicas_updated) == ("pending", 0, 0)
+    assert status.rolled_out is False
+    # no generation (0) and nothing wanted: nothing to roll
+    empty = status_from_object("inference", _deployment({}, generation=None, wanted=0))
+    assert empty is not None and empty.rolled_out is True
+
+
+@pytest.mark.parametrize("raw", ["", "four", "-1", "1.5", "\u0664"])
+def test_an_unreadable_revision_is_zero(raw: str) -> None:
+    status = status_from_object("inference", _deployment(_DONE, revision=raw))
+    assert status is not None and status.revision == 0
+
+
+def test_stuck_rollout_with_ready_replicas_keeps_running() -> None:
+    deployment = _deployment(
+        {
+            "observedGeneration": 3,
+            "replicas": 3,
+            "updatedReplicas": 1,
+            "readyReplicas": 2,
+            "availableReplicas": 2,
+            "conditions": [
+                {
+                    "type": "Progressing",
+                    "status": "False",
+                    "reason": "ProgressDeadlineExceeded",
+                    "message": 'ReplicaSet "zs-inf-1-5d9c" has timed out progressing.',
+                }
+            ],
+        }
+    )
+    status = status_from_object("inference", deployment)
+    assert status is not None
+    assert (status.phase, status.rollout_failed, status.rolled_out) == ("running", True, False)
+    assert status.message == 'ReplicaSet "zs-inf-1-5d9c" has timed out progressing.'
+    assert (status.revision, status.replicas_running) == (4, 2)
+
+
+def test_other_kinds_keep_the_rollout_defaults() -> None:
+    job = status_from_object("training", _job("Running"))
+    sts = {"metadata": _job(None)["metadata"], "spec": {"replicas": 1}, "status": {}}
+    notebook = status_from_object("notebook", sts)
+    for status in (job, notebook):
+        assert status is not None
+        assert (status.revision, status.replicas_updated) == (0, 0)
+        assert (status.rolled_out, status.rollout_failed) == (True, False)
+
+
+def test_the_job_spec_revision_reaches_the_inference_spec() -> None:
+    from apps.jobs.workload import _inference
+
+    assert _inference({"revision": 3, "port": "8080"}, 2) == InferenceSpec(
+        port=8080, replicas=2, revision=3
+    )
+    assert _inference({}, 1).revision == 1  # jobs stored before revisions: the first
+    with pytest.raises(ValueError, match="revision"):
+        _inference({"revision": 0}, 1)
 
 
 def test_statefulset_ready_is_running() -> None:
@@ -393,3 +531,28 @@ def test_an_image_is_required_except_for_notebooks() -> None:
     with pytest.raises(ValueError, match="image"):
         training_spec(replica_groups=(ReplicaGroup(name="worker", replicas=1, image=""),))
     assert notebook_spec().replica_groups[0].image == ""
+
+
+def test_a_past_deadline_the_controller_has_not_seen_past_is_not_a_failed_rollout() -> None:
+    """Right after a new template (a rollback) is patched in, the status still carries the
+    previous rollout's deadline until the controller observes the new generation."""
+    deployment = _deployment(
+        {
+            "observedGeneration": 2,  # the template is at generation 3
+            "replicas": 2,
+            "updatedReplicas": 0,
+            "readyReplicas": 2,
+            "availableReplicas": 2,
+            "conditions": [
+                {
+                    "type": "Progressing",
+                    "status": "False",
+                    "reason": "ProgressDeadlineExceeded",
+                    "message": "timed out",
+                }
+            ],
+        }
+    )
+    status = status_from_object("inference", deployment)
+    assert status is not None
+    assert (status.phase, status.rollout_failed, status.rolled_out) == ("running", False, False)

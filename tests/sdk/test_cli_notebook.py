@@ -146,8 +146,8 @@ def test_inference_deploy_creates_an_autoscaled_service(
     )
     code, out = zs("inference", "list")
     header, row = out.splitlines()
-    assert header.split() == ["ID", "NAME", "STATE", "MODEL", "READY", "DESIRED", "RANGE"]
-    assert row.split()[:4] == [str(service.pk), "qwen-chat", "queued", "s3://models/qwen2-7b"]
+    assert header.split() == ["ID", "NAME", "STATE", "REV", "MODEL", "READY", "DESIRED", "RANGE"]
+    assert row.split()[:5] == [str(service.pk), "qwen-chat", "queued", "1", "s3://models/qwen2-7b"]
 
     # Bad input: the server's field errors, exit code 2.
     code, _ = zs("inference", "deploy", "-f", str(service_file), "--set", "min_replicas=9")

@@ -189,6 +189,19 @@ class ClusterBackend(Protocol):
         nodes that leave the set are the ones removed. ``None`` leaves the nodes as they are."""
         ...
 
+    def update_template(self, spec: WorkloadSpec) -> bool:
+        """Bring the running inference Deployment's pod template, rollout strategy and progress
+        deadline to ``spec`` (a new revision rolls its pods the Deployment's own way: at most
+        maxSurge extra pods, at most maxUnavailable ready ones missing). ``spec.replicas``/the
+        scale is never touched. True when a patch was sent. Raises ``NotFoundError`` when the
+        Deployment is not there, ``ConflictError`` when it is not this job's."""
+        ...
+
+    def service_pods(self, job_id: int, tenant: str) -> dict[str, int]:
+        """Node name -> how many of inference service ``job_id``'s pods are placed there and
+        not terminating (pods without a node yet are not counted)."""
+        ...
+
     def read_logs(
         self, job_id: int, tenant: str, kind: WorkloadKind, *, since: float | None, limit: int
     ) -> list[LogLine]:

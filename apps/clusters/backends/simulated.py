@@ -79,6 +79,9 @@ class SimulatedBackend:
         # Inference job id -> the nodes its service may run on (what the Kubernetes backend
         # marks with the service's node label): from apply, then from each ``scale`` with nodes.
         self.serve_nodes: dict[int, tuple[str, ...]] = {}
+        # Inference job id -> the service revision its pods run: from apply, then from each
+        # ``update_template``. Reported by the service's status.
+        self.revisions: dict[int, int] = {}
         self._notebook_servers: dict[int, SimulatedNotebookServer] = {}
         # Notebook home volumes by the id of the notebook that made them: they outlive their
         # notebooks, as claims do on Kubernetes, until ``delete_notebook_home``.
@@ -113,6 +116,8 @@ class SimulatedBackend:
                 nodes = {node for group in spec.replica_groups for node in group.node_names}
                 if nodes:
                     self.serve_nodes[spec.job_id] = tuple(sorted(nodes))
+                if spec.inference is not None:
+                    self.revisions.setdefault(spec.job_id, spec.inference.revision)
             self._emit("added", work)
             return ApplyResult(job_id=spec.job_id, created=True, objects=(ref,))
 
@@ -121,6 +126,7 @@ class SimulatedBackend:
             work = self._workloads.pop(job_id, None)
             self._stop_notebook(job_id)
             self.serve_nodes.pop(job_id, None)
+            self.revisions.pop(job_id, None)
             if work is None:
                 return False
             self._emit("deleted", work)
@@ -153,6 +159,29 @@ class SimulatedBackend:
             if work.scaled_to != replicas:
                 work.scaled_to = replicas
                 self._emit("modified", work)
+
+    def update_template(self, spec: WorkloadSpec) -> bool:
+        """Record the service's revision; True when it changed. A simulated rollout completes
+        at once (its replicas are counts, not pods), so only the revision its status reports
+        moves (with a ``modified`` event when it holds the service). Unlike ``scale`` this never
+        raises for a service it does not hold: the embedded mode models service replicas
+        elsewhere, so the record is kept either way."""
+        if spec.kind != "inference" or spec.inference is None:
+            raise ValueError("update_template needs an inference spec")
+        revision = spec.inference.revision
+        with self._lock:
+            if self.revisions.get(spec.job_id) == revision:
+                return False
+            self.revisions[spec.job_id] = revision
+            work = self._workloads.get(spec.job_id)
+            if work is not None and work.spec.tenant == spec.tenant:
+                self._emit("modified", work)
+            return True
+
+    def service_pods(self, job_id: int, tenant: str) -> dict[str, int]:
+        """Always empty: simulated replicas are counts on the workload, not pods placed on
+        nodes, so there is nothing to count per node."""
+        return {}
 
     def fail(self, job_id: int, message: str) -> None:
         """Fault injection: the workload's pods fail now (e.g. a node died under it)."""
@@ -195,6 +224,7 @@ class SimulatedBackend:
             replicas_running=n if phase == "running" else 0,
             replicas_succeeded=n if phase == "succeeded" else 0,
             replicas_failed=n if phase == "failed" else 0,
+            revision=self.revisions.get(work.spec.job_id, 0),
         )
 
     def _emit(self, kind: str, work: _Workload) -> None:

@@ -239,7 +239,9 @@ class InferenceSpec:
     a Service on ``port``; a pod receives traffic once ``readiness_path`` answers and is
     restarted when ``liveness_path`` stops answering. A rollout adds at most ``max_surge`` pods
     and removes at most ``max_unavailable`` ready ones at a time. ``startup_timeout_s`` is how
-    long a new pod may take to load its model before liveness checks begin."""
+    long a new pod may take to load its model before liveness checks begin. ``revision`` counts
+    the service's versions (image, model): a new one changes the pod template, which rolls
+    the pods."""
 
     port: int = 8000
     replicas: int = 1
@@ -250,6 +252,7 @@ class InferenceSpec:
     max_surge: int = 1
     max_unavailable: int = 0
     startup_timeout_s: int = 900
+    revision: int = 1
 
     def __post_init__(self) -> None:
         _require(0 < self.port < 65536, "port must be 1..65535")
@@ -265,6 +268,7 @@ class InferenceSpec:
             "max_surge and max_unavailable cannot both be 0",
         )
         _require(self.startup_timeout_s >= self.probe_period_s, "startup_timeout_s too short")
+        _require(self.revision >= 1, "revision must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -351,7 +355,13 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class WorkloadStatus:
-    """What the cluster reports for one job, mapped onto our five phases."""
+    """What the cluster reports for one job, mapped onto our five phases.
+
+    Inference services also report their rollout: ``revision`` is the one the pod template
+    carries (0: unknown), ``replicas_updated`` how many pods run that template, ``rolled_out``
+    whether the rollout (or scale) is complete (every wanted pod updated and available, no old
+    pod left), ``rollout_failed`` whether it passed its progress deadline while older pods
+    still serve (the phase then stays ``running``). Other kinds keep the defaults."""
 
     job_id: int
     kind: WorkloadKind
@@ -366,6 +376,10 @@ class WorkloadStatus:
     replicas_succeeded: int = 0
     replicas_failed: int = 0
     retry_count: int = 0
+    replicas_updated: int = 0
+    revision: int = 0
+    rolled_out: bool = True
+    rollout_failed: bool = False
 
     @property
     def tenant(self) -> str:

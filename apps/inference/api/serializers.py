@@ -12,7 +12,9 @@ from apps.clusters.models import ClusterKind, ResourcePool
 from apps.inference.models import (
     DEFAULT_RUNTIME_IMAGE,
     InferenceService,
+    RolloutState,
     ScalingDecision,
+    ServiceRevision,
     TargetMetric,
     TrafficSample,
 )
@@ -89,6 +91,31 @@ class InferenceServiceSerializer(
     )
     probe_initial_delay_s = serializers.IntegerField(min_value=0, max_value=3600, default=30)
     probe_period_s = serializers.IntegerField(min_value=1, max_value=300, default=10)
+    revision = serializers.IntegerField(
+        read_only=True,
+        help_text="The revision (runtime image and model) the service runs or rolls out to; "
+        "changing runtime_image or model_uri makes the next one.",
+    )
+    serving_revision = serializers.IntegerField(
+        read_only=True, help_text="The newest revision that served on every replica."
+    )
+    rollout_state = serializers.ChoiceField(
+        RolloutState.choices,
+        read_only=True,
+        help_text="Empty when no rollout runs; rolling, waiting (for room for a surge "
+        "replica) or finishing (giving back the surge room).",
+    )
+    updated_replicas = serializers.IntegerField(
+        read_only=True, help_text="Replicas started on the new revision, while a rollout runs."
+    )
+    rollout_reason = serializers.CharField(
+        read_only=True, help_text="Why the rollout waits or has less surge room than asked."
+    )
+    rollout_detail = serializers.ListField(
+        child=serializers.JSONField(),
+        read_only=True,
+        help_text="`rollout_reason` as phrases (`{key, args}`, as a job's `pending_detail`).",
+    )
 
     class Meta:
         model = InferenceService
@@ -100,11 +127,13 @@ class InferenceServiceSerializer(
             "panic_window_s", "scale_down_delay_s", "max_scale_up_rate", "cold_start_s",
             "forecast_quantile", "max_surge", "max_unavailable", "readiness_path", "liveness_path",
             "probe_initial_delay_s", "probe_period_s", "desired_replicas", "ready_replicas",
-            "loading_replicas", "panic", "created_at", "updated_at",
+            "loading_replicas", "panic", "revision", "serving_revision", "rollout_state",
+            "updated_replicas", "rollout_reason", "rollout_detail", "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = [
-            "desired_replicas", "ready_replicas", "loading_replicas", "panic", "created_at",
-            "updated_at",
+            "desired_replicas", "ready_replicas", "loading_replicas", "panic", "revision",
+            "serving_revision", "rollout_state", "updated_replicas", "rollout_reason",
+            "rollout_detail", "created_at", "updated_at",
         ]  # fmt: skip
 
     def get_simulated(self, instance: InferenceService) -> bool:
@@ -116,6 +145,7 @@ class InferenceServiceSerializer(
             # The stored counts are the last the autoscaler saw; a service whose job ended
             # (cancelled, failed) runs no replicas whatever they said.
             data.update(desired_replicas=0, ready_replicas=0, loading_replicas=0, panic=False)
+            data.update(rollout_state="", updated_replicas=0, rollout_reason="", rollout_detail=[])
         return data
 
     def validate_runtime_image(self, value: str) -> str:
@@ -155,6 +185,12 @@ class InferenceServiceSerializer(
         if value("target_metric") == TargetMetric.LATENCY and value("target_value") < 0.01:
             errors["target_value"] = [_("A latency target is in seconds; use at least 0.01.")]
         if current is not None:
+            ended = current.job.state in TERMINAL
+            for key in ("runtime_image", "model_uri"):
+                if ended and key in attrs and attrs[key] != getattr(current, key):
+                    errors[key] = [
+                        _("The service has ended; create a new service to serve another one.")
+                    ]
             for key in ("name", "pool", "priority"):
                 if key in self.initial_data:
                     errors[key] = [_("Fixed at creation; create a new service to change it.")]
@@ -179,10 +215,54 @@ class InferenceServiceSerializer(
     def update(
         self, instance: InferenceService, validated_data: dict[str, Any]
     ) -> InferenceService:
+        from apps.core.viewsets import request_user
         from apps.inference.services import update_settings
 
         validated_data.pop("job", None)
-        return update_settings(service=instance, changes=validated_data)
+        return update_settings(
+            service=instance,
+            changes=validated_data,
+            actor=request_user(self.context["request"]),
+        )
+
+
+class ServiceRevisionSerializer(serializers.ModelSerializer[ServiceRevision]):
+    created_by = serializers.CharField(
+        source="created_by.username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who made it; null for an automatic rollback.",
+    )
+    rollback_of = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text="The earlier revision whose image and model it restores.",
+    )
+
+    message_key = serializers.CharField(
+        read_only=True,
+        help_text="Set when the platform wrote `message` from its catalogue (as a job event's "
+        "`message_key`); empty for the cluster's own words (why a rollout failed).",
+    )
+    message_args = serializers.DictField(
+        child=serializers.JSONField(),
+        read_only=True,
+        help_text="The values the catalogue sentence of `message_key` takes.",
+    )
+
+    class Meta:
+        model = ServiceRevision
+        fields = [
+            "number", "runtime_image", "model_uri", "state", "created_at", "created_by",
+            "rollback_of", "finished_at", "message", "message_key", "message_args",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class RollbackSerializer(serializers.Serializer[dict[str, Any]]):
+    revision = serializers.IntegerField(
+        min_value=1, help_text="The earlier revision whose runtime image and model to serve again."
+    )
 
 
 class TrafficSampleSerializer(serializers.ModelSerializer[TrafficSample]):

@@ -112,20 +112,43 @@ class ServiceSim:
     in_system: float = 0.0  # requests admitted: in the batch plus waiting
     now: float = 0.0
     substeps: int = 4
+    # Ready replicas still on the previous revision while a rolling update runs (they serve
+    # like the others; loading replicas are always of the newest revision).
+    outdated: int = 0
 
     @property
     def replicas(self) -> int:
         return self.ready + len(self.loading)
 
     def set_desired(self, desired: int) -> None:
-        """Start replicas (they load first) or stop some (loading ones first, then idle)."""
+        """Start replicas (they load first) or stop some (loading ones first, then idle ones
+        of an old revision, then the others)."""
         desired = max(0, desired)
         while self.replicas < desired:
             self.loading.append(self.model.cold_start_s)
         while self.replicas > desired and self.loading:
             self.loading.pop()
         if self.replicas > desired:
+            self.outdated = max(0, self.outdated - (self.ready - desired))
             self.ready = desired
+
+    def begin_rollout(self) -> None:
+        """A new revision: every ready replica is now outdated, and replicas still loading
+        start over with the new revision's model."""
+        self.outdated = self.ready
+        self.loading = [self.model.cold_start_s for _ in self.loading]
+
+    def roll(self, start: int, stop_outdated: int, stop_fresh: int) -> None:
+        """Apply one rollout step (``rollout.rollout_step``)."""
+        for _ in range(stop_fresh):
+            if self.loading:
+                self.loading.pop()
+            elif self.ready > self.outdated:
+                self.ready -= 1
+        stop = min(stop_outdated, self.outdated)
+        self.outdated -= stop
+        self.ready -= stop
+        self.loading.extend(self.model.cold_start_s for _ in range(start))
 
     def _advance_loading(self, dt: float) -> None:
         left = []

@@ -1107,15 +1107,17 @@ export interface paths {
         };
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings), current replicas, traffic and the autoscaler's decisions.
-         *     Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
+         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
+         *     decisions. Delete by cancelling the job.
          */
         get: operations["tenants_inference_services_list"];
         put?: never;
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings), current replicas, traffic and the autoscaler's decisions.
-         *     Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
+         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
+         *     decisions. Delete by cancelling the job.
          */
         post: operations["tenants_inference_services_create"];
         delete?: never;
@@ -1133,8 +1135,9 @@ export interface paths {
         };
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings), current replicas, traffic and the autoscaler's decisions.
-         *     Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
+         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
+         *     decisions. Delete by cancelling the job.
          */
         get: operations["tenants_inference_services_retrieve"];
         put?: never;
@@ -1144,8 +1147,9 @@ export interface paths {
         head?: never;
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings), current replicas, traffic and the autoscaler's decisions.
-         *     Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
+         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
+         *     decisions. Delete by cancelling the job.
          */
         patch: operations["tenants_inference_services_partial_update"];
         trace?: never;
@@ -1181,6 +1185,47 @@ export interface paths {
         get: operations["tenants_inference_services_metrics_list"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/inference/services/{id}/revisions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Revisions (runtime image and model), newest first, in pages: rolling, complete
+         *     (served on every replica), superseded, failed (with why), or pending (made while the
+         *     service was not running).
+         */
+        get: operations["tenants_inference_services_revisions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenants/{tenant}/inference/services/{id}/rollback/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Serve an earlier revision's runtime image and model again, as a new revision rolled
+         *     out like any other.
+         */
+        post: operations["tenants_inference_services_rollback_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2001,6 +2046,8 @@ export interface components {
             readonly object_type: string;
             readonly tenant: string | null;
         };
+        /** @enum {unknown} */
+        BlankEnum: "";
         Capacity: {
             /** @description Accelerators of the non-spare nodes. */
             devices: number;
@@ -2513,12 +2560,30 @@ export interface components {
             /** @default /health */
             readiness_path: string;
             readonly ready_replicas: number;
+            /** @description The revision (runtime image and model) the service runs or rolls out to; changing runtime_image or model_uri makes the next one. */
+            readonly revision: number;
+            /** @description `rollout_reason` as phrases (`{key, args}`, as a job's `pending_detail`). */
+            readonly rollout_detail: unknown[];
+            /** @description Why the rollout waits or has less surge room than asked. */
+            readonly rollout_reason: string;
+            /**
+             * @description Empty when no rollout runs; rolling, waiting (for room for a surge replica) or finishing (giving back the surge room).
+             *
+             *     * `` - No rollout
+             *     * `rolling` - Replacing replicas with the new revision
+             *     * `waiting` - Waiting for room for a surge replica
+             *     * `finishing` - New revision ready; giving back the surge room
+             *     * `failed` - Did not roll out and was not rolled back; needs a new revision
+             */
+            readonly rollout_state: components["schemas"]["RolloutStateEnum"] | components["schemas"]["BlankEnum"];
             /** @default vllm/vllm-openai:v0.6.3 */
             runtime_image: string;
             /** @default 300 */
             scale_down_delay_s: number;
             /** @default false */
             scale_to_zero: boolean;
+            /** @description The newest revision that served on every replica. */
+            readonly serving_revision: number;
             /** @description Whether the service runs on the simulated cluster, whose replicas and traffic are made up in-process (no model serves any request). */
             readonly simulated: boolean;
             /** @default 60 */
@@ -2533,6 +2598,8 @@ export interface components {
             target_value: number;
             /** Format: date-time */
             readonly updated_at: string;
+            /** @description Replicas started on the new revision, while a rollout runs. */
+            readonly updated_replicas: number;
         };
         /**
          * @description An inference service: its model, replicas and autoscaling and rollout settings, and the
@@ -3369,6 +3436,19 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ScalingDecision"][];
         };
+        PaginatedServiceRevisionList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["ServiceRevision"][];
+        };
         PaginatedSweepList: {
             /**
              * Format: uri
@@ -4070,6 +4150,19 @@ export interface components {
          * @enum {string}
          */
         RoleEnum: "tenant_admin" | "member" | "viewer";
+        RollbackRequest: {
+            /** @description The earlier revision whose runtime image and model to serve again. */
+            revision: number;
+        };
+        /**
+         * @description * `` - No rollout
+         *     * `rolling` - Replacing replicas with the new revision
+         *     * `waiting` - Waiting for room for a surge replica
+         *     * `finishing` - New revision ready; giving back the surge room
+         *     * `failed` - Did not roll out and was not rolled back; needs a new revision
+         * @enum {string}
+         */
+        RolloutStateEnum: "rolling" | "waiting" | "finishing" | "failed";
         /** @description A run: its job (if any), hyperparameters, tags, state and the summary of its series. */
         Run: {
             config?: {
@@ -4173,6 +4266,36 @@ export interface components {
                 [key: string]: components["schemas"]["Series"];
             };
         };
+        ServiceRevision: {
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description Who made it; null for an automatic rollback. */
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly message: string;
+            /** @description The values the catalogue sentence of `message_key` takes. */
+            readonly message_args: {
+                [key: string]: unknown;
+            };
+            /** @description Set when the platform wrote `message` from its catalogue (as a job event's `message_key`); empty for the cluster's own words (why a rollout failed). */
+            readonly message_key: string;
+            readonly model_uri: string;
+            readonly number: number;
+            /** @description The earlier revision whose image and model it restores. */
+            readonly rollback_of: number | null;
+            readonly runtime_image: string;
+            readonly state: components["schemas"]["ServiceRevisionStateEnum"];
+        };
+        /**
+         * @description * `pending` - Takes effect when the service starts
+         *     * `rolling` - Rolling out
+         *     * `complete` - Serving
+         *     * `superseded` - Replaced by a later revision
+         *     * `failed` - Failed to roll out
+         * @enum {string}
+         */
+        ServiceRevisionStateEnum: "pending" | "rolling" | "complete" | "superseded" | "failed";
         Session: {
             /** @description ISO 4217 code of prices and costs (ZS_CURRENCY). */
             currency: string;
@@ -7191,6 +7314,63 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedTrafficSampleList"];
+                };
+            };
+        };
+    };
+    tenants_inference_services_revisions_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this inference service. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedServiceRevisionList"];
+                };
+            };
+        };
+    };
+    tenants_inference_services_rollback_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this inference service. */
+                id: number;
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RollbackRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RollbackRequest"];
+                "multipart/form-data": components["schemas"]["RollbackRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InferenceService"];
                 };
             };
         };

@@ -59,6 +59,10 @@ export type TrafficSample = Item<
 export type ScalingDecision = Item<
   Ok<paths[`${TenantPath}/inference/services/{id}/decisions/`]['get']>
 >;
+export type InferenceServicePatch = Body<paths[`${TenantPath}/inference/services/{id}/`]['patch']>;
+export type ServiceRevision = Item<
+  Ok<paths[`${TenantPath}/inference/services/{id}/revisions/`]['get']>
+>;
 export type TelemetryFrame = Ok<paths['/api/v1/telemetry/snapshot/']['get']>;
 export type WhatIfRun = Item<Ok<paths['/api/v1/scheduling/what-if/']['get']>>;
 export type WhatIfSubmit = Body<paths['/api/v1/scheduling/what-if/']['post']>;

@@ -12,6 +12,7 @@ the ``retry_after_s`` we report.
 from __future__ import annotations
 
 import contextlib
+import copy
 import email.utils
 import itertools
 import json
@@ -63,12 +64,14 @@ from ..spec import (
     workload_name,
 )
 from .manifests import (
+    ANNOTATION_MULTUS,
     DEFAULT_OPTIONS,
     Manifest,
     RenderOptions,
     notebook_base_path,
     notebook_home_claim,
     render_hypernodes,
+    render_inference,
     render_priority_classes,
     render_queue,
     render_tenant,
@@ -90,6 +93,11 @@ LIST_PAGE_SIZE = 500
 ANNOTATION_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 LEAVING_POD_COST = "-1000"
 _TRANSIENT_STATUSES = frozenset({0, 408, 429, 500, 502, 503, 504})
+# What ``update_template`` brings to the rendered state: never ``replicas`` (the scale's).
+TEMPLATE_FIELDS = ("template", "strategy", "progressDeadlineSeconds")
+# Keys of an inference pod spec that a render may leave out and that nobody else sets: a new
+# render without one removes it (a merge patch keeps every key it does not name).
+_OPTIONAL_POD_KEYS = ("affinity", "tolerations")
 
 
 @dataclass(frozen=True)
@@ -292,6 +300,20 @@ def desired_patch(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> di
         if diff is not _SAME:
             patch[key] = diff
     return patch
+
+
+def _drop_stale_keys(existing: Mapping[str, Any], template: dict[str, Any]) -> None:
+    """Set to None (a merge patch's "remove") the optional keys ``existing``'s pod template has
+    and the rendered ``template`` no longer does: node affinity of a service no longer pinned,
+    accelerator tolerations, the RDMA networks annotation."""
+    old_pod = existing.get("spec") or {}
+    for key in _OPTIONAL_POD_KEYS:
+        if key in old_pod and key not in template["spec"]:
+            template["spec"][key] = None
+    old_annotations = (existing.get("metadata") or {}).get("annotations") or {}
+    annotations = template["metadata"].setdefault("annotations", {})
+    if ANNOTATION_MULTUS in old_annotations and ANNOTATION_MULTUS not in annotations:
+        annotations[ANNOTATION_MULTUS] = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -815,6 +837,57 @@ class KubernetesBackend:
         )
         if leaving:
             self._unlabel_nodes(job_id, leaving)
+
+    def update_template(self, spec: WorkloadSpec) -> bool:
+        """Merge-patch the inference Deployment's pod template, rollout strategy and progress
+        deadline to what ``render_inference`` makes of ``spec``, only where they differ; the
+        Deployment then rolls its pods itself (within maxSurge/maxUnavailable). ``replicas`` is
+        not part of the patch: the scale stays whatever ``scale`` last set.
+
+        The comparison is with what the server stores, which includes fields it defaulted in
+        the container list (a list is compared and replaced whole), so against a real API
+        server an unchanged spec may still send a patch; it changes nothing there, and no pod
+        rolls, because the server defaults the same fields again."""
+        if spec.kind != "inference" or spec.inference is None:
+            raise ValueError("update_template needs an inference spec")
+        manifests = render_inference(spec, self._options)
+        [deployment] = [m for m in manifests if m["kind"] == "Deployment"]
+        namespace, name = spec.namespace, spec.object_name
+        existing = self.read(DEPLOYMENT, namespace, name)
+        if not _is_ours(existing, spec.job_id):
+            raise ConflictError(
+                f"Deployment {namespace}/{name} exists and is not job {spec.job_id}'s", status=409
+            )
+        if (existing.get("metadata") or {}).get("deletionTimestamp"):
+            raise NotFoundError(f"Deployment {namespace}/{name} is being deleted", status=404)
+        wanted = {key: copy.deepcopy(deployment["spec"][key]) for key in TEMPLATE_FIELDS}
+        _drop_stale_keys((existing.get("spec") or {}).get("template") or {}, wanted["template"])
+        patch = desired_patch(existing, {"spec": wanted})
+        if not patch:
+            return False
+        self.patch(DEPLOYMENT, namespace, name, patch)
+        return True
+
+    def service_pods(self, job_id: int, tenant: str) -> dict[str, int]:
+        namespace = namespace_for(tenant)
+        pods, _ = self._list_pages(
+            f"list pods of service {job_id}",
+            self._core.list_namespaced_pod,
+            namespace,
+            label_selector=f"{LABEL_JOB_ID}={job_id}",
+        )
+        counts: dict[str, int] = {}
+        for pod in pods:
+            metadata = pod.get("metadata") or {}
+            if (metadata.get("labels") or {}).get(LABEL_JOB_ID) != str(job_id):
+                continue  # a server that ignores label selectors must not count other jobs
+            node = (pod.get("spec") or {}).get("nodeName")
+            if metadata.get("deletionTimestamp") or not isinstance(node, str) or not node:
+                continue  # on its way out, or not placed yet
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue  # ended (an evicted pod stays listed): it holds nothing on the node
+            counts[node] = counts.get(node, 0) + 1
+        return dict(sorted(counts.items()))
 
     def _serve_labelled(self, job_id: int) -> set[str]:
         """Names of the nodes that carry the service's label."""

@@ -53,6 +53,12 @@ VOLCANO_HYPERNODE_API = "topology.volcano.sh/v1alpha1"
 ANNOTATION_MULTUS = "k8s.v1.cni.cncf.io/networks"
 ANNOTATION_VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 ANNOTATION_PREEMPTABLE = "volcano.sh/preemptable"
+# On an inference pod template: the service revision it runs. A new revision changes the
+# template, which is what makes the Deployment roll its pods.
+ANNOTATION_REVISION = "serve.zhisuan.io/revision"
+# A rollout (or scale-up) may wait this long beyond a pod's model loading time
+# (``startup_timeout_s``) before the Deployment reports ProgressDeadlineExceeded.
+PROGRESS_DEADLINE_MARGIN_S = 300
 
 PSA_PREFIX = "pod-security.kubernetes.io/"
 QUOTA_NAME = "zs-quota"
@@ -627,7 +633,10 @@ def render_notebook(spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS
 def render_inference(
     spec: WorkloadSpec, options: RenderOptions = DEFAULT_OPTIONS
 ) -> list[Manifest]:
-    """A ClusterIP Service and a Deployment that rolls without losing ready capacity."""
+    """A ClusterIP Service and a Deployment that rolls without losing ready capacity.
+
+    The pod template carries the service revision (``ANNOTATION_REVISION``), so a new
+    revision rolls the pods; the progress deadline leaves room for a slow model load."""
     if spec.kind != "inference" or spec.inference is None:
         raise ValueError("render_inference needs an inference spec")
     inference = spec.inference
@@ -663,6 +672,9 @@ def render_inference(
         # service scales; node names in the template would roll every pod on each change.
         affinity=_serve_affinity(spec.job_id) if group.node_names else None,
     )
+    template["metadata"].setdefault("annotations", {})[ANNOTATION_REVISION] = str(
+        inference.revision
+    )
     service: Manifest = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -687,6 +699,8 @@ def render_inference(
                     "maxUnavailable": inference.max_unavailable,
                 },
             },
+            # The default (600 s) would call a first model load slower than that a failure.
+            "progressDeadlineSeconds": inference.startup_timeout_s + PROGRESS_DEADLINE_MARGIN_S,
             "template": template,
         },
     }

@@ -18,6 +18,7 @@ from ..spec import (
     WorkloadKind,
     WorkloadStatus,
 )
+from .manifests import ANNOTATION_REVISION
 
 _VOLCANO_PHASES: Mapping[str, Phase] = {
     "Pending": "pending",
@@ -69,7 +70,7 @@ def status_from_object(kind: WorkloadKind, obj: Mapping[str, Any]) -> WorkloadSt
     elif kind == "notebook":
         result = _replicated_status(common, spec, status, failed=False, message="")
     else:
-        result = _deployment_status(common, spec, status)
+        result = _deployment_status(common, spec, status, metadata.get("generation"))
     if metadata.get("deletionTimestamp"):
         result = replace(result, message=f"being deleted; {result.message}")
     return result
@@ -137,19 +138,49 @@ def _replicated_status(
 
 
 def _deployment_status(
-    common: dict[str, Any], spec: Mapping[str, Any], status: Mapping[str, Any]
+    common: dict[str, Any], spec: Mapping[str, Any], status: Mapping[str, Any], generation: Any
 ) -> WorkloadStatus:
+    """A Deployment's phase and rollout. Past its progress deadline it is ``failed`` only when
+    no replica is ready; with ready replicas (older pods still serving through a stuck rollout
+    or scale-up) it stays ``running`` with ``rollout_failed``."""
+    desired = _int(spec.get("replicas")) if "replicas" in spec else 1
+    updated = _int(status.get("updatedReplicas"))
+    # Until the controller has seen the newest template, the status (and a past deadline)
+    # still describes the one before: a rollback just patched in must not read as failed.
+    current = _int(status.get("observedGeneration")) >= _int(generation)
+    rolled_out = (
+        current
+        and updated >= desired
+        and _int(status.get("replicas")) <= desired
+        and _int(status.get("availableReplicas")) >= desired
+    )
+    failed = serving = False
+    message = ""
     for condition in status.get("conditions") or []:
         if (
             condition.get("type") == "Progressing"
             and condition.get("status") == "False"
             and condition.get("reason") == "ProgressDeadlineExceeded"
         ):
-            return _replicated_status(
-                common,
-                spec,
-                status,
-                failed=True,
-                message=str(condition.get("message") or "ProgressDeadlineExceeded"),
-            )
-    return _replicated_status(common, spec, status, failed=False, message="")
+            message = str(condition.get("message") or "ProgressDeadlineExceeded")
+            serving = _int(status.get("readyReplicas")) >= 1
+            failed = not serving
+            break
+    result = _replicated_status(common, spec, status, failed=failed, message=message)
+    return replace(
+        result,
+        replicas_updated=updated,
+        revision=_revision(spec),
+        rolled_out=rolled_out,
+        rollout_failed=serving and current,
+    )
+
+
+def _revision(spec: Mapping[str, Any]) -> int:
+    """The service revision the Deployment's pod template carries; 0 when absent or unreadable."""
+    template = spec.get("template") or {}
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    raw = annotations.get(ANNOTATION_REVISION)
+    if not isinstance(raw, str) or not raw.isdecimal() or not raw.isascii():
+        return 0
+    return int(raw)

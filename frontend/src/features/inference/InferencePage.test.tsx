@@ -5,29 +5,7 @@ import { setLanguage } from '../../lib/i18n';
 import { type StubResponse, stubFetch } from '../../test/fetchStub';
 import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
-
-const BASE = '/api/v1/tenants/vision/inference/services/';
-const SERVICE = {
-  id: 5,
-  name: 'qwen-chat',
-  model_uri: 's3://models/qwen2-7b',
-  state: 'running',
-  owner: 'bob',
-  simulated: true,
-  job: 30,
-  pool: 2,
-  accelerators: 1,
-  accelerator_milli: 0,
-  ready_replicas: 2,
-  desired_replicas: 3,
-  loading_replicas: 1,
-  min_replicas: 1,
-  max_replicas: 4,
-  target_metric: 'concurrency',
-  target_value: 24,
-  runtime_image: 'vllm/vllm-openai:v0.6.3',
-  panic: false,
-};
+import { BASE, REVISION, SERVICE } from './testFixtures';
 
 describe('inference', () => {
   it('lists services', async () => {
@@ -83,6 +61,7 @@ describe('inference', () => {
           period_s: 10,
         },
       ]),
+      [`GET ${BASE}5/revisions/`]: page([REVISION]),
       [`GET ${BASE}5/decisions/`]: page([
         {
           id: 1,
@@ -160,6 +139,7 @@ describe('inference', () => {
       'GET /api/v1/auth/session/': sessionOf(BOB),
       [`GET ${BASE}5/`]: { status: 200, body: SERVICE },
       [`GET ${BASE}5/metrics/`]: page([]),
+      [`GET ${BASE}5/revisions/`]: page([REVISION]),
       [`GET ${BASE}5/decisions/`]: page([]),
     });
     renderApp('/inference/5');
@@ -221,6 +201,7 @@ describe('inference', () => {
       'GET /api/v1/auth/session/': sessionOf(BOB),
       [`GET ${BASE}5/`]: service,
       [`GET ${BASE}5/metrics/`]: page([]),
+      [`GET ${BASE}5/revisions/`]: page([REVISION]),
       [`GET ${BASE}5/decisions/`]: page([]),
     });
 
@@ -288,6 +269,7 @@ describe('inference', () => {
       'GET /api/v1/auth/session/': sessionOf(BOB),
       [`GET ${BASE}5/`]: { status: 200, body: service },
       [`GET ${BASE}5/metrics/`]: page([]),
+      [`GET ${BASE}5/revisions/`]: page([REVISION]),
       [`GET ${BASE}5/decisions/`]: page([
         {
           id: 1,

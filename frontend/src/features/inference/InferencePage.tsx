@@ -31,8 +31,11 @@ import { schedulerText } from '../jobs/schedulerText';
 import { useTenant } from '../tenancy/useTenant';
 import { CreateServiceModal } from './CreateServiceModal';
 import { metricLabel, scalingReasonLabel } from './labels';
+import { RevisionsCard } from './RevisionsCard';
+import { RolloutStatus } from './RolloutStatus';
 import { ServiceStateTag } from './ServiceStateTag';
 import { StopServiceButton } from './StopServiceButton';
+import { UpdateModelButton } from './UpdateModelButton';
 
 // echarts stays out of the first-screen bundle: the chart's chunk loads with the detail view.
 const TrafficChart = lazy(() =>
@@ -214,6 +217,7 @@ function ServiceDetail({ tenant }: { tenant: string }) {
               </Tooltip>
             )}
             <Button onClick={() => void navigate('/inference')}>{t('jobDetail.back')}</Button>
+            <UpdateModelButton tenant={tenant} service={s} />
             <StopServiceButton tenant={tenant} service={s} />
           </>
         }
@@ -282,6 +286,9 @@ function ServiceDetail({ tenant }: { tenant: string }) {
           <Descriptions.Item label={t('jobs.state')}>
             <ServiceStateTag state={s.state} />
           </Descriptions.Item>
+          <Descriptions.Item label={t('inference.revision')} span={{ xs: 1, md: 2 }}>
+            <RolloutStatus service={s} />
+          </Descriptions.Item>
           <Descriptions.Item label={t('inference.runtime')}>{s.runtime_image}</Descriptions.Item>
           <Descriptions.Item label={t('inference.replicaRange')}>
             {s.min_replicas} – {s.max_replicas}
@@ -297,6 +304,7 @@ function ServiceDetail({ tenant }: { tenant: string }) {
           </Descriptions.Item>
         </Descriptions>
       </Card>
+      <RevisionsCard tenant={tenant} service={s} />
       <Card title={t('inference.decisions')} style={{ marginTop: 16 }}>
         <Table<ScalingDecision>
           rowKey="id"
