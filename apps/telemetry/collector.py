@@ -22,6 +22,7 @@ from apps.core import alive, embedded
 from apps.telemetry import live
 from apps.telemetry.aggregate import Owner, RateTracker, State, build_state
 from apps.telemetry.frames import FrameCutter, View, encode
+from apps.telemetry.gpu_history import RECENT, RecentGpuHistory
 from apps.telemetry.inventory import load_inventory
 from apps.telemetry.rollup import Rollups
 from apps.telemetry.sources.base import TelemetrySource
@@ -70,6 +71,7 @@ class Collector:
         source: TelemetrySource | None = None,
         inventory: Callable[[], Inventory] = load_inventory,
         rollups: bool = True,
+        gpu_history: RecentGpuHistory | None = None,
     ) -> None:
         self._inventory_fn = inventory
         self._inventory: Inventory | None = None
@@ -79,6 +81,15 @@ class Collector:
         self.rates = RateTracker()
         self.cutter = FrameCutter()
         self.rollups = Rollups() if rollups else None
+        # Per-GPU history kept here only where the web process is this one (the embedded
+        # default) and no Prometheus keeps it (apps/telemetry/gpu_history.py).
+        if (
+            gpu_history is None
+            and not settings.REDIS_URL
+            and settings.TELEMETRY_SOURCE != "prometheus"
+        ):
+            gpu_history = RECENT
+        self.gpu_history = gpu_history
 
     def inventory(self) -> Inventory:
         now = time.monotonic()
@@ -110,6 +121,8 @@ class Collector:
             log.warning("latest telemetry not stored", exc_info=True)
         if self.rollups is not None:
             self.rollups.feed(state)
+        if self.gpu_history is not None:
+            self.gpu_history.record(collection)
         return state
 
 

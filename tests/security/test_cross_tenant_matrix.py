@@ -74,6 +74,7 @@ POLICY: dict[tuple[str, str], str] = {
     ("get", "/api/v1/scheduling/what-if/{id}/"): "denied",
     ("post", "/api/v1/quotas/"): "denied",
     ("get", "/api/v1/telemetry/history/"): "foreign",
+    ("get", "/api/v1/telemetry/gpu-history/"): "foreign",
     ("get", "/api/v1/telemetry/snapshot/"): "foreign",
     ("get", "/api/v1/telemetry/jobs/{job_id}/usage/"): "foreign",
     ("get", "/api/v1/tenants/"): "readable",
@@ -94,6 +95,8 @@ HEALTH = re.compile(
 FOREIGN_QUERIES = {
     "/api/v1/telemetry/history/": ["series=job:{job}", "series=tenant:tenant-b"],
     "/api/v1/telemetry/snapshot/": ["topic=job:{job}", "topic=heatmap:tenant-b"],
+    # a GPU of the shared node that no job of tenant A holds
+    "/api/v1/telemetry/gpu-history/": ["node=gpu-shared-01&gpu=0"],
 }
 
 

@@ -153,10 +153,15 @@ class InferenceOptionsSerializer(RejectUnknownFields, serializers.Serializer[dic
 
 class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     node = serializers.CharField(source="node.name", read_only=True)
+    surge = serializers.BooleanField(
+        read_only=True,
+        help_text="Room held for a rolling update's surge replica until the rollout ends; "
+        "not one of the service's replicas.",
+    )
 
     class Meta:
         model = Allocation
-        fields = ["replica_group", "replica_index", "node", "devices", "shares"]
+        fields = ["replica_group", "replica_index", "node", "devices", "shares", "surge"]
         read_only_fields = fields
 
 

@@ -6,24 +6,29 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.models import User
+from apps.clusters.models import Node
 from apps.core.fields import WindowTimeField
 from apps.core.viewsets import request_user
-from apps.jobs.models import Job
-from apps.telemetry import live
+from apps.jobs.models import Allocation, Job
+from apps.telemetry import gpu_history, live
 from apps.telemetry.frames import snapshot
 from apps.telemetry.models import JobTelemetry, SeriesKind, SeriesPoint
 from apps.telemetry.rollup import RESOLUTIONS
 from apps.telemetry.selectors import authorize_view
+from apps.telemetry.sources.prometheus import PrometheusError, PrometheusSource
 from apps.tenancy.models import Tenant
-from apps.tenancy.selectors import role_in
+from apps.tenancy.selectors import role_in, visible_tenants
 
 MAX_POINTS = 2000
 
@@ -155,3 +160,111 @@ class JobUsageView(APIView):
             "fb_used_peak_mib": row.fb_used_peak_mib,
         }
         return Response(JobUsageSerializer(data).data)
+
+
+class GpuPointSerializer(serializers.Serializer[Any]):
+    ts = serializers.DateTimeField()
+    util = serializers.FloatField(help_text="GPU utilization, %.")
+    fb_used_pct = serializers.FloatField(help_text="Memory in use, % of the GPU's.")
+    power_w = serializers.FloatField()
+    temp_c = serializers.FloatField()
+    sm_active_pct = serializers.FloatField(help_text="SM activity (DCGM_FI_PROF_SM_ACTIVE), %.")
+
+
+class GpuHistorySerializer(serializers.Serializer[Any]):
+    node = serializers.CharField()
+    gpu = serializers.IntegerField()
+    # The metaclass pops declared fields, so this does not shadow Field.source.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["prometheus", "recent"],
+        help_text="prometheus: the DCGM exporter's series as Prometheus keeps them; recent: "
+        "the last hour the embedded collector keeps in memory.",
+    )
+    resolution_s = serializers.IntegerField()
+    kept_s = serializers.IntegerField(
+        allow_null=True, help_text="How far back this source goes; null: as far as Prometheus."
+    )
+    points = GpuPointSerializer(many=True)
+
+
+class GpuHistoryQuerySerializer(serializers.Serializer[Any]):
+    node = serializers.RegexField(r"^[\w.-]{1,253}$")
+    gpu = serializers.IntegerField(min_value=0, max_value=255)
+    start = WindowTimeField(required=False)
+    end = WindowTimeField(required=False)
+
+
+def _readable_since(user: User, node: str, gpu: int) -> dt.datetime | None:
+    """From when ``user`` may read the GPU's history: always for a platform admin, since the
+    earliest hold of one of the user's tenants' jobs on it for a member; None: not at all
+    (or no such GPU: the two answer alike)."""
+    if not Node.objects.filter(name=node, accelerator_count__gt=gpu).exists():
+        return None
+    if user.is_platform_admin:
+        return dt.datetime.min.replace(tzinfo=dt.UTC)
+    holds = Allocation.objects.filter(
+        node__name=node, job__tenant__in=visible_tenants(user)
+    ).values_list("devices", "shares", "created_at")
+    # JSON lists, read here: containment lookups are not portable to SQLite.
+    times = [
+        at for devices, shares, at in holds if gpu in devices or gpu in (d for d, _m in shares)
+    ]
+    return min(times) if times else None
+
+
+class GpuHistoryUnavailable(exceptions.APIException):
+    status_code = 503
+    default_code = "unavailable"
+    default_detail = gettext_lazy(
+        "Per-GPU history needs Prometheus (ZS_TELEMETRY_SOURCE=prometheus) or the embedded "
+        "default, whose collector keeps the last hour in the web process."
+    )
+
+
+class GpuHistoryView(APIView):
+    """One GPU's utilization, memory, power, temperature and SM activity over a window (an
+    hour by default): from Prometheus on a real cluster, from the embedded collector's last
+    hour otherwise. Platform admins read any GPU; a tenant's members read a GPU while one of
+    their tenant's jobs holds it, from when it got it (as the heatmap shows them their own
+    GPUs' cells: nodes are shared between tenants)."""
+
+    @extend_schema(parameters=[GpuHistoryQuerySerializer], responses=GpuHistorySerializer)
+    def get(self, request: Request) -> Response:
+        query = GpuHistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        node, gpu = query.validated_data["node"], query.validated_data["gpu"]
+        end: dt.datetime = query.validated_data.get("end") or timezone.now()
+        start: dt.datetime = query.validated_data.get("start") or end - dt.timedelta(hours=1)
+        if start >= end:
+            raise exceptions.ValidationError({"start": [_("must be before end")]})
+        since = _readable_since(request_user(request), node, gpu)
+        if since is None:
+            raise exceptions.NotFound(_("No such GPU."))
+        start = max(start, since)
+        span = (end - start).total_seconds()
+        body: dict[str, Any] = {"node": node, "gpu": gpu}
+        points: list[gpu_history.GpuPoint] = []
+        if settings.TELEMETRY_SOURCE == "prometheus":
+            step = max(gpu_history.STEP_S, -(-int(span) // MAX_POINTS))
+            try:
+                # Nothing when the caller's hold began after the window.
+                points = [] if span <= 0 else gpu_history.prometheus_points(
+                    PrometheusSource(settings.PROMETHEUS_URL),
+                    node, gpu, start.timestamp(), end.timestamp(), step,
+                )  # fmt: skip
+            except (PrometheusError, OSError, ValueError) as exc:
+                raise GpuHistoryUnavailable(
+                    _("Prometheus did not answer: {error}").format(error=exc)
+                ) from exc
+            body.update(source="prometheus", resolution_s=step, kept_s=None)
+        elif settings.REDIS_URL:
+            raise GpuHistoryUnavailable()
+        else:
+            points = gpu_history.RECENT.points(node, gpu, start.timestamp(), end.timestamp())
+            body.update(source="recent", resolution_s=gpu_history.STEP_S, kept_s=gpu_history.KEEP_S)
+        fields = gpu_history.FIELDS
+        rows = [
+            {"ts": dt.datetime.fromtimestamp(p.t, tz=dt.UTC), **{f: getattr(p, f) for f in fields}}
+            for p in points
+        ]
+        return Response(GpuHistorySerializer({**body, "points": rows}).data)

@@ -726,6 +726,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/telemetry/gpu-history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One GPU's utilization, memory, power, temperature and SM activity over a window (an
+         *     hour by default): from Prometheus on a real cluster, from the embedded collector's last
+         *     hour otherwise. Platform admins read any GPU; a tenant's members read a GPU while one of
+         *     their tenant's jobs holds it, from when it got it (as the heatmap shows them their own
+         *     GPUs' cells: nodes are shared between tenants).
+         */
+        get: operations["telemetry_gpu_history_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/telemetry/history/": {
         parameters: {
             query?: never;
@@ -2013,6 +2036,8 @@ export interface components {
             readonly replica_index: number;
             /** @description [[device, milli], ...] fractional shares. */
             readonly shares: unknown;
+            /** @description Room held for a rolling update's surge replica until the rollout ends; not one of the service's replicas. */
+            readonly surge: boolean;
         };
         ApiToken: {
             /** Format: date-time */
@@ -2372,6 +2397,50 @@ export interface components {
          * @enum {string}
          */
         GoalEnum: "min" | "max";
+        GpuHistory: {
+            gpu: number;
+            /** @description How far back this source goes; null: as far as Prometheus. */
+            kept_s: number | null;
+            node: string;
+            points: components["schemas"]["GpuPoint"][];
+            resolution_s: number;
+            /**
+             * @description prometheus: the DCGM exporter's series as Prometheus keeps them; recent: the last hour the embedded collector keeps in memory.
+             *
+             *     * `prometheus` - prometheus
+             *     * `recent` - recent
+             */
+            source: components["schemas"]["GpuHistorySourceEnum"];
+        };
+        /**
+         * @description * `prometheus` - prometheus
+         *     * `recent` - recent
+         * @enum {string}
+         */
+        GpuHistorySourceEnum: "prometheus" | "recent";
+        GpuPoint: {
+            /**
+             * Format: double
+             * @description Memory in use, % of the GPU's.
+             */
+            fb_used_pct: number;
+            /** Format: double */
+            power_w: number;
+            /**
+             * Format: double
+             * @description SM activity (DCGM_FI_PROF_SM_ACTIVE), %.
+             */
+            sm_active_pct: number;
+            /** Format: double */
+            temp_c: number;
+            /** Format: date-time */
+            ts: string;
+            /**
+             * Format: double
+             * @description GPU utilization, %.
+             */
+            util: number;
+        };
         /**
          * @description * `healthy` - Healthy
          *     * `degraded` - Degraded
@@ -2803,10 +2872,16 @@ export interface components {
              *     * `simulated` - simulated
              *     * `kubernetes` - kubernetes
              */
-            source: components["schemas"]["SourceEnum"];
+            source: components["schemas"]["JobLogsSourceEnum"];
             /** @description Older lines exist beyond ``tail``. */
             truncated: boolean;
         };
+        /**
+         * @description * `simulated` - simulated
+         *     * `kubernetes` - kubernetes
+         * @enum {string}
+         */
+        JobLogsSourceEnum: "simulated" | "kubernetes";
         /** @description Submit (POST) and read jobs. Spec fields are flattened for a friendly API. */
         JobRequest: {
             accelerator_model?: string;
@@ -4309,12 +4384,6 @@ export interface components {
          * @enum {string}
          */
         SeverityEnum: "info" | "warning" | "critical";
-        /**
-         * @description * `simulated` - simulated
-         *     * `kubernetes` - kubernetes
-         * @enum {string}
-         */
-        SourceEnum: "simulated" | "kubernetes";
         SpareRequest: {
             /** @description True: make the node a hot spare; false: back. */
             spare: boolean;
@@ -6452,6 +6521,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WhatIfRun"];
+                };
+            };
+        };
+    };
+    telemetry_gpu_history_retrieve: {
+        parameters: {
+            query: {
+                end?: string;
+                gpu: number;
+                node: string;
+                start?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GpuHistory"];
                 };
             };
         };

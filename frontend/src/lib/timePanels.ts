@@ -20,6 +20,16 @@ echarts.use([
 
 export const LINE_COLORS = ['#2f6fed', '#e8684a', '#2ca58d', '#f2a900'];
 
+/** For charts with more lines than LINE_COLORS (a node's nine, a GPU's five); same start. */
+export const MANY_LINE_COLORS = [
+  ...LINE_COLORS,
+  '#8e5cd9',
+  '#d94f8a',
+  '#00a2c7',
+  '#7a8b99',
+  '#5b8c00',
+];
+
 interface Layout {
   /** Room on the right for a second y axis, in pixels. */
   right: number;

@@ -11,9 +11,42 @@ configure({ asyncUtilTimeout: 10_000 });
 // echarts cannot lay out in jsdom (no sizes), and importing it costs seconds per test file.
 // The numbers it draws are asserted through the table beside it; the end-to-end run in
 // Chromium checks the chart itself.
+// The stand-in offers a button per GPU in view when cells are clickable, so a test can
+// "click a cell" (GpuHeatmap.test.tsx clicks the real canvas).
 vi.mock('../features/cluster/GpuHeatmap', () => ({
-  GpuHeatmap: ({ label }: { label: string }) =>
-    createElement('div', { 'data-testid': 'gpu-heatmap', role: 'img', 'aria-label': label }),
+  GpuHeatmap: ({
+    label,
+    store,
+    onCellClick,
+  }: {
+    label: string;
+    store: { slotCount: number; present: Uint8Array; keyOf: (slot: number) => string };
+    onCellClick?: (node: string, gpu: number) => void;
+  }) =>
+    createElement(
+      'div',
+      null,
+      createElement('div', { 'data-testid': 'gpu-heatmap', role: 'img', 'aria-label': label }),
+      onCellClick &&
+        Array.from({ length: store.slotCount }, (_, slot) => slot)
+          .filter((slot) => store.present[slot] === 1)
+          .map((slot) => {
+            const key = store.keyOf(slot);
+            const split = key.lastIndexOf(':');
+            return createElement(
+              'button',
+              {
+                key,
+                type: 'button',
+                'data-testid': `heatmap-cell-${key}`,
+                onClick: () => {
+                  onCellClick(key.slice(0, split), Number(key.slice(split + 1)));
+                },
+              },
+              key,
+            );
+          }),
+    ),
 }));
 
 vi.mock('../features/overview/GpuModelChart', () => ({
@@ -70,6 +103,30 @@ vi.mock('../features/telemetry/HistoryChart', () => ({
       'data-lower': panels.lower
         .map((l) => `${names[l.key] ?? l.key}:${l.points.map((p) => p[1] ?? '-').join('|')}`)
         .join(';'),
+    }),
+}));
+
+vi.mock('../features/telemetry/GpuHistoryChart', () => ({
+  GpuHistoryChart: ({
+    lines,
+    names,
+    label,
+    span,
+  }: {
+    lines: { key: string; unit: string; points: [number, number][] }[];
+    names: Record<string, string>;
+    label: string;
+    span: [number, number];
+  }) =>
+    createElement('div', {
+      'data-testid': 'gpu-history-chart',
+      role: 'img',
+      'aria-label': label,
+      // "name (unit):v|v;..." per line, and the time axis's length in seconds.
+      'data-lines': lines
+        .map((l) => `${names[l.key] ?? l.key} (${l.unit}):${l.points.map((p) => p[1]).join('|')}`)
+        .join(';'),
+      'data-span-s': String((span[1] - span[0]) / 1000),
     }),
 }));
 

@@ -1,9 +1,9 @@
-import { act, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { FakeWebSocket } from '../../test/fakeWebSocket';
 import { stubFetch } from '../../test/fetchStub';
-import { ADMIN, BOB, POOLS, sessionOf, TOPOLOGY, topologyCounts } from '../../test/fixtures';
+import { ADMIN, BOB, page, POOLS, sessionOf, TOPOLOGY, topologyCounts } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
 
 const FRAME = {
@@ -279,5 +279,83 @@ describe('cluster', () => {
     expect(requests.filter((r) => r.path.endsWith('/topology/')).map((r) => r.path)).toEqual([
       '/api/v1/pools/2/topology/',
     ]);
+  });
+
+  it("opens a GPU's history on its node's page when a platform admin clicks its cell", async () => {
+    const node = (id: number, name: string) => ({
+      id,
+      name,
+      pool: 'a800-train',
+      accelerator_model: 'A800',
+      accelerator_count: 2,
+      health: 'healthy',
+      cordoned: false,
+      is_spare: false,
+      open_incidents: 0,
+      checks: [],
+    });
+    const { requests } = stubFetch({
+      ...ADMIN_ROUTES,
+      // The name filter matches substrings: the exact name is picked out.
+      'GET /api/v1/health/nodes/': page([node(12, 'node-b'), node(13, 'node-b2')]),
+      'GET /api/v1/health/nodes/12/': { status: 200, body: node(12, 'node-b') },
+      'GET /api/v1/health/nodes/12/history/': page([]),
+      'GET /api/v1/health/incidents/': page([]),
+      'GET /api/v1/telemetry/gpu-history/': {
+        status: 200,
+        body: {
+          node: 'node-b',
+          gpu: 1,
+          source: 'recent',
+          resolution_s: 10,
+          kept_s: 3600,
+          points: [
+            {
+              ts: '2026-12-03T10:00:00Z',
+              util: 90,
+              fb_used_pct: 80,
+              sm_active_pct: 70,
+              power_w: 300,
+              temp_c: 70,
+            },
+          ],
+        },
+      },
+    });
+    const { router } = renderApp('/cluster');
+    fireEvent.click(await screen.findByTestId('heatmap-cell-node-b:1'));
+    await waitFor(() => {
+      expect(router.state.location.pathname).toBe('/health/nodes/12');
+    });
+    expect(router.state.location.search).toBe('?gpu=1');
+    const lookup = requests.find((r) => r.path === '/api/v1/health/nodes/')?.query;
+    expect(new URLSearchParams(lookup).get('name')).toBe('node-b');
+    const card = await screen.findByTestId('node-gpu-history');
+    expect(
+      await within(card).findByRole('img', { name: 'GPU 1 of node-b over the last 1 hour' }),
+    ).toBeTruthy();
+  });
+
+  it('says so when the clicked GPU belongs to no registered node', async () => {
+    stubFetch({ ...ADMIN_ROUTES, 'GET /api/v1/health/nodes/': page([]) });
+    const { router } = renderApp('/cluster');
+    fireEvent.click(await screen.findByTestId('heatmap-cell-node-a:0'));
+    expect(await screen.findByText('No node named node-a is registered.')).toBeTruthy();
+    expect(router.state.location.pathname).toBe('/cluster');
+  });
+
+  it('offers no GPU history to a member', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      ...TOPOLOGY_ROUTES,
+      'GET /api/v1/telemetry/snapshot/': {
+        status: 200,
+        body: { ...FRAME, topic: 'heatmap:vision' },
+      },
+      'GET /api/v1/telemetry/history/': NO_HISTORY,
+    });
+    renderApp('/cluster');
+    expect(await screen.findByTestId('gpu-heatmap')).toBeTruthy();
+    expect(screen.queryByTestId('heatmap-cell-node-a:0')).toBeNull();
   });
 });

@@ -25,6 +25,7 @@ import { TelemetryHistoryCard } from '../telemetry/TelemetryHistoryCard';
 import { useTenant } from '../tenancy/useTenant';
 import { FIELDS, type Field } from './heatmapData';
 import { HeatmapStore } from './heatmapStore';
+import { useOpenGpuHistory } from './openGpuHistory';
 import { TelemetryFeed } from './telemetryFeed';
 import { TopologyCard } from './TopologyCard';
 
@@ -40,7 +41,7 @@ export function ClusterPage() {
   const topic = tenant.isPlatformAdmin ? 'heatmap' : `heatmap:${tenant.slug ?? ''}`;
   return (
     <>
-      <Cluster key={topic} topic={topic} />
+      <Cluster key={topic} topic={topic} admin={tenant.isPlatformAdmin} />
       <div style={{ marginTop: 16 }}>
         <TopologyCard />
       </div>
@@ -134,8 +135,10 @@ function useLiveHeatmap(topic: string) {
   return { store, snapshot, connection };
 }
 
-function Cluster({ topic }: { topic: string }) {
+function Cluster({ topic, admin }: { topic: string; admin: boolean }) {
   const { t } = useTranslation();
+  // A platform admin opens a GPU's history from its cell (the node pages are theirs alone).
+  const openGpu = useOpenGpuHistory();
   const language = currentLanguage();
   const [field, setField] = useState<Field>('util');
   const { store, snapshot, connection } = useLiveHeatmap(topic);
@@ -210,6 +213,8 @@ function Cluster({ topic }: { topic: string }) {
                     label={t('cluster.heatmapLabel', { field: fieldLabels[field] })}
                     fieldLabels={fieldLabels}
                     emptyLabel={t('cluster.emptySlot')}
+                    onCellClick={admin ? openGpu : undefined}
+                    clickHint={t('cluster.gpuHistoryHint')}
                   />
                 </Suspense>
               </>

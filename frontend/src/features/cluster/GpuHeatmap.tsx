@@ -11,7 +11,7 @@ import {
 import { EMPTY_COLOUR, FIXED_MAX, niceCeil, SCALE_STOPS, type Field } from './heatmapData';
 import { blockOrigin, cellOrigin, computeLayout, slotAt } from './heatmapLayout';
 import { HeatmapPainter } from './heatmapPainter';
-import type { HeatmapStore } from './heatmapStore';
+import { splitKey, type HeatmapStore } from './heatmapStore';
 
 export interface GpuHeatmapProps {
   store: HeatmapStore;
@@ -23,6 +23,11 @@ export interface GpuHeatmapProps {
   /** Legend text for slots without a GPU in view. */
   emptyLabel: string;
   maxHeight?: number;
+  /** Called with a GPU's host and index when its cell is clicked; without it cells do not
+   * react to clicks (and the cursor says so). */
+  onCellClick?: (node: string, gpu: number) => void;
+  /** The tooltip's last line when cells are clickable (what a click does). */
+  clickHint?: string;
   /** Called after every paint with its duration (ms) and the cells drawn (benchmarks). */
   onPaint?: (ms: number, cells: number) => void;
 }
@@ -55,6 +60,8 @@ export const GpuHeatmap = memo(function GpuHeatmap({
   fieldLabels,
   emptyLabel,
   maxHeight = 640,
+  onCellClick,
+  clickHint,
   onPaint,
 }: GpuHeatmapProps) {
   const wrapper = useRef<HTMLDivElement>(null);
@@ -131,12 +138,23 @@ export const GpuHeatmap = memo(function GpuHeatmap({
     };
   }, [store, paint]);
 
-  const onMove = (event: React.MouseEvent<HTMLCanvasElement>) => {
+  /** The GPU under the pointer (a present slot) and where, in CSS pixels; null elsewhere. */
+  const pointed = (event: React.MouseEvent<HTMLCanvasElement>): Hover | null => {
     const box = event.currentTarget.getBoundingClientRect();
     const x = event.clientX - box.left;
     const y = event.clientY - box.top;
     const slot = slotAt(layout, x * scale, y * scale);
-    setHover(slot < 0 || store.present[slot] !== 1 ? null : { slot, left: x, top: y });
+    return slot < 0 || store.present[slot] !== 1 ? null : { slot, left: x, top: y };
+  };
+  const onMove = (event: React.MouseEvent<HTMLCanvasElement>) => {
+    setHover(pointed(event));
+  };
+  // From the click's own position, not the hover: a tap on a touch screen has no hover.
+  const onClick = (event: React.MouseEvent<HTMLCanvasElement>) => {
+    const cell = onCellClick === undefined ? null : pointed(event);
+    if (cell === null || onCellClick === undefined) return;
+    const [host, gpu] = splitKey(store.keyOf(cell.slot));
+    onCellClick(host, gpu);
   };
 
   const cssCell = (layout.cell - layout.cellGap) / scale;
@@ -156,6 +174,7 @@ export const GpuHeatmap = memo(function GpuHeatmap({
         role="img"
         aria-label={label}
         onMouseMove={onMove}
+        onClick={onClick}
         onMouseLeave={() => {
           setHover(null);
         }}
@@ -163,7 +182,8 @@ export const GpuHeatmap = memo(function GpuHeatmap({
           display: 'block',
           width: layout.width / scale,
           height: layout.height / scale,
-          cursor: 'crosshair',
+          // A pointer only over a GPU a click opens.
+          cursor: onCellClick !== undefined && hover !== null ? 'pointer' : 'crosshair',
         }}
       />
       {labels.map((l) => (
@@ -227,6 +247,9 @@ export const GpuHeatmap = memo(function GpuHeatmap({
                 {store.value(hover.slot, i)}
               </div>
             ))}
+            {onCellClick !== undefined && clickHint !== undefined && (
+              <div style={{ marginTop: 4, opacity: 0.75 }}>{clickHint}</div>
+            )}
           </div>
         </>
       )}

@@ -1,5 +1,7 @@
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import type { RecordedRequest } from '../../test/fetchStub';
 import { stubFetch } from '../../test/fetchStub';
 import { ADMIN, BOB, page, sessionOf } from '../../test/fixtures';
 import { renderApp } from '../../test/renderApp';
@@ -72,6 +74,39 @@ const INCIDENT = {
   closed_at: null,
 };
 
+/** One GPU's history as the API answers it: `points` of (util, fb_used_pct, sm, W, °C). */
+function gpuHistory(
+  source: 'prometheus' | 'recent',
+  points: [number, number, number, number, number][],
+  gpu = 0,
+) {
+  return {
+    status: 200,
+    body: {
+      node: 'a800-train-004',
+      gpu,
+      source,
+      resolution_s: source === 'recent' ? 10 : 30,
+      kept_s: source === 'recent' ? 3600 : null,
+      points: points.map(([util, fb, sm, power, temp], i) => ({
+        ts: `2026-12-03T10:00:${String(i * 10).padStart(2, '0')}Z`,
+        util,
+        fb_used_pct: fb,
+        sm_active_pct: sm,
+        power_w: power,
+        temp_c: temp,
+      })),
+    },
+  };
+}
+
+/** The query of the last GPU history request. */
+function lastGpuQuery(requests: RecordedRequest[]): URLSearchParams {
+  return new URLSearchParams(
+    requests.filter((r) => r.path === '/api/v1/telemetry/gpu-history/').at(-1)?.query,
+  );
+}
+
 function nodeRoutes(node = NODE) {
   return {
     'GET /api/v1/auth/session/': sessionOf(ADMIN),
@@ -106,6 +141,7 @@ function nodeRoutes(node = NODE) {
         ],
       },
     },
+    'GET /api/v1/telemetry/gpu-history/': gpuHistory('recent', []),
   };
 }
 
@@ -245,5 +281,229 @@ describe('node detail page', () => {
     stubFetch({ 'GET /api/v1/auth/session/': sessionOf(BOB) });
     renderApp('/health/nodes/4');
     expect(await screen.findByText('Platform admins only')).toBeTruthy();
+  });
+});
+
+describe("a node's GPU history", () => {
+  it('draws the points Prometheus answers, over the window picked', async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      ...nodeRoutes(),
+      'GET /api/v1/telemetry/gpu-history/': gpuHistory('prometheus', [
+        [71.5, 40, 60, 250, 55],
+        [80, 41.2, 65.5, 300.5, 58],
+      ]),
+    });
+    renderApp('/health/nodes/4');
+    const card = await screen.findByTestId('node-gpu-history');
+    const chart = await within(card).findByRole('img', {
+      name: 'GPU 0 of a800-train-004 over the last 1 hour',
+    });
+    expect(chart.dataset.lines).toBe(
+      'Utilization (percent):71.5|80;Memory used (percent):40|41.2;SM activity (percent):60|65.5;' +
+        'Power (watts):250|300.5;Temperature (celsius):55|58',
+    );
+    expect(chart.dataset.spanS).toBe('3600');
+    expect(within(card).getByTestId('node-gpu-history-source').textContent).toBe(
+      'From Prometheus, a point every 30 s',
+    );
+    // Prometheus keeps as far back as asked: no word about the embedded collector.
+    expect(within(card).queryByTestId('node-gpu-history-kept')).toBeNull();
+    const query = lastGpuQuery(requests);
+    expect(query.get('node')).toBe('a800-train-004');
+    expect(query.get('gpu')).toBe('0');
+    expect(Math.abs(Date.now() - 3600_000 - Date.parse(query.get('start') ?? ''))).toBeLessThan(
+      60_000,
+    );
+    expect(query.get('end')).toBeNull();
+
+    // A day, from Prometheus: the whole day on the axis, and still no note.
+    await user.click(within(card).getByText('24 hours'));
+    expect(
+      await within(card).findByRole('img', {
+        name: 'GPU 0 of a800-train-004 over the last 24 hours',
+      }),
+    ).toBeTruthy();
+    expect(within(card).getByTestId('gpu-history-chart').dataset.spanS).toBe('86400');
+    expect(
+      Math.abs(Date.now() - 86_400_000 - Date.parse(lastGpuQuery(requests).get('start') ?? '')),
+    ).toBeLessThan(60_000);
+    expect(within(card).queryByTestId('node-gpu-history-kept')).toBeNull();
+  });
+
+  it('asks again every 10 seconds while the page is open', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const { requests } = stubFetch({
+        ...nodeRoutes(),
+        'GET /api/v1/telemetry/gpu-history/': [
+          gpuHistory('recent', [[10, 10, 10, 100, 40]]),
+          gpuHistory('recent', [
+            [10, 10, 10, 100, 40],
+            [20, 10, 10, 100, 40],
+          ]),
+        ],
+      });
+      renderApp('/health/nodes/4');
+      const card = await screen.findByTestId('node-gpu-history');
+      const chart = await within(card).findByTestId('gpu-history-chart');
+      expect(chart.dataset.lines).toMatch(/^Utilization \(percent\):10;/);
+      await act(async () => {
+        await vi.advanceTimersByTimeAsync(10_000);
+      });
+      await waitFor(() => {
+        expect(within(card).getByTestId('gpu-history-chart').dataset.lines).toMatch(
+          /^Utilization \(percent\):10\|20;/,
+        );
+      });
+      expect(requests.filter((r) => r.path === '/api/v1/telemetry/gpu-history/')).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("draws the embedded collector's points, and says it keeps only the last hour", async () => {
+    const user = userEvent.setup();
+    stubFetch({
+      ...nodeRoutes(),
+      'GET /api/v1/telemetry/gpu-history/': gpuHistory('recent', [[12, 5, 8, 90, 41]]),
+    });
+    renderApp('/health/nodes/4');
+    const card = await screen.findByTestId('node-gpu-history');
+    const chart = await within(card).findByTestId('gpu-history-chart');
+    expect(chart.dataset.lines).toBe(
+      'Utilization (percent):12;Memory used (percent):5;SM activity (percent):8;' +
+        'Power (watts):90;Temperature (celsius):41',
+    );
+    expect(within(card).getByTestId('node-gpu-history-source').textContent).toBe(
+      'From the embedded collector, a point every 10 s',
+    );
+    // The hour it keeps is the hour asked for: nothing to say.
+    expect(within(card).queryByTestId('node-gpu-history-kept')).toBeNull();
+
+    await user.click(within(card).getByText('6 hours'));
+    expect(await within(card).findByTestId('node-gpu-history-kept')).toBeTruthy();
+    expect(within(card).getByTestId('node-gpu-history-kept').textContent).toBe(
+      'The embedded collector keeps the last hour; a cluster with Prometheus keeps more.',
+    );
+    // The axis spans what the source keeps, not six hours with one at its right edge.
+    expect(within(card).getByTestId('gpu-history-chart').dataset.spanS).toBe('3600');
+  });
+
+  it('asks for the GPU picked and puts it in the address', async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      ...nodeRoutes(),
+      'GET /api/v1/telemetry/gpu-history/': [
+        gpuHistory('recent', [[10, 10, 10, 100, 40]]),
+        gpuHistory('recent', [[95, 90, 88, 400, 70]], 5),
+      ],
+    });
+    const { router } = renderApp('/health/nodes/4');
+    const card = await screen.findByTestId('node-gpu-history');
+    expect(await within(card).findByTestId('gpu-history-chart')).toBeTruthy();
+    const picker = within(card).getByRole('radiogroup', { name: 'GPU' });
+    expect(
+      within(picker)
+        .getAllByRole('radio')
+        .map((r) => r.closest('label')?.textContent),
+    ).toEqual(['GPU 0', 'GPU 1', 'GPU 2', 'GPU 3', 'GPU 4', 'GPU 5', 'GPU 6', 'GPU 7']);
+    await user.click(within(picker).getByText('GPU 5'));
+    expect(
+      await within(card).findByRole('img', {
+        name: 'GPU 5 of a800-train-004 over the last 1 hour',
+      }),
+    ).toBeTruthy();
+    expect(within(card).getByTestId('gpu-history-chart').dataset.lines).toMatch(
+      /^Utilization \(percent\):95;/,
+    );
+    expect(lastGpuQuery(requests).get('gpu')).toBe('5');
+    expect(router.state.location.pathname).toBe('/health/nodes/4');
+    expect(router.state.location.search).toBe('?gpu=5');
+  });
+
+  it('opens on the GPU the address names', async () => {
+    const { requests } = stubFetch({
+      ...nodeRoutes(),
+      'GET /api/v1/telemetry/gpu-history/': gpuHistory('recent', [[33, 20, 30, 150, 50]], 3),
+    });
+    renderApp('/health/nodes/4?gpu=3');
+    const card = await screen.findByTestId('node-gpu-history');
+    expect(
+      await within(card).findByRole('img', {
+        name: 'GPU 3 of a800-train-004 over the last 1 hour',
+      }),
+    ).toBeTruthy();
+    const picker = within(card).getByRole('radiogroup', { name: 'GPU' });
+    const checked = within(picker)
+      .getAllByRole<HTMLInputElement>('radio')
+      .filter((r) => r.checked)
+      .map((r) => r.closest('label')?.textContent);
+    expect(checked).toEqual(['GPU 3']);
+    const asked = requests
+      .filter((r) => r.path === '/api/v1/telemetry/gpu-history/')
+      .map((r) => new URLSearchParams(r.query).get('gpu'));
+    expect(asked).toEqual(['3']);
+  });
+
+  it('offers a list rather than buttons for a node with many GPUs', async () => {
+    const { requests } = stubFetch(nodeRoutes({ ...NODE, accelerator_count: 16 }));
+    renderApp('/health/nodes/4?gpu=12');
+    const card = await screen.findByTestId('node-gpu-history');
+    expect(await within(card).findByTestId('node-gpu-history-empty')).toBeTruthy();
+    expect(lastGpuQuery(requests).get('gpu')).toBe('12');
+    expect(within(card).getByRole('combobox', { name: 'GPU' })).toBeTruthy();
+    expect(within(card).getByTitle('GPU 12')).toBeTruthy();
+  });
+
+  it('shows GPU 0 for an index the node does not have', async () => {
+    const { requests } = stubFetch(nodeRoutes());
+    renderApp('/health/nodes/4?gpu=8');
+    const card = await screen.findByTestId('node-gpu-history');
+    expect(await within(card).findByTestId('node-gpu-history-empty')).toBeTruthy();
+    expect(lastGpuQuery(requests).get('gpu')).toBe('0');
+  });
+
+  it('says when there are no samples of the GPU yet', async () => {
+    stubFetch(nodeRoutes());
+    renderApp('/health/nodes/4');
+    const card = await screen.findByTestId('node-gpu-history');
+    const empty = await within(card).findByTestId('node-gpu-history-empty');
+    expect(empty.textContent).toContain('No samples of this GPU yet');
+  });
+
+  it("shows the server's reason when per-GPU history is not available", async () => {
+    const detail =
+      'Per-GPU history needs Prometheus (ZS_TELEMETRY_SOURCE=prometheus) or the embedded default, whose collector keeps the last hour in the web process.';
+    const { requests } = stubFetch({
+      ...nodeRoutes(),
+      'GET /api/v1/telemetry/gpu-history/': [
+        { status: 503, body: { detail } },
+        gpuHistory('recent', [[50, 50, 50, 200, 60]]),
+      ],
+    });
+    renderApp('/health/nodes/4');
+    const card = await screen.findByTestId('node-gpu-history');
+    const notice = await within(card).findByTestId('node-gpu-history-unavailable');
+    expect(notice.textContent).toContain('Per-GPU history is not available here');
+    expect(notice.textContent).toContain(detail);
+    // The rest of the page is unaffected.
+    expect(
+      await within(screen.getByTestId('node-telemetry')).findByTestId('history-chart'),
+    ).toBeTruthy();
+    // Not retried on its own; the retry button asks again.
+    const asked = () => requests.filter((r) => r.path === '/api/v1/telemetry/gpu-history/').length;
+    expect(asked()).toBe(1);
+    fireEvent.click(within(notice).getByRole('button', { name: 'Retry' }));
+    expect(await within(card).findByTestId('gpu-history-chart')).toBeTruthy();
+    expect(asked()).toBe(2);
+  });
+
+  it('has no GPU history for a node without GPUs', async () => {
+    const { requests } = stubFetch(nodeRoutes({ ...NODE, accelerator_count: 0 }));
+    renderApp('/health/nodes/4');
+    expect(await screen.findByTestId('node-telemetry')).toBeTruthy();
+    expect(screen.queryByTestId('node-gpu-history')).toBeNull();
+    expect(requests.some((r) => r.path === '/api/v1/telemetry/gpu-history/')).toBe(false);
   });
 });

@@ -15,7 +15,7 @@ import {
 import type { ColumnsType } from 'antd/es/table';
 import type { TFunction } from 'i18next';
 import { useTranslation } from 'react-i18next';
-import { useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams, useSearchParams } from 'react-router';
 import type { paths } from '../../api/schema';
 import { CursorPager } from '../../components/CursorPager';
 import { PageHeader } from '../../components/PageHeader';
@@ -30,6 +30,7 @@ import { CHECK_STATUS_COLOR, type CheckStatus, faultCodes, HEALTH_COLOR } from '
 import { useHealthPollInterval } from './healthLive';
 import { incidentColumns, incidentExpandable, resolveColumn } from './incidentColumns';
 import { NodeActionButtons } from './NodeActionButtons';
+import { GpuHistoryCard } from '../telemetry/GpuHistoryCard';
 import { TelemetryHistoryCard } from '../telemetry/TelemetryHistoryCard';
 
 type NodeCheck = NodeHealth['checks'][number];
@@ -113,11 +114,39 @@ function NodeDetail({ id }: { id: number }) {
           title={t('health.nodeHistory')}
           testId="node-telemetry"
         />
+        {n.accelerator_count > 0 && <NodeGpuHistory node={n.name} gpuCount={n.accelerator_count} />}
         <LatestChecks checks={n.checks} />
         <CheckHistory id={id} />
         <NodeIncidents id={id} />
       </Space>
     </>
+  );
+}
+
+/**
+ * The history of one of the node's GPUs. Which one is in the address (`?gpu=3`), so the
+ * cluster heatmap can link to a GPU; an index the node does not have shows GPU 0.
+ */
+function NodeGpuHistory({ node, gpuCount }: { node: string; gpuCount: number }) {
+  const [params, setParams] = useSearchParams();
+  const asked = Number(params.get('gpu') ?? 0);
+  const gpu = Number.isInteger(asked) && asked >= 0 && asked < gpuCount ? asked : 0;
+  return (
+    <GpuHistoryCard
+      node={node}
+      gpuCount={gpuCount}
+      gpu={gpu}
+      onGpuChange={(next) => {
+        setParams(
+          (current) => {
+            current.set('gpu', String(next));
+            return current;
+          },
+          { replace: true },
+        );
+      }}
+      testId="node-gpu-history"
+    />
   );
 }
 

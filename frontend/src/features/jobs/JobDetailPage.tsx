@@ -39,6 +39,7 @@ import { JobRunSection } from './JobRunSection';
 import { PoolNow } from './PoolNow';
 import { ExpectedStart } from './ExpectedStart';
 import { JobPipelineCard } from './JobPipelineCard';
+import { JobGpuHistoryButton } from './JobGpuHistoryButton';
 import { ExemptJobButton, IdleFlagAlert } from '../governance/IdleFlagAlert';
 import { NotebookFileActions } from '../notebooks/NotebookFiles';
 import { useProjects } from '../projects/api';
@@ -325,13 +326,22 @@ function JobDetail({ tenant, id, canWrite }: { tenant: string; id: number; canWr
                 {
                   title: t('jobDetail.replica'),
                   key: 'replica',
-                  render: (_, a) => `${a.replica_group}-${a.replica_index}`,
+                  render: (_, a) =>
+                    // Room a rolling update holds for a new replica until it ends.
+                    a.surge
+                      ? t('jobDetail.surgeReplica', { group: a.replica_group })
+                      : `${a.replica_group}-${a.replica_index}`,
                 },
                 { title: t('jobDetail.node'), dataIndex: 'node' },
                 {
                   title: t('jobDetail.devices'),
                   key: 'devices',
-                  render: (_, a) => listOf(a.devices) || listOf(a.shares) || '—',
+                  render: (_, a) => (
+                    <>
+                      {listOf(a.devices) || listOf(a.shares) || '—'}
+                      <JobGpuHistoryButton allocation={a} />
+                    </>
+                  ),
                 },
               ]}
             />

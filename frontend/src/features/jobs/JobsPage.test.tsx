@@ -679,6 +679,7 @@ describe('job detail', () => {
               node: 'a800-train-000',
               devices: [0, 1, 2, 3],
               shares: [],
+              surge: false,
             },
             {
               replica_group: 'worker',
@@ -686,6 +687,7 @@ describe('job detail', () => {
               node: 'a800-train-001',
               devices: [4, 5, 6, 7],
               shares: [],
+              surge: false,
             },
           ],
         }),
@@ -704,5 +706,87 @@ describe('job detail', () => {
     const summary = screen.getByTestId('job-summary');
     expect(within(summary).getByText('Runtime limit')).toBeTruthy();
     expect(within(summary).getByText('1 d')).toBeTruthy();
+  });
+
+  it("names a rollout's surge room and shows a replica's GPUs over time", async () => {
+    const user = userEvent.setup();
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/pools/': { status: 200, body: POOLS },
+      'GET /api/v1/tenants/vision/jobs/11/': {
+        status: 200,
+        body: makeJob({
+          kind: 'inference',
+          state: 'running',
+          allocations: [
+            {
+              replica_group: 'server',
+              replica_index: 0,
+              node: 'a800-train-000',
+              devices: [2, 5],
+              shares: [],
+              surge: false,
+            },
+            {
+              replica_group: 'server',
+              replica_index: 1000000,
+              node: 'a800-train-001',
+              devices: [7],
+              shares: [],
+              surge: true,
+            },
+          ],
+        }),
+      },
+      'GET /api/v1/tenants/vision/jobs/11/events/': { status: 200, body: [] },
+      'GET /api/v1/telemetry/gpu-history/': {
+        status: 200,
+        body: {
+          node: 'a800-train-000',
+          gpu: 2,
+          source: 'recent',
+          resolution_s: 10,
+          kept_s: 3600,
+          points: [
+            {
+              ts: '2026-12-07T10:00:00Z',
+              util: 91,
+              fb_used_pct: 80,
+              power_w: 350,
+              temp_c: 70,
+              sm_active_pct: 88,
+            },
+          ],
+        },
+      },
+    });
+    renderApp('/jobs/11');
+    await screen.findByTestId('allocations-table');
+    expect(rowTexts('allocations-table').map((r) => r[0])).toEqual([
+      'Replica',
+      'server-0',
+      'server (surge, until the rolling update ends)',
+    ]);
+    const [first] = screen.getAllByRole('button', { name: 'GPU history on a800-train-000' });
+    if (first === undefined) throw new Error('no GPU history button');
+    await user.click(first);
+    const card = await screen.findByTestId('job-gpu-history');
+    await within(card).findByTestId('gpu-history-chart');
+    const query = () =>
+      new URLSearchParams(
+        requests.filter((r) => r.path === '/api/v1/telemetry/gpu-history/').at(-1)?.query,
+      );
+    expect([query().get('node'), query().get('gpu')]).toEqual(['a800-train-000', '2']);
+    // The picker offers the replica's own GPUs only.
+    const picker = within(card).getByRole('radiogroup', { name: 'GPU' });
+    expect(
+      within(picker)
+        .getAllByRole('radio')
+        .map((r) => r.closest('label')?.textContent),
+    ).toEqual(['GPU 2', 'GPU 5']);
+    await user.click(within(picker).getByText('GPU 5'));
+    await waitFor(() => {
+      expect(query().get('gpu')).toBe('5');
+    });
   });
 });

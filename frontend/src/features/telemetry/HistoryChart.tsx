@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { EChart } from '../../lib/EChart';
-import { timePanels } from '../../lib/timePanels';
+import { MANY_LINE_COLORS, timePanels } from '../../lib/timePanels';
 import { formatRate, type Panels } from './history';
 
 interface Props {
@@ -14,19 +14,6 @@ interface Props {
   /** The span of the time axis, [start, end] in ms. */
   span: [number, number];
 }
-
-// A node draws up to nine lines across both panels: more colours than the two-panel default.
-const COLORS = [
-  '#2f6fed',
-  '#e8684a',
-  '#2ca58d',
-  '#f2a900',
-  '#8e5cd9',
-  '#d94f8a',
-  '#00a2c7',
-  '#7a8b99',
-  '#5b8c00',
-];
 
 const number = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const percent = (v: unknown) => (number(v) ? `${v.toFixed(1)} %` : '—');
@@ -52,7 +39,8 @@ export function HistoryChart({ panels, names, upperName, lowerName, label, span 
       }));
     return {
       ...timePanels({ right: 24, lowerHeight: 110, timeAxis: { min: span[0], max: span[1] } }),
-      color: COLORS,
+      // A node draws up to nine lines across both panels.
+      color: MANY_LINE_COLORS,
       yAxis: [
         {
           type: 'value',
