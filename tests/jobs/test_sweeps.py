@@ -363,3 +363,45 @@ def test_one_sweeps_fault_does_not_stop_the_others(
     assert services.advance() == 1  # the second sweep's next trial starts
     assert len(_jobs(second["id"])) == 2 and len(_jobs(first["id"])) == 1
     assert f"sweep {first['id']}: advancing failed" in caplog.text
+
+
+def test_the_list_reads_a_page_of_sweeps_in_a_fixed_number_of_queries(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(world.user("a", Role.MEMBER))
+
+    def add(n: int, **overrides: Any) -> None:
+        for i in range(n):
+            body = _sweep(cluster, name=f"s{Sweep.objects.count()}-{i}", **overrides)
+            made = client.post(URL, body, format="json").json()
+            for job, loss in zip(_jobs(made["id"]), (2.0, 1.5), strict=True):
+                run, _ = Run.objects.get_or_create(
+                    job=job, defaults={"tenant": job.tenant, "owner": job.owner, "name": job.name}
+                )
+                ingest_metrics(run=run, points=[("loss", 10, loss + 1), ("loss", 20, loss)])
+
+    def list_queries() -> tuple[int, list[dict[str, Any]]]:
+        with CaptureQueriesContext(connection) as seen:
+            listed = client.get(URL).json()["results"]
+        return len(seen.captured_queries), listed
+
+    add(1)
+    add(1, rank_by="best", goal="max")
+    few, listed = list_queries()
+    add(3)
+    add(2, rank_by="best", goal="max")
+    many, listed = list_queries()
+    assert len(listed) == 7
+    assert many == few  # not a few more per sweep
+    # What the list says is what each sweep's own page says.
+    for row in listed:
+        detail = client.get(f"{URL}{row['id']}/").json()
+        assert (row["trials"], row["counts"], row["best"]) == (
+            detail["trials"], detail["counts"], detail["best"]
+        )  # fmt: skip
+    best = {(r["rank_by"], r["goal"]): r["best"] for r in listed}
+    assert best[("last", "min")]["index"] == 2 and best[("last", "min")]["value"] == 1.5
+    assert best[("best", "max")]["index"] == 1 and best[("best", "max")]["value"] == 3.0

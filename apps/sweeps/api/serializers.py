@@ -7,13 +7,11 @@ import random
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.jobs.api.serializers import NAME, NAME_RULE, AfterJobSerializer, RejectUnknownFields
-from apps.jobs.models import JobState
 from apps.sweeps import selectors, services, space
 from apps.sweeps.models import EarlyStop, Sweep, SweepMethod, Trial
 from apps.sweeps.services import JOB_ENDED
@@ -70,6 +68,9 @@ class TrialCountField(serializers.IntegerField):
     """``trials``: asked for on submit, read back as the number of trials drawn."""
 
     def get_attribute(self, instance: Sweep) -> int:
+        counts = self.context.get("counts") or {}  # a page of the list, read at once
+        if instance.pk in counts:
+            return int(counts[instance.pk]["total"])
         return instance.trials.count()
 
 
@@ -131,20 +132,18 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
 
     @extend_schema_field(SweepCountsSerializer)
     def get_counts(self, sweep: Sweep) -> dict[str, int]:
-        job_ended = Q(job__state__in=JOB_ENDED)
-        early = Q(stopped_step__isnull=False)
-        return Trial.objects.filter(sweep=sweep).aggregate(  # one query per sweep
-            waiting=Count("pk", filter=Q(job__isnull=True)),
-            active=Count("pk", filter=Q(job__isnull=False) & ~job_ended),
-            succeeded=Count("pk", filter=Q(job__state=JobState.SUCCEEDED)),
-            failed=Count("pk", filter=Q(job__state=JobState.FAILED)),
-            cancelled=Count("pk", filter=Q(job__state=JobState.CANCELLED) & ~early),
-            stopped_early=Count("pk", filter=early),
-        )
+        # A page of the list reads every sweep's counts at once (SweepViewSet.list).
+        counts = self.context.get("counts")
+        if counts is None or sweep.pk not in counts:
+            counts = selectors.trial_counts([sweep], JOB_ENDED)
+        return {k: v for k, v in counts[sweep.pk].items() if k != "total"}
 
     @extend_schema_field(TrialOutcomeSerializer(allow_null=True))
     def get_best(self, sweep: Sweep) -> dict[str, Any] | None:
-        found = selectors.best(sweep) if sweep.metric else None
+        if not sweep.metric:
+            return None
+        read = self.context.get("outcomes") or {}
+        found = selectors.best(sweep, read.get(sweep.pk))
         return dict(TrialOutcomeSerializer(found).data) if found is not None else None
 
     def validate_project(self, value: Project | None) -> Project | None:

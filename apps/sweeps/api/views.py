@@ -22,6 +22,7 @@ from apps.core.viewsets import ADMIN_ROLES, TenantScopedViewSet, request_user
 from apps.sweeps import selectors, services
 from apps.sweeps.api.serializers import SweepDetailSerializer, SweepSerializer
 from apps.sweeps.models import Sweep
+from apps.sweeps.services import JOB_ENDED
 
 
 class SweepFilter(filters.FilterSet):  # type: ignore[misc]  # django-filter is untyped
@@ -49,6 +50,21 @@ class SweepViewSet(TenantScopedViewSet[Sweep]):
         if self.action in ("retrieve", "cancel"):
             return SweepDetailSerializer
         return SweepSerializer
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # Each sweep's trial counts and best trial are read for the whole page at once (a
+        # fixed number of queries, not a few per sweep). No docstring: the API's description
+        # of the list stays the viewset's.
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        sweeps = list(page if page is not None else queryset)
+        context = {
+            **self.get_serializer_context(),
+            "counts": selectors.trial_counts(sweeps, JOB_ENDED),
+            "outcomes": selectors.outcomes_many([s for s in sweeps if s.metric]),
+        }
+        data = SweepSerializer(sweeps, many=True, context=context).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
 
     def save_kwargs(self) -> dict[str, Any]:
         return {**super().save_kwargs(), "owner": request_user(self.request)}
