@@ -27,16 +27,18 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.clusters.backends.spec import WorkloadStatus
+from apps.inference.autoscale.replicas import ServiceSim
+from apps.inference.autoscale.rollout import rollout_done, rollout_step
 from apps.inference.models import InferenceService, RevisionState, RolloutState, ServiceRevision
 from apps.jobs import notes
 from apps.jobs import services as jobs
-from apps.jobs.models import Job, JobState, OutboxAction
+from apps.jobs.models import Job, OutboxAction
 from apps.jobs.notes import Message, Note, Said, note
+from apps.jobs.relay import ON_CLUSTER
 from apps.scheduling.replicas import admit_surge, held_surge, release_surge
 
 REVISION_FIELDS = ("runtime_image", "model_uri")
 SURGE_RETRY_S = 30.0
-ON_CLUSTER = (JobState.DISPATCHING, JobState.RUNNING)
 
 
 def serving_spec(runtime_image: str, model_uri: str, port: int) -> dict[str, Any]:
@@ -50,13 +52,29 @@ def serving_spec(runtime_image: str, model_uri: str, port: int) -> dict[str, Any
     }
 
 
-def _apply_to_spec(job: Job, service: InferenceService) -> None:
-    """The job's spec follows the service's revision, so any later attempt starts on it."""
+# The settings the cluster's workload spec carries (apps.jobs.workload reads them back).
+ROLLOUT_FIELDS = (
+    "port", "readiness_path", "liveness_path", "probe_initial_delay_s", "probe_period_s",
+    "max_surge", "max_unavailable",
+)  # fmt: skip
+
+
+def rollout_settings(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: values[key] for key in ROLLOUT_FIELDS}
+
+
+def write_spec(job: Job, service: InferenceService) -> None:
+    """The job's spec follows the service (its revision's image, arguments and model, its
+    port, probes and surge limits), so any later attempt starts on what it says now."""
     serving = serving_spec(service.runtime_image, service.model_uri, service.port)
     spec = dict(job.spec)
     spec["image"], spec["args"] = serving["image"], serving["args"]
     spec["env"] = {**(spec.get("env") or {}), **serving["env"]}
-    spec["inference"] = {**(spec.get("inference") or {}), "revision": service.revision}
+    spec["inference"] = {
+        **(spec.get("inference") or {}),
+        **rollout_settings(vars(service)),
+        "revision": service.revision,
+    }
     job.spec = spec
     job.save(update_fields=["spec"])
 
@@ -98,7 +116,7 @@ def new_revision(
         message_key=key,
         message_args=key_args,
     )
-    _apply_to_spec(job, service)
+    write_spec(job, service)
     args: dict[str, Any] = {
         "revision": service.revision,
         "image": runtime_image,
@@ -166,11 +184,11 @@ def _save(service: InferenceService, changes: dict[str, Any]) -> None:
 
 
 def surge_room(
-    service: InferenceService, now: datetime, last_try: float | None
+    service: InferenceService, now: datetime, last_try: float | None, held: int
 ) -> tuple[int, Said, float | None]:
-    """The surge room the rollout may use now, why not more, and when it was last asked for.
-    What is held grows towards ``max_surge`` when the last try is ``SURGE_RETRY_S`` old."""
-    held = held_surge(service.job)
+    """The surge room the rollout may use now (``held`` is what it holds), why not more, and
+    when it was last asked for. It grows towards ``max_surge`` when the last try is
+    ``SURGE_RETRY_S`` old."""
     if held >= service.max_surge:
         return held, Said(""), last_try
     if last_try is not None and now.timestamp() - last_try < SURGE_RETRY_S:
@@ -202,14 +220,16 @@ def _waiting(service: InferenceService, job: Job, short: Said) -> None:
 
 
 def step_simulated(
-    service: InferenceService, sim: Any, desired: int, now: datetime, last_try: float | None
+    service: InferenceService,
+    sim: ServiceSim,
+    desired: int,
+    now: datetime,
+    last_try: float | None,
 ) -> float | None:
     """One control-loop step of a rollout on the simulated cluster (``sim`` is the service's
     ``ServiceSim``, begun on this revision). Returns when surge room was last asked for."""
-    from apps.inference.autoscale.rollout import rollout_done, rollout_step
-
     job = service.job
-    surge, short, asked = surge_room(service, now, last_try)
+    surge, short, asked = surge_room(service, now, last_try, held_surge(job))
     if surge == 0 and service.max_unavailable == 0:
         _waiting(service, job, short)
         return asked
@@ -243,7 +263,7 @@ def step_kubernetes(
         return last_try
     job = service.job
     before = held_surge(job)
-    surge, short, asked = surge_room(service, now, last_try)
+    surge, short, asked = surge_room(service, now, last_try, before)
     if surge == 0 and service.max_unavailable == 0:
         _waiting(service, job, short)
         return asked
@@ -265,8 +285,13 @@ def request_rollout(job: Job) -> None:
 def observe(job: Job, status: WorkloadStatus) -> None:
     """What the reconciler saw of a service's Deployment: the rollout's progress, its end (the
     relay then gives back the surge room) or its failure (back to the revision that served)."""
-    service = InferenceService.objects.select_for_update().filter(job=job).first()
-    if service is None or service.rollout_state != RolloutState.ROLLING:
+    # Only a rolling service is locked: the reconciler calls this for every running one.
+    service = (
+        InferenceService.objects.select_for_update()
+        .filter(job=job, rollout_state=RolloutState.ROLLING)
+        .first()
+    )
+    if service is None:
         return
     if status.revision != service.revision:
         return  # the relay has not patched the template yet

@@ -68,19 +68,8 @@ def _job_spec(s: dict[str, Any], cpu_milli: int, memory_mib: int) -> dict[str, A
             }
         ],
         "accelerator_models": [],
-        "inference": _rollout(s),
+        "inference": rollouts.rollout_settings(s),
     }
-
-
-# The settings the cluster's workload spec carries (apps.jobs.workload reads them back).
-ROLLOUT_FIELDS = (
-    "port", "readiness_path", "liveness_path", "probe_initial_delay_s", "probe_period_s",
-    "max_surge", "max_unavailable",
-)  # fmt: skip
-
-
-def _rollout(s: dict[str, Any]) -> dict[str, Any]:
-    return {key: s[key] for key in ROLLOUT_FIELDS}
 
 
 def on_kubernetes(job: Job) -> bool:
@@ -154,16 +143,12 @@ def update_settings(
     service.updated_at = timezone.now()
     service.save()
     if (image, model) != (service.runtime_image, service.model_uri):
+        # Writes the job's spec whole, rollout settings included.
         rollouts.new_revision(service, runtime_image=image, model_uri=model, actor=actor)
-    if any(key in ROLLOUT_FIELDS for key in changes):
+    elif any(key in rollouts.ROLLOUT_FIELDS for key in changes):
         # The next attempt's Deployment is rendered with these (and a vLLM image's --port
         # follows the port); a running one keeps its own until it is restarted.
-        job = Job.objects.get(pk=service.job_id)  # as the revision may just have left it
-        spec = {**job.spec, **rollouts.serving_spec(image, model, service.port)}
-        spec["env"] = {**(job.spec.get("env") or {}), **spec["env"]}
-        spec["inference"] = {**(spec.get("inference") or {}), **_rollout(vars(service))}
-        job.spec = spec
-        job.save(update_fields=["spec"])
+        rollouts.write_spec(Job.objects.get(pk=service.job_id), service)
     transaction.on_commit(lambda: _reconfigure_runtime(service))
     return service
 

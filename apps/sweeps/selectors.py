@@ -120,6 +120,11 @@ def best(sweep: Sweep, found: list[Outcome] | None = None) -> Outcome | None:
     return next((r for r in (found if found is not None else outcomes(sweep)) if r.rank == 1), None)
 
 
+COUNT_NAMES = (
+    "waiting", "active", "succeeded", "failed", "cancelled", "stopped_early", "total",
+)  # fmt: skip
+
+
 def trial_counts(sweeps: Sequence[Sweep], job_ended: Collection[str]) -> dict[int, dict[str, int]]:
     """How many trials of each sweep wait, run, succeeded, failed, were cancelled or stopped
     early, and in all: one query for all of them."""
@@ -141,11 +146,6 @@ def trial_counts(sweeps: Sequence[Sweep], job_ended: Collection[str]) -> dict[in
     empty = dict.fromkeys(COUNT_NAMES, 0)
     found = {row.pop("sweep_id"): row for row in rows}
     return {s.pk: {**empty, **found.get(s.pk, {})} for s in sweeps}
-
-
-COUNT_NAMES = (
-    "waiting", "active", "succeeded", "failed", "cancelled", "stopped_early", "total",
-)  # fmt: skip
 
 
 def _cell(value: object) -> object:
