@@ -5,6 +5,8 @@ export interface StubResponse {
   status: number;
   body?: unknown;
   setCookie?: string;
+  /** Answer only once this settles: a request still in flight while the test looks. */
+  gate?: Promise<unknown>;
 }
 
 export interface RecordedRequest {
@@ -68,6 +70,9 @@ export function stubFetch(routes: Record<string, StubResponse | StubResponse[]>)
     const answer = queue.length > 1 ? queue.shift() : queue[0];
     if (answer === undefined) {
       throw new Error(`no answer for ${key}`);
+    }
+    if (answer.gate !== undefined) {
+      await answer.gate;
     }
     if (answer.setCookie !== undefined) {
       document.cookie = answer.setCookie;

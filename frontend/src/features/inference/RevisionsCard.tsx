@@ -33,6 +33,10 @@ export function RevisionsCard({ tenant, service }: { tenant: string; service: In
   const revisions = useServiceRevisions(tenant, service);
   const rollback = useRollback(tenant, service.id);
   const active = isJobState(service.state) && ACTIVE_STATES.includes(service.state);
+  // The list shown while a new key reads is the one read for the service's previous rollout
+  // line: naming the service's serving revision in it could sit beside a state from before
+  // (revision 2 serving, revision 1 still complete). The tag waits for the list that matches.
+  const current = !revisions.isPlaceholderData;
   const mayRollBack = (r: ServiceRevision) =>
     canWrite &&
     active &&
@@ -85,7 +89,7 @@ export function RevisionsCard({ tenant, service }: { tenant: string; service: In
                   <Tag color={STATE_COLORS[r.state]} data-testid="revision-state">
                     {t(`inference.revisionState.${r.state}`, { defaultValue: r.state })}
                   </Tag>
-                  {active && r.number === service.serving_revision && (
+                  {active && current && r.number === service.serving_revision && (
                     <Tag color="green" data-testid="revision-serving">
                       {t('inference.serving')}
                     </Tag>

@@ -1,6 +1,6 @@
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { setLanguage } from '../../lib/i18n';
 import { type StubResponse, stubFetch } from '../../test/fetchStub';
 import { BOB, makeJob, page, POOLS, sessionOf } from '../../test/fixtures';
@@ -375,6 +375,57 @@ describe('rolling updates of a service', () => {
       expect(within(rowOf(table, 3)).getByText('自动')).toBeTruthy();
       expect(within(rowOf(table, 3)).getByText('回滚至 #1')).toBeTruthy();
       expect(within(rowOf(table, 2)).getByRole('button', { name: /回滚/ })).toBeTruthy();
+    });
+
+    it('names the serving revision only in a list read for the service as it is now', async () => {
+      vi.useFakeTimers({ shouldAdvanceTime: true });
+      try {
+        const v2 = { runtime_image: SERVICE.runtime_image, model_uri: 's3://models/qwen2-7b-v2' };
+        const rolling = {
+          ...SERVICE,
+          ...v2,
+          revision: 2,
+          rollout_state: 'rolling',
+          updated_replicas: 1,
+        };
+        const done = { ...SERVICE, ...v2, revision: 2, serving_revision: 2 };
+        const second = (state: string) => ({ ...REVISION, ...v2, number: 2, state });
+        let release: (() => void) | undefined;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        stubFetch(
+          detailRoutes(
+            [
+              { status: 200, body: rolling },
+              { status: 200, body: done },
+            ],
+            [
+              page([second('rolling'), REVISION]),
+              { ...page([second('complete'), { ...REVISION, state: 'superseded' }]), gate },
+            ],
+          ),
+        );
+        renderApp('/inference/5');
+        const table = await screen.findByTestId('revisions-table');
+        await within(table).findByText('#2');
+        expect(within(rowOf(table, 1)).getByTestId('revision-serving')).toBeTruthy();
+        // The service ends its rollout; its revisions are still being read.
+        await act(() => vi.advanceTimersByTimeAsync(10_000));
+        await waitFor(() => {
+          expect(screen.getByTestId('service-revision').textContent).toBe('Revision 2');
+        });
+        expect(within(table).queryByTestId('revision-serving')).toBeNull();
+        release?.();
+        await waitFor(() => {
+          expect(within(rowOf(table, 2)).getByTestId('revision-serving')).toBeTruthy();
+        });
+        expect(within(rowOf(table, 1)).getByTestId('revision-state').textContent).toBe(
+          'Superseded',
+        );
+      } finally {
+        vi.useRealTimers();
+      }
     });
   });
 
