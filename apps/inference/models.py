@@ -164,9 +164,9 @@ class RevisionState(models.TextChoices):
 
 
 class ServiceRevision(models.Model):
-    """One version of what a service serves: its runtime image and model. Changing either
-    makes a new revision, rolled out replica by replica; a rollback makes a new revision with
-    an earlier one's image and model, so the history only grows."""
+    """One version of what a service's replicas run: its runtime image, model, port and
+    probes. Changing any of them makes a new revision, rolled out replica by replica; a
+    rollback makes a new revision with an earlier one's, so the history only grows."""
 
     service = models.ForeignKey(
         InferenceService, on_delete=models.CASCADE, related_name="revisions"
@@ -174,13 +174,21 @@ class ServiceRevision(models.Model):
     number = models.PositiveIntegerField()
     runtime_image = models.CharField(max_length=300)
     model_uri = models.CharField(max_length=500)
+    settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The port and probes its replicas run with (port, readiness_path, "
+        "liveness_path, probe_initial_delay_s, probe_period_s).",
+    )
     state = models.CharField(max_length=10, choices=RevisionState.choices)
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(
         "accounts.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     rollback_of = models.PositiveIntegerField(
-        null=True, blank=True, help_text="The earlier revision whose image and model it restores."
+        null=True,
+        blank=True,
+        help_text="The earlier revision whose image, model, port and probes it restores.",
     )
     finished_at = models.DateTimeField(null=True, blank=True)
     message = models.CharField(max_length=500, blank=True)

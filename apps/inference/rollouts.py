@@ -1,8 +1,9 @@
-"""Rolling updates of inference services: a new revision (runtime image, model) replaces the
-replicas a few at a time, so the service keeps answering while it changes.
+"""Rolling updates of inference services: a new revision (runtime image, model, port and
+probes) replaces the replicas a few at a time, so the service keeps answering while it changes.
 
-* A new revision is made by a settings change of ``runtime_image`` or ``model_uri`` or by a
-  rollback to an earlier revision's pair (a new number either way: the history only grows).
+* A new revision is made by a change of what the replicas run (``REVISION_FIELDS`` and
+  ``SERVING_FIELDS``: the image, the model, the port, the probes) or by a rollback to an
+  earlier revision's (a new number either way: the history only grows).
 * Surge replicas (new pods started before old ones stop, up to ``max_surge``) need devices:
   they are admitted against the tenant's quota and free room like any replica
   (``scheduling.replicas.admit_surge``) and held until the rollout ends. When none fits the
@@ -38,6 +39,12 @@ from apps.jobs.relay import ON_CLUSTER
 from apps.scheduling.replicas import admit_surge, held_surge, release_surge
 
 REVISION_FIELDS = ("runtime_image", "model_uri")
+# The settings a revision's replicas run with beside its image and model (the pod template's
+# port and probes): a change to any of them replaces the replicas too. The surge limits are
+# not among them; they say how the next rollout goes, not what runs.
+SERVING_FIELDS = (
+    "port", "readiness_path", "liveness_path", "probe_initial_delay_s", "probe_period_s",
+)  # fmt: skip
 SURGE_RETRY_S = 30.0
 
 
@@ -79,23 +86,58 @@ def write_spec(job: Job, service: InferenceService) -> None:
     job.save(update_fields=["spec"])
 
 
+def serving_settings(values: Any) -> dict[str, Any]:
+    """``SERVING_FIELDS`` of a service (or of anything with those attributes)."""
+    return {key: getattr(values, key) for key in SERVING_FIELDS}
+
+
+def content_of(service: InferenceService) -> dict[str, Any]:
+    """What the service's replicas run now: its image, model, port and probes."""
+    return {key: getattr(service, key) for key in REVISION_FIELDS + SERVING_FIELDS}
+
+
+def revision_content(revision: ServiceRevision, service: InferenceService) -> dict[str, Any]:
+    """What ``revision`` ran. A setting it does not record (none since migration 0007 gave
+    every revision its service's settings) is taken as the service's now."""
+    return {
+        **content_of(service),
+        **{key: revision.settings[key] for key in SERVING_FIELDS if key in revision.settings},
+        "runtime_image": revision.runtime_image,
+        "model_uri": revision.model_uri,
+    }
+
+
+def describe_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """``port 8000 → 8080, readiness_path /health → /ready`` for the serving settings that
+    differ (image and model have their own columns and notes)."""
+    return ", ".join(
+        f"{key} {before[key]} → {after[key]}" for key in SERVING_FIELDS if before[key] != after[key]
+    )
+
+
 def new_revision(
     service: InferenceService,
+    content: dict[str, Any],
     *,
-    runtime_image: str,
-    model_uri: str,
     actor: User | None,
     rollback_of: int | None = None,
     why: Message = "",
     now: datetime | None = None,
 ) -> ServiceRevision:
-    """Make the next revision and start rolling it out (call inside a transaction, with the
-    service row locked). A rollout still running is superseded: the new one replaces the
-    replicas of both earlier revisions."""
+    """Make the next revision, running ``content`` (any of the image, model, port and probes;
+    the rest stay), and start rolling it out (call inside a transaction, with the service row
+    locked). A rollout still running is superseded: the new one replaces the replicas of both
+    earlier revisions."""
     now = now or timezone.now()
     job = Job.objects.select_for_update(of=("self",)).get(pk=service.job_id)
+    before = content_of(service)
     service.revision += 1
-    service.runtime_image, service.model_uri = runtime_image, model_uri
+    for key in REVISION_FIELDS + SERVING_FIELDS:
+        if key in content:
+            setattr(service, key, content[key])
+    changes = describe_changes(before, content_of(service))
+    if not why and changes:
+        why = note("revisionSettings", changes=changes)
     # A rollout still running stops where it is (the revision that served keeps its state
     # until the new one serves everywhere).
     ServiceRevision.objects.filter(
@@ -106,8 +148,9 @@ def new_revision(
     revision = ServiceRevision.objects.create(
         service=service,
         number=service.revision,
-        runtime_image=runtime_image,
-        model_uri=model_uri,
+        runtime_image=service.runtime_image,
+        model_uri=service.model_uri,
+        settings=serving_settings(service),
         state=RevisionState.ROLLING if running else RevisionState.PENDING,
         created_at=now,
         created_by=actor,
@@ -119,14 +162,16 @@ def new_revision(
     write_spec(job, service)
     args: dict[str, Any] = {
         "revision": service.revision,
-        "image": runtime_image,
-        "model": model_uri,
+        "image": service.runtime_image,
+        "model": service.model_uri,
     }
-    started: Note = (
-        note("rolloutRollback", of=rollback_of, **args)
-        if rollback_of is not None
-        else note("rolloutStarted", **args)
-    )
+    started: Note
+    if rollback_of is not None:
+        started = note("rolloutRollback", of=rollback_of, **args)
+    elif (before["runtime_image"], before["model_uri"]) == (args["image"], args["model"]):
+        started = note("rolloutSettings", revision=service.revision, changes=changes)
+    else:
+        started = note("rolloutStarted", **args)
     jobs.record_event(job, reason="RolloutStarted", message=started, at=now)
     if running:
         service.rollout_state = RolloutState.ROLLING
@@ -329,8 +374,7 @@ def fail(service: InferenceService, job: Job, why: str) -> None:
         return
     new_revision(
         service,
-        runtime_image=good.runtime_image,
-        model_uri=good.model_uri,
+        revision_content(good, service),
         actor=None,
         rollback_of=good.number,
         why=note("rolloutAutoRollback", revision=current.number),

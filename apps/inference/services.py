@@ -31,7 +31,7 @@ from apps.inference.models import (
 )
 from apps.inference.runtime_metrics import RuntimeTraffic, read_traffic
 from apps.inference.selectors import running_services
-from apps.jobs.models import Job, JobKind
+from apps.jobs.models import TERMINAL, Job, JobKind
 from apps.jobs.notes import Said
 from apps.jobs.services import request_scale, submit_job
 from apps.scheduling.replicas import admit_replicas, held_replicas, release_replicas
@@ -121,6 +121,7 @@ def create_service(
         number=1,
         runtime_image=service.runtime_image,
         model_uri=service.model_uri,
+        settings=rollouts.serving_settings(service),
         state=RevisionState.PENDING,
         created_at=service.created_at,
         created_by=owner,
@@ -133,21 +134,27 @@ def update_settings(
     *, service: InferenceService, changes: dict[str, Any], actor: User | None = None
 ) -> InferenceService:
     """Change scaling and rollout settings; the next tick's autoscaler uses them. A new
-    runtime image or model is a new revision, rolled out replica by replica."""
+    runtime image, model, port or probe is a new revision, rolled out replica by replica (an
+    ended service only keeps the settings)."""
     service = InferenceService.objects.select_for_update().get(pk=service.pk)
-    image = changes.get("runtime_image", service.runtime_image)
-    model = changes.get("model_uri", service.model_uri)
+    what_runs = rollouts.REVISION_FIELDS + rollouts.SERVING_FIELDS
+    content = {
+        key: value
+        for key, value in changes.items()
+        if key in what_runs and value != getattr(service, key)
+    }
+    ended = Job.objects.filter(pk=service.job_id, state__in=TERMINAL).exists()
     for key, value in changes.items():
-        if key in SETTINGS_FIELDS and key not in rollouts.REVISION_FIELDS:
+        if key in SETTINGS_FIELDS and (key not in what_runs or ended):
             setattr(service, key, value)
     service.updated_at = timezone.now()
     service.save()
-    if (image, model) != (service.runtime_image, service.model_uri):
-        # Writes the job's spec whole, rollout settings included.
-        rollouts.new_revision(service, runtime_image=image, model_uri=model, actor=actor)
+    if content and not ended:
+        # Writes the job's spec whole, surge limits included.
+        rollouts.new_revision(service, content, actor=actor)
     elif any(key in rollouts.ROLLOUT_FIELDS for key in changes):
-        # The next attempt's Deployment is rendered with these (and a vLLM image's --port
-        # follows the port); a running one keeps its own until it is restarted.
+        # The surge limits: the next rollout patches them onto the Deployment with the pod
+        # template (they say how a rollout goes; nothing rolls for them alone).
         rollouts.write_spec(Job.objects.get(pk=service.job_id), service)
     transaction.on_commit(lambda: _reconfigure_runtime(service))
     return service

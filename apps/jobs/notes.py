@@ -49,9 +49,10 @@ NOTES: dict[str, str] = {
     # rolling updates of an inference service (apps/inference/rollouts.py)
     "rolloutStarted": "rolling out revision {revision}: image {image}, model {model}",
     "rolloutRollback": (
-        "rolling back to revision {of}'s image and model as revision {revision}: {image}, "
-        "model {model}"
+        "rolling back to revision {of} as revision {revision}: image {image}, model {model}"
     ),
+    "rolloutSettings": "rolling out revision {revision}: {changes}",
+    "revisionSettings": "changed {changes}",
     "rolloutPending": "revision {revision} takes effect when the service starts",
     "rolloutWaiting": "revision {revision} waits for room for a surge replica: {why}",
     "rolloutComplete": "revision {revision} serves on every replica",

@@ -275,7 +275,7 @@ process.exitCode = await runScenario('researcher', async (page) => {
   await apiCall(page, 'PATCH', `/api/v1/tenants/vision/inference/services/${serviceId}/`, {
     data: { cold_start_s: 3 },
   });
-  await page.getByRole('button', { name: 'Update model' }).click();
+  await page.getByRole('button', { name: 'Update' }).click();
   const update = page.getByRole('dialog');
   await update.getByLabel('Model', { exact: true }).fill('s3://models/qwen2-7b-v2');
   await update.getByRole('button', { name: 'Roll out' }).click();

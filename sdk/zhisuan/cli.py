@@ -854,24 +854,36 @@ def _service_ref(service: dict[str, Any]) -> str:
     return f"Service {service['id']} ({service['name']})"
 
 
+# `zs inference update` options and the service fields they set: what the replicas run.
+_UPDATE_OPTIONS = {
+    "image": "runtime_image", "model": "model_uri", "port": "port",
+    "readiness_path": "readiness_path", "liveness_path": "liveness_path",
+    "probe_delay": "probe_initial_delay_s", "probe_period": "probe_period_s",
+}  # fmt: skip
+_SERVING_SETTINGS = ("port", "readiness_path", "liveness_path", "probe_initial_delay_s",
+                     "probe_period_s")  # fmt: skip
+
+
 def cmd_inference_update(args: argparse.Namespace, out: TextIO) -> int:
-    """A new runtime image and/or model: the server makes a new revision and rolls it out
-    replica by replica (or the service starts on it, when it does not run now)."""
-    wanted = {"runtime_image": args.image, "model_uri": args.model}
+    """A new runtime image, model, port or probe: the server makes a new revision and rolls
+    it out replica by replica (or the service starts on it, when it does not run now)."""
+    wanted = {field: getattr(args, option) for option, field in _UPDATE_OPTIONS.items()}
     wanted = {key: value for key, value in wanted.items() if value is not None}
     if not wanted:
-        raise CliError("give --image, --model or both", EXIT_USAGE)
+        raise CliError("give --image, --model, --port or a probe option", EXIT_USAGE)
     client = _client(args)
     path = client.tenant_path(f"inference/services/{args.id}/")
     current = client.get(path)
     changes = {key: value for key, value in wanted.items() if current.get(key) != value}
     if not changes:
-        print(f"{_service_ref(current)}: already on image {current['runtime_image']}, model "
-              f"{current['model_uri']} (revision {current['revision']}); nothing changed",
-              file=out)  # fmt: skip
+        print(f"{_service_ref(current)}: already runs that (revision {current['revision']}); "
+              "nothing changed", file=out)  # fmt: skip
         return 0
     service = client.patch(path, changes)
     what = f"image {service['runtime_image']}, model {service['model_uri']}"
+    settings = [f"{key} {service[key]}" for key in _SERVING_SETTINGS if key in changes]
+    if settings:
+        what += ", " + ", ".join(settings)
     if service.get("rollout_state"):
         serving = service.get("serving_revision") or 0
         now = f"serving revision {serving}" if serving else "no revision served yet"
@@ -938,7 +950,8 @@ def cmd_inference_revisions(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_inference_rollback(args: argparse.Namespace, out: TextIO) -> int:
-    """Serve an earlier revision's runtime image and model again, as a new revision."""
+    """Serve an earlier revision's runtime image, model, port and probes again, as a new
+    revision."""
     client = _client(args)
     service = client.post(client.tenant_path(f"inference/services/{args.id}/rollback/"),
                           {"revision": args.revision})  # fmt: skip
@@ -1085,13 +1098,20 @@ def build_parser() -> argparse.ArgumentParser:
     inf_list.add_argument("--limit", type=_positive, default=50, help="at most this many")
     update = inference_sub.add_parser(
         "update", parents=[common],
-        help="serve a new runtime image and/or model: a new revision, rolled out replica by "
-        "replica",
+        help="serve a new runtime image, model, port or probes: a new revision, rolled out "
+        "replica by replica",
     )  # fmt: skip
     update.set_defaults(func=cmd_inference_update)
     update.add_argument("id", type=int, help="service id")
     update.add_argument("--image", help="the new runtime image")
     update.add_argument("--model", metavar="URI", help="the new model URI")
+    update.add_argument("--port", type=int, help="the port the runtime listens on")
+    update.add_argument("--readiness-path", metavar="PATH", help="the readiness probe's path")
+    update.add_argument("--liveness-path", metavar="PATH", help="the liveness probe's path")
+    update.add_argument("--probe-delay", type=int, metavar="S",
+                        help="seconds before the probes start")  # fmt: skip
+    update.add_argument("--probe-period", type=int, metavar="S",
+                        help="seconds between probes")  # fmt: skip
     revisions = inference_sub.add_parser(
         "revisions", help="a service's revisions, newest first, and its rollout",
         parents=[common],

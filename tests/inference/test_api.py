@@ -179,6 +179,18 @@ def test_member_patches_scaling_settings(world: World, client_for: Client) -> No
     response = client.patch(url, {"name": "other"}, format="json")
     assert response.status_code == 400
     assert set(response.json()["errors"]) == {"name"}
+    # Each replica's size was admitted with the job: another size is another service.
+    accelerators = service.accelerators
+    response = client.patch(url, {"accelerators": accelerators + 1}, format="json")
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"accelerators"}
+    response = client.patch(url, {"accelerators": 0, "accelerator_milli": 500}, format="json")
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"accelerators", "accelerator_milli"}
+    service.refresh_from_db()
+    assert (service.accelerators, service.accelerator_milli) == (accelerators, 0)
+    # The same size again is no change.
+    assert client.patch(url, {"accelerators": accelerators}, format="json").status_code == 200
 
 
 def test_tick_steps_running_services_and_records_metrics_and_decisions(

@@ -1,5 +1,5 @@
-"""Rolling updates of inference services: a new runtime image or model is a new revision,
-rolled out replica by replica with surge room admitted against the quota, followed to its
+"""Rolling updates of inference services: a new runtime image, model, port or probe is a new
+revision, rolled out replica by replica with surge room admitted against the quota, followed to its
 end (or rolled back), through the API and the control loop."""
 
 from __future__ import annotations
@@ -164,13 +164,13 @@ def test_rollback_serves_an_earlier_revision_again_as_a_new_one(
     )
     events = JobEvent.objects.filter(job_id=service.job_id, reason="RolloutStarted")
     assert events.last().message == (  # type: ignore[union-attr]
-        "rolling back to revision 1's image and model as revision 3: "
-        "vllm/vllm-openai:v0.6.3, model hf://org/model-v1"
+        "rolling back to revision 1 as revision 3: "
+        "image vllm/vllm-openai:v0.6.3, model hf://org/model-v1"
     )
     for revision, why in [
         (3, "earlier revision than the current one (3)"),
         (99, "earlier revision than the current one"),
-        (1, "already serves that runtime image and model"),
+        (1, "already runs that revision's image, model, port and probes"),
     ]:
         refused = client.post(_url(service, "rollback/"), {"revision": revision}, format="json")
         assert refused.status_code == 400
@@ -306,14 +306,71 @@ def test_concurrent_surge_requests_never_exceed_the_quota() -> None:
     assert len(devices) == len(set(devices)) == 6
 
 
-def test_a_new_port_reaches_a_vllm_images_arguments_for_the_next_attempt(
+def test_a_new_port_or_probe_is_a_revision_that_rolls_and_rolls_back(
     world: World, client_for: Client
 ) -> None:
-    service = _service(world, _pool())
+    pool = _pool()
+    service = _service(world, pool)
+    Quota.objects.create(tenant=world.tenant_a, pool=pool, accelerator_model="A800", guarantee=4)
     client = client_for(world.user("a", Role.MEMBER))
-    assert client.patch(_url(service), {"port": 9000}, format="json").status_code == 200
-    spec = Job.objects.get(pk=service.job_id).spec
-    # The container listens where the probes and the Service look.
-    assert spec["args"] == ["--model", "hf://org/model-v1", "--port", "9000"]
-    assert spec["inference"]["port"] == 9000
-    assert _reasons(service) == []  # not a new revision
+    answer = client.patch(
+        _url(service), {"port": 9000, "readiness_path": "/ready", "max_surge": 2}, format="json"
+    )
+    assert answer.status_code == 200, answer.data
+    assert (answer.data["revision"], answer.data["rollout_state"]) == (2, "rolling")
+    job = Job.objects.get(pk=service.job_id)
+    # The container listens where the probes look, on this attempt's replicas and any later.
+    assert job.spec["args"] == ["--model", "hf://org/model-v1", "--port", "9000"]
+    assert (job.spec["inference"]["port"], job.spec["inference"]["max_surge"]) == (9000, 2)
+    second = ServiceRevision.objects.get(service=service, number=2)
+    assert second.settings == {
+        "port": 9000,
+        "readiness_path": "/ready",
+        "liveness_path": "/health",
+        "probe_initial_delay_s": 30,
+        "probe_period_s": 10,
+    }
+    assert second.message == "changed port 8000 → 9000, readiness_path /health → /ready"
+    assert second.message_key == "revisionSettings"
+    started = JobEvent.objects.get(job=job, reason="RolloutStarted")
+    assert started.message == (
+        "rolling out revision 2: port 8000 → 9000, readiness_path /health → /ready"
+    )
+    _tick(40)
+    service.refresh_from_db()
+    assert (service.serving_revision, service.rollout_state) == (2, RolloutState.IDLE)
+    assert not Allocation.objects.filter(job=job, surge=True).exists()
+
+    # The surge limits alone say how a rollout goes, not what runs: no revision.
+    assert client.patch(_url(service), {"max_surge": 1}, format="json").status_code == 200
+    assert ServiceRevision.objects.filter(service=service).count() == 2
+    assert Job.objects.get(pk=job.pk).spec["inference"]["max_surge"] == 1
+
+    # A rollback brings the port and probes back with the image and model.
+    back = client.post(_url(service, "rollback/"), {"revision": 1}, format="json")
+    assert back.status_code == 200, back.data
+    assert (back.data["revision"], back.data["port"], back.data["readiness_path"]) == (
+        3,
+        8000,
+        "/health",
+    )
+    assert Job.objects.get(pk=job.pk).spec["args"][-1] == "8000"
+    listed = client.get(_url(service, "revisions/")).data["results"]
+    assert [(r["number"], r["settings"]["port"]) for r in listed] == [
+        (3, 8000),
+        (2, 9000),
+        (1, 8000),
+    ]
+    # Revision 2 runs something else than now; revision 1 is what runs now.
+    refused = client.post(_url(service, "rollback/"), {"revision": 1}, format="json")
+    assert refused.status_code == 400
+
+
+def test_an_ended_service_keeps_a_new_port_for_no_one(world: World, client_for: Client) -> None:
+    service = _service(world, _pool())
+    Job.objects.filter(pk=service.job_id).update(state=JobState.CANCELLED)
+    client = client_for(world.user("a", Role.MEMBER))
+    answer = client.patch(_url(service), {"port": 9000}, format="json")
+    assert answer.status_code == 200, answer.data
+    assert (answer.data["port"], answer.data["revision"]) == (9000, 1)
+    assert ServiceRevision.objects.filter(service=service).count() == 1

@@ -177,3 +177,41 @@ def test_a_failed_rollout_rolls_back_once(
     service.refresh_from_db()
     assert (service.serving_revision, service.rollout_state) == (1, RolloutState.FAILED)
     assert ServiceRevision.objects.get(service=service, number=3).state == "failed"
+
+
+def test_a_probe_that_never_answers_rolls_back_to_the_probes_that_did(
+    world: World, client_for: Client, kube_service: InferenceService
+) -> None:
+    service = kube_service
+    backend = _cluster(service, {"n-a": 2})
+    client = client_for(world.user("a", Role.MEMBER))
+    url = f"/api/v1/tenants/tenant-a/inference/services/{service.pk}/"
+    answer = client.patch(url, {"readiness_path": "/v2/ready"}, format="json")
+    assert (answer.status_code, answer.data["revision"]) == (200, 2)
+    services.autoscale_tick()
+    relay.relay(backend=backend)
+    job = Job.objects.get(pk=service.job_id)
+    rendered = workload.build(job).inference
+    assert (rendered.readiness_path, rendered.revision) == ("/v2/ready", 2)  # type: ignore[union-attr]
+    rollouts.observe(
+        job,
+        WorkloadStatus(
+            job_id=job.pk,
+            kind="inference",
+            namespace="zs-tenant-a",
+            name="x",
+            phase="running",
+            revision=2,
+            rolled_out=False,
+            rollout_failed=True,
+            message="ReplicaSet has timed out progressing.",
+        ),
+    )
+    service.refresh_from_db()
+    assert (service.revision, service.readiness_path, service.rollout_state) == (
+        3, "/health", RolloutState.ROLLING
+    )  # fmt: skip
+    third = ServiceRevision.objects.get(service=service, number=3)
+    assert (third.rollback_of, third.settings["readiness_path"]) == (1, "/health")
+    rendered = workload.build(Job.objects.get(pk=job.pk)).inference
+    assert (rendered.readiness_path, rendered.revision) == ("/health", 3)  # type: ignore[union-attr]

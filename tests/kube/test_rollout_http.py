@@ -23,6 +23,7 @@ from .conftest import (
     DEPLOY_RESOURCE,
     NODE_RESOURCE,
     POD_RESOURCE,
+    SERVICE_RESOURCE,
     Cluster,
     inference_spec,
     training_spec,
@@ -145,6 +146,28 @@ async def test_strategy_and_progress_deadline_follow_the_spec(cluster: Cluster) 
         "type": "RollingUpdate",
         "rollingUpdate": {"maxSurge": 2, "maxUnavailable": 1},
     }
+
+
+@pytest.mark.asyncio
+async def test_a_new_port_and_probes_roll_the_template_and_keep_the_service(
+    cluster: Cluster,
+) -> None:
+    await run(cluster.backend.apply, _spec())
+    service_before = cluster.obj(SERVICE_RESOURCE, "zs-acme", "zs-inf-303")
+    mark = len(_since(cluster))
+    changed = _spec(2, port=9000, readiness_path="/ready", probe_period_s=5)
+    assert await run(cluster.backend.update_template, changed) is True
+    assert _requests(cluster, mark) == [("GET", DEPLOY_PATH), ("PATCH", DEPLOY_PATH)]
+    container = _deployment(cluster)["spec"]["template"]["spec"]["containers"][0]
+    assert container["ports"] == [{"name": "http", "containerPort": 9000, "protocol": "TCP"}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "http"}
+    assert container["readinessProbe"]["periodSeconds"] == 5
+    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
+    validate_manifest(_deployment(cluster))
+    # The Service is not touched: it reaches the pods by the port's name, old and new alike.
+    service = cluster.obj(SERVICE_RESOURCE, "zs-acme", "zs-inf-303")
+    assert service == service_before
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
 
 
 @pytest.mark.asyncio

@@ -22,6 +22,7 @@ TESTED = {
     "governance/0005_tenant_policy_keeps_only_what_it_sets",
     "health/0002_default_catalogue",
     "inference/0006_rollout",
+    "inference/0007_revision_settings",
     "runs/0003_run_state_follows_job",
 }
 
@@ -87,6 +88,40 @@ def test_existing_services_get_their_first_revision(migrator: Migrator) -> None:
         assert rows[0].created_at == rows[0].finished_at == before.created_at
         assert rows[0].created_by_id is None
     assert revision_model.objects.count() == 2
+
+
+def test_revisions_take_their_services_port_and_probes(migrator: Migrator) -> None:
+    old = migrator.apply_initial_migration(("inference", "0006_rollout"))
+    world = _world(old)
+    service = old.apps.get_model("inference", "InferenceService").objects.create(
+        job=_job(old, world, "chat", kind="inference", state="running"),
+        tenant=world["tenant"],
+        model_uri="s3://m/v2",
+        port=9000,
+        readiness_path="/ready",
+        revision=2,
+        serving_revision=2,
+    )
+    revision_model = old.apps.get_model("inference", "ServiceRevision")
+    for number, model in ((1, "s3://m/v1"), (2, "s3://m/v2")):
+        revision_model.objects.create(
+            service=service, number=number, runtime_image="vllm/x:1", model_uri=model,
+            state="superseded" if number == 1 else "complete",
+        )  # fmt: skip
+
+    new = migrator.apply_tested_migration(("inference", "0007_revision_settings"))
+    revision_model = new.apps.get_model("inference", "ServiceRevision")
+    expected = {
+        "port": 9000,
+        "readiness_path": "/ready",
+        "liveness_path": "/health",
+        "probe_initial_delay_s": 30,
+        "probe_period_s": 10,
+    }
+    assert [(r.number, r.settings) for r in revision_model.objects.order_by("number")] == [
+        (1, expected),
+        (2, expected),
+    ]
 
 
 def test_runs_of_ended_jobs_end_and_simulated_curves_are_marked(migrator: Migrator) -> None:

@@ -225,8 +225,7 @@ def test_a_revision_of_a_service_not_running_takes_effect_when_it_starts(
     # The same image and model again: nothing to change, no new revision.
     code, out = zs("inference", "update", str(pk), "--model", "hf://org/v2")
     assert code == 0 and out == (
-        f"Service {pk} (chat): already on image vllm/vllm-openai:v0.7.0, model hf://org/v2 "
-        "(revision 2); nothing changed\n"
+        f"Service {pk} (chat): already runs that (revision 2); nothing changed\n"
     )
     code, out = zs("inference", "rollback", str(pk), "1")
     assert code == 0 and out == (
@@ -236,12 +235,34 @@ def test_a_revision_of_a_service_not_running_takes_effect_when_it_starts(
     assert ServiceRevision.objects.filter(service=service).count() == 3
 
 
+def test_update_rolls_out_a_new_port_and_probe(
+    world: World, logged_in: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service = deploy(tmp_path)
+    quota(world, 4)
+    pk = service.pk
+    code, out = zs("inference", "update", str(pk), "--port", "9000", "--readiness-path", "/ready")
+    assert code == 0, capsys.readouterr().err
+    assert out == (
+        f"Service {pk} (chat): rolling out revision 2 (serving revision 1): image {IMAGE}, "
+        "model hf://org/v1, port 9000, readiness_path /ready\n"
+    )
+    code, out = zs("inference", "revisions", str(pk))
+    assert table("\n".join(out.splitlines()[1:]))[1][6] == (
+        "changed port 8000 → 9000, readiness_path /health → /ready"
+    )
+    # A bad path is the server's field error; nothing changes.
+    assert zs("inference", "update", str(pk), "--liveness-path", "alive")[0] == 2
+    assert "  liveness_path: An HTTP path" in capsys.readouterr().err
+    assert ServiceRevision.objects.filter(service=service).count() == 2
+
+
 def test_update_needs_an_image_or_a_model(
     world: World, logged_in: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     service = deploy(tmp_path, running=False)
     assert zs("inference", "update", str(service.pk)) == (2, "")
-    assert "give --image, --model or both" in capsys.readouterr().err
+    assert "give --image, --model, --port or a probe option" in capsys.readouterr().err
     # A bad image is the server's field error.
     assert zs("inference", "update", str(service.pk), "--image", "not an image")[0] == 2
     assert "  runtime_image: 'not an image' is not a valid image reference." in (

@@ -194,6 +194,11 @@ class InferenceServiceSerializer(
             for key in ("name", "pool", "priority"):
                 if key in self.initial_data:
                     errors[key] = [_("Fixed at creation; create a new service to change it.")]
+            # A replica's size was admitted against the quota with the job; its replicas and
+            # allocations keep it, so another size is another service.
+            for key in ("accelerators", "accelerator_milli"):
+                if key in attrs and attrs[key] != getattr(current, key):
+                    errors[key] = [_("Fixed at creation; create a new service to change it.")]
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
@@ -226,6 +231,16 @@ class InferenceServiceSerializer(
         )
 
 
+class RevisionSettingsSerializer(serializers.Serializer[dict[str, Any]]):
+    """The port and probes a revision's replicas run with."""
+
+    port = serializers.IntegerField(read_only=True)
+    readiness_path = serializers.CharField(read_only=True)
+    liveness_path = serializers.CharField(read_only=True)
+    probe_initial_delay_s = serializers.IntegerField(read_only=True)
+    probe_period_s = serializers.IntegerField(read_only=True)
+
+
 class ServiceRevisionSerializer(serializers.ModelSerializer[ServiceRevision]):
     created_by = serializers.CharField(
         source="created_by.username",
@@ -236,7 +251,10 @@ class ServiceRevisionSerializer(serializers.ModelSerializer[ServiceRevision]):
     rollback_of = serializers.IntegerField(
         read_only=True,
         allow_null=True,
-        help_text="The earlier revision whose image and model it restores.",
+        help_text="The earlier revision whose image, model, port and probes it restores.",
+    )
+    settings = RevisionSettingsSerializer(
+        read_only=True, help_text="The port and probes its replicas run with."
     )
 
     message_key = serializers.CharField(
@@ -253,15 +271,17 @@ class ServiceRevisionSerializer(serializers.ModelSerializer[ServiceRevision]):
     class Meta:
         model = ServiceRevision
         fields = [
-            "number", "runtime_image", "model_uri", "state", "created_at", "created_by",
-            "rollback_of", "finished_at", "message", "message_key", "message_args",
+            "number", "runtime_image", "model_uri", "settings", "state", "created_at",
+            "created_by", "rollback_of", "finished_at", "message", "message_key", "message_args",
         ]  # fmt: skip
         read_only_fields = fields
 
 
 class RollbackSerializer(serializers.Serializer[dict[str, Any]]):
     revision = serializers.IntegerField(
-        min_value=1, help_text="The earlier revision whose runtime image and model to serve again."
+        min_value=1,
+        help_text="The earlier revision whose runtime image, model, port and probes to serve "
+        "again.",
     )
 
 

@@ -28,9 +28,9 @@ from apps.jobs.models import TERMINAL
 
 class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
     """Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-    scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
-    out replica by replica), current replicas, revisions, traffic and the autoscaler's
-    decisions. Delete by cancelling the job."""
+    scaling and rollout settings; a new runtime_image, model_uri, port or probe setting is a
+    new revision, rolled out replica by replica), current replicas, revisions, traffic and the
+    autoscaler's decisions. Delete by cancelling the job."""
 
     serializer_class = InferenceServiceSerializer
     queryset = InferenceService.objects.all()
@@ -60,9 +60,9 @@ class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
     @extend_schema(responses=ServiceRevisionSerializer(many=True))
     @action(detail=True, methods=["get"])
     def revisions(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Revisions (runtime image and model), newest first, in pages: rolling, complete
-        (served on every replica), superseded, failed (with why), or pending (made while the
-        service was not running)."""
+        """Revisions (runtime image, model, port and probes), newest first, in pages: rolling,
+        complete (served on every replica), superseded, failed (with why), or pending (made
+        while the service was not running)."""
         page = self.paginate_queryset(
             self.get_object().revisions.select_related("created_by")  # type: ignore[arg-type]  # another model's rows
         )
@@ -71,8 +71,8 @@ class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
     @extend_schema(request=RollbackSerializer, responses=InferenceServiceSerializer)
     @action(detail=True, methods=["post"])
     def rollback(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Serve an earlier revision's runtime image and model again, as a new revision rolled
-        out like any other."""
+        """Serve an earlier revision's runtime image, model, port and probes again, as a new
+        revision rolled out like any other."""
         found = self.get_object()  # another tenant's service is a 404, whatever the body
         body = RollbackSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -88,8 +88,7 @@ class InferenceServiceViewSet(TenantScopedViewSet[InferenceService]):
             earlier = service.revisions.get(number=number)
             rollouts.new_revision(
                 service,
-                runtime_image=earlier.runtime_image,
-                model_uri=earlier.model_uri,
+                rollouts.revision_content(earlier, service),
                 actor=request_user(request),
                 rollback_of=number,
             )
@@ -123,7 +122,11 @@ def _check_rollback(service: InferenceService, number: int) -> None:
     earlier = service.revisions.filter(number=number).first()
     if earlier is None:
         raise serializers.ValidationError({"revision": [_("No such revision of this service.")]})
-    if (earlier.runtime_image, earlier.model_uri) == (service.runtime_image, service.model_uri):
+    if rollouts.revision_content(earlier, service) == rollouts.content_of(service):
         raise serializers.ValidationError(
-            {"revision": [_("The service already serves that runtime image and model.")]}
+            {
+                "revision": [
+                    _("The service already runs that revision's image, model, port and probes.")
+                ]
+            }
         )

@@ -1130,17 +1130,17 @@ export interface paths {
         };
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
-         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
-         *     decisions. Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image, model_uri, port or probe setting is a
+         *     new revision, rolled out replica by replica), current replicas, revisions, traffic and the
+         *     autoscaler's decisions. Delete by cancelling the job.
          */
         get: operations["tenants_inference_services_list"];
         put?: never;
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
-         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
-         *     decisions. Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image, model_uri, port or probe setting is a
+         *     new revision, rolled out replica by replica), current replicas, revisions, traffic and the
+         *     autoscaler's decisions. Delete by cancelling the job.
          */
         post: operations["tenants_inference_services_create"];
         delete?: never;
@@ -1158,9 +1158,9 @@ export interface paths {
         };
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
-         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
-         *     decisions. Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image, model_uri, port or probe setting is a
+         *     new revision, rolled out replica by replica), current replicas, revisions, traffic and the
+         *     autoscaler's decisions. Delete by cancelling the job.
          */
         get: operations["tenants_inference_services_retrieve"];
         put?: never;
@@ -1170,9 +1170,9 @@ export interface paths {
         head?: never;
         /**
          * @description Model services of a tenant: settings (POST creates the inference job too; PATCH changes
-         *     scaling and rollout settings; a new runtime_image or model_uri is a new revision, rolled
-         *     out replica by replica), current replicas, revisions, traffic and the autoscaler's
-         *     decisions. Delete by cancelling the job.
+         *     scaling and rollout settings; a new runtime_image, model_uri, port or probe setting is a
+         *     new revision, rolled out replica by replica), current replicas, revisions, traffic and the
+         *     autoscaler's decisions. Delete by cancelling the job.
          */
         patch: operations["tenants_inference_services_partial_update"];
         trace?: never;
@@ -1222,9 +1222,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description Revisions (runtime image and model), newest first, in pages: rolling, complete
-         *     (served on every replica), superseded, failed (with why), or pending (made while the
-         *     service was not running).
+         * @description Revisions (runtime image, model, port and probes), newest first, in pages: rolling,
+         *     complete (served on every replica), superseded, failed (with why), or pending (made
+         *     while the service was not running).
          */
         get: operations["tenants_inference_services_revisions_list"];
         put?: never;
@@ -1245,8 +1245,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * @description Serve an earlier revision's runtime image and model again, as a new revision rolled
-         *     out like any other.
+         * @description Serve an earlier revision's runtime image, model, port and probes again, as a new
+         *     revision rolled out like any other.
          */
         post: operations["tenants_inference_services_rollback_create"];
         delete?: never;
@@ -4218,6 +4218,14 @@ export interface components {
             faults?: string[];
             status: components["schemas"]["StatusEnum"];
         };
+        /** @description The port and probes a revision's replicas run with. */
+        RevisionSettings: {
+            readonly liveness_path: string;
+            readonly port: number;
+            readonly probe_initial_delay_s: number;
+            readonly probe_period_s: number;
+            readonly readiness_path: string;
+        };
         /**
          * @description * `tenant_admin` - Tenant admin
          *     * `member` - Member
@@ -4226,7 +4234,7 @@ export interface components {
          */
         RoleEnum: "tenant_admin" | "member" | "viewer";
         RollbackRequest: {
-            /** @description The earlier revision whose runtime image and model to serve again. */
+            /** @description The earlier revision whose runtime image, model, port and probes to serve again. */
             revision: number;
         };
         /**
@@ -4357,9 +4365,11 @@ export interface components {
             readonly message_key: string;
             readonly model_uri: string;
             readonly number: number;
-            /** @description The earlier revision whose image and model it restores. */
+            /** @description The earlier revision whose image, model, port and probes it restores. */
             readonly rollback_of: number | null;
             readonly runtime_image: string;
+            /** @description The port and probes its replicas run with. */
+            readonly settings: components["schemas"]["RevisionSettings"];
             readonly state: components["schemas"]["ServiceRevisionStateEnum"];
         };
         /**

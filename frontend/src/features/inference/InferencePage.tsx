@@ -30,7 +30,7 @@ import { currentLanguage } from '../../lib/i18n';
 import { schedulerText } from '../jobs/schedulerText';
 import { useTenant } from '../tenancy/useTenant';
 import { CreateServiceModal } from './CreateServiceModal';
-import { metricLabel, scalingReasonLabel } from './labels';
+import { metricLabel, scalingReasonLabel, servingSettingsText } from './labels';
 import { RevisionsCard } from './RevisionsCard';
 import { RolloutStatus } from './RolloutStatus';
 import { ServiceStateTag } from './ServiceStateTag';
@@ -301,6 +301,9 @@ function ServiceDetail({ tenant }: { tenant: string }) {
           </Descriptions.Item>
           <Descriptions.Item label={t('inference.job')}>
             <Link to={`/jobs/${s.job}`}>#{s.job}</Link>
+          </Descriptions.Item>
+          <Descriptions.Item label={t('inference.portAndProbes')} span={{ xs: 1, md: 2 }}>
+            <span data-testid="service-settings">{servingSettingsText(t, s)}</span>
           </Descriptions.Item>
         </Descriptions>
       </Card>

@@ -9,7 +9,7 @@ import { ACTIVE_STATES } from '../../lib/jobStates';
 import { eventMessage } from '../jobs/reasons';
 import { useTenant } from '../tenancy/useTenant';
 import { useRollback, useServiceRevisions } from './api';
-import { isJobState } from './labels';
+import { isJobState, runsOtherThan, servingSettingsText } from './labels';
 
 const STATE_COLORS: Record<ServiceRevision['state'], string> = {
   pending: 'gold',
@@ -22,8 +22,8 @@ const STATE_COLORS: Record<ServiceRevision['state'], string> = {
 /**
  * The service's revisions (runtime image and model), newest first: how each rolled out, who
  * made it (none: an automatic rollback after a failed rollout) and why. An earlier revision
- * that serves something else than now can be rolled back to: its pair rolls out again as a
- * new revision.
+ * that runs something else than now (image, model, port or probes) can be rolled back to: it
+ * rolls out again as a new revision.
  */
 export function RevisionsCard({ tenant, service }: { tenant: string; service: InferenceService }) {
   const { t } = useTranslation();
@@ -38,10 +38,7 @@ export function RevisionsCard({ tenant, service }: { tenant: string; service: In
   // (revision 2 serving, revision 1 still complete). The tag waits for the list that matches.
   const current = !revisions.isPlaceholderData;
   const mayRollBack = (r: ServiceRevision) =>
-    canWrite &&
-    active &&
-    r.number < service.revision &&
-    (r.runtime_image !== service.runtime_image || r.model_uri !== service.model_uri);
+    canWrite && active && r.number < service.revision && runsOtherThan(r, service);
 
   return (
     <Card title={t('inference.revisions')} style={{ marginTop: 16 }}>
@@ -79,7 +76,15 @@ export function RevisionsCard({ tenant, service }: { tenant: string; service: In
             {
               title: t('inference.model'),
               dataIndex: 'model_uri',
-              render: (model: string) => <code>{model}</code>,
+              render: (model: string, r) => (
+                <>
+                  <code>{model}</code>
+                  <br />
+                  <Typography.Text type="secondary" data-testid="revision-settings">
+                    {servingSettingsText(t, r.settings)}
+                  </Typography.Text>
+                </>
+              ),
             },
             {
               title: t('jobs.state'),

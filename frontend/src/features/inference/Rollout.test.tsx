@@ -188,7 +188,7 @@ describe('rolling updates of a service', () => {
         ],
       });
       renderApp('/inference/5');
-      await user.click(await screen.findByRole('button', { name: /Update model/ }));
+      await user.click(await screen.findByRole('button', { name: /Update$/ }));
       const dialog = await screen.findByRole('dialog');
       expect(within(dialog).getByTestId('update-hint').textContent).toContain(
         'up to 1 surge replica(s) start before old ones stop (max surge), and at most 0 may be missing',
@@ -203,7 +203,7 @@ describe('rolling updates of a service', () => {
       await user.click(rollOut);
       expect(
         await within(dialog).findByText(
-          'Change the runtime image or the model to make a new revision.',
+          'Change the runtime image, the model, the port or a probe to make a new revision.',
         ),
       ).toBeTruthy();
       expect(requests.filter((r) => r.method === 'PATCH')).toEqual([]);
@@ -237,6 +237,63 @@ describe('rolling updates of a service', () => {
       });
     });
 
+    it('rolls out a new port or probe, and opens them when the server refuses one', async () => {
+      const user = userEvent.setup();
+      const updated = { ...SERVICE, port: 9000, revision: 2, rollout_state: 'rolling' };
+      const { requests } = stubFetch({
+        ...detailRoutes([
+          { status: 200, body: SERVICE },
+          { status: 200, body: updated },
+        ]),
+        [`PATCH ${BASE}5/`]: [
+          {
+            status: 400,
+            body: {
+              detail: 'Invalid input.',
+              errors: { readiness_path: ["An HTTP path starting with '/'."] },
+            },
+          },
+          { status: 200, body: updated },
+        ],
+      });
+      renderApp('/inference/5');
+      expect((await screen.findByTestId('service-settings')).textContent).toBe(
+        'port 8000 · readiness /health · liveness /health · probes from 30 s, every 10 s',
+      );
+      await user.click(await screen.findByRole('button', { name: /Update$/ }));
+      const dialog = await screen.findByRole('dialog');
+      await user.click(within(dialog).getByText('Port and probes'));
+      const port = within(dialog).getByLabelText('Port');
+      const readiness = within(dialog).getByLabelText('Readiness path');
+      expect((port as HTMLInputElement).value).toBe('8000');
+      fireEvent.change(readiness, { target: { value: 'ready' } });
+      await user.click(within(dialog).getByText('Port and probes')); // closed again
+      expect(
+        within(dialog)
+          .getByText('Port and probes')
+          .closest('[aria-expanded]')
+          ?.getAttribute('aria-expanded'),
+      ).toBe('false');
+      await user.click(within(dialog).getByRole('button', { name: 'Roll out' }));
+      // Refused on a field of the closed section: it opens, with the error on the field.
+      expect(await within(dialog).findByText("An HTTP path starting with '/'.")).toBeTruthy();
+      expect(readiness.getAttribute('aria-invalid')).toBe('true');
+      const header = within(dialog).getByText('Port and probes').closest('[aria-expanded]');
+      expect(header?.getAttribute('aria-expanded')).toBe('true');
+      fireEvent.change(readiness, { target: { value: '/health' } });
+      await user.clear(port);
+      await user.type(port, '9000');
+      await user.click(within(dialog).getByRole('button', { name: 'Roll out' }));
+      expect(await screen.findByText('Rolling out revision 2.')).toBeTruthy();
+      expect(requests.filter((r) => r.method === 'PATCH').map((r) => r.body)).toEqual([
+        { readiness_path: 'ready' },
+        { port: 9000 },
+      ]);
+      await waitFor(() => {
+        expect(screen.getByTestId('service-settings').textContent).toContain('port 9000');
+      });
+    });
+
     it.each([
       ['a viewer', { ...SERVICE }, 'viewer'],
       ['an ended service', { ...SERVICE, state: 'cancelled' }, 'member'],
@@ -257,14 +314,14 @@ describe('rolling updates of a service', () => {
       renderApp('/inference/5');
       const table = await screen.findByTestId('revisions-table');
       expect(await within(table).findByText('#1')).toBeTruthy();
-      expect(screen.queryByRole('button', { name: /Update model/ })).toBeNull();
+      expect(screen.queryByRole('button', { name: /Update$/ })).toBeNull();
       expect(within(table).queryByRole('button', { name: /Roll back/ })).toBeNull();
     });
 
     it('is offered to any member who may write, not only the owner', async () => {
       stubFetch(detailRoutes({ status: 200, body: { ...SERVICE, owner: 'carol' } }));
       renderApp('/inference/5');
-      expect(await screen.findByRole('button', { name: /Update model/ })).toBeTruthy();
+      expect(await screen.findByRole('button', { name: /Update$/ })).toBeTruthy();
       // Stopping stays the owner's (or an admin's).
       expect(screen.queryByRole('button', { name: /Stop service/ })).toBeNull();
     });
@@ -311,7 +368,11 @@ describe('rolling updates of a service', () => {
             status: 400,
             body: {
               detail: 'Invalid input.',
-              errors: { revision: ['The service already serves that runtime image and model.'] },
+              errors: {
+                revision: [
+                  "The service already runs that revision's image, model, port and probes.",
+                ],
+              },
             },
           },
           {
@@ -350,7 +411,9 @@ describe('rolling updates of a service', () => {
       await confirm();
       // Refused: the toast says why.
       expect(
-        await screen.findByText('The service already serves that runtime image and model.'),
+        await screen.findByText(
+          "The service already runs that revision's image, model, port and probes.",
+        ),
       ).toBeTruthy();
       await user.click(rollBack);
       await confirm();
@@ -359,6 +422,45 @@ describe('rolling updates of a service', () => {
         [`${BASE}5/rollback/`, { revision: 2 }],
         [`${BASE}5/rollback/`, { revision: 2 }],
       ]);
+    });
+
+    it('offers a revision that differs only in its port or probes, and says them', async () => {
+      const earlier = {
+        ...REVISION,
+        state: 'superseded',
+        settings: { ...REVISION.settings, port: 9000, readiness_path: '/ready' },
+      };
+      const now = {
+        ...REVISION,
+        number: 2,
+        message: 'x',
+        message_key: 'revisionSettings',
+        message_args: { changes: 'port 9000 → 8000, readiness_path /ready → /health' },
+      };
+      stubFetch(
+        detailRoutes(
+          { status: 200, body: { ...SERVICE, revision: 2, serving_revision: 2 } },
+          page([now, earlier]),
+        ),
+      );
+      renderApp('/inference/5');
+      const table = await screen.findByTestId('revisions-table');
+      await within(table).findByText('#2');
+      expect(
+        within(table)
+          .getAllByTestId('revision-settings')
+          .map((e) => e.textContent),
+      ).toEqual([
+        'port 8000 · readiness /health · liveness /health · probes from 30 s, every 10 s',
+        'port 9000 · readiness /ready · liveness /health · probes from 30 s, every 10 s',
+      ]);
+      expect(
+        within(rowOf(table, 2)).getByText(
+          'changed port 9000 → 8000, readiness_path /ready → /health',
+        ),
+      ).toBeTruthy();
+      expect(within(rowOf(table, 2)).queryByRole('button', { name: /Roll back/ })).toBeNull();
+      expect(within(rowOf(table, 1)).getByRole('button', { name: /Roll back/ })).toBeTruthy();
     });
 
     it('labels states and who made them in Chinese', async () => {
@@ -483,7 +585,7 @@ describe('rolling updates of a service', () => {
         `rolling out revision 2: image ${image}, model ${model}`,
         `revision 2 waits for room for a surge replica: ${NO_QUOTA_EN}`,
         'revision 2 did not roll out: deadline exceeded',
-        "rolling back to revision 1's image and model as revision 3: vllm/vllm-openai:v0.6.3, model s3://models/qwen2-7b",
+        'rolling back to revision 1 as revision 3: image vllm/vllm-openai:v0.6.3, model s3://models/qwen2-7b',
         'revision 3 serves on every replica',
         'revision 4 takes effect when the service starts',
       ]) {
@@ -508,7 +610,7 @@ describe('rolling updates of a service', () => {
         `开始滚动更新到版本 2：镜像 ${image}，模型 ${model}`,
         '版本 2 正在等待容纳超额副本的资源：租户 “vision” 在资源池 “p” 中没有 A800 配额',
         '版本 2 未能完成滚动更新：deadline exceeded',
-        '回滚到版本 1 的镜像与模型，作为新版本 3：镜像 vllm/vllm-openai:v0.6.3，模型 s3://models/qwen2-7b',
+        '回滚到版本 1，作为新版本 3：镜像 vllm/vllm-openai:v0.6.3，模型 s3://models/qwen2-7b',
         '版本 3 已在所有副本上提供服务',
         '版本 4 将在服务启动时生效',
       ]) {

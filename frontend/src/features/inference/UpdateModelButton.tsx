@@ -1,5 +1,5 @@
 import { CloudUploadOutlined } from '@ant-design/icons';
-import { Alert, App, Button, Form, Input, Typography } from 'antd';
+import { Alert, App, Button, Collapse, Form, Input, InputNumber, Typography } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { FormModal } from '../../components/FormModal';
@@ -8,19 +8,26 @@ import { applyServerErrors } from '../../lib/formErrors';
 import { ACTIVE_STATES } from '../../lib/jobStates';
 import { useTenant } from '../tenancy/useTenant';
 import { type ModelChange, useUpdateModel } from './api';
-import { isJobState } from './labels';
+import { isJobState, SERVING_FIELDS } from './labels';
 
-interface ModelValues {
-  runtime_image: string;
-  model_uri: string;
+type ModelValues = Required<ModelChange>;
+
+const FIELDS = ['runtime_image', 'model_uri', ...SERVING_FIELDS] as const;
+
+function changed(values: ModelValues, service: InferenceService): ModelChange {
+  const change: ModelChange = {};
+  for (const field of FIELDS) {
+    const value = values[field];
+    const wanted = typeof value === 'string' ? value.trim() : value;
+    if (wanted !== service[field]) Object.assign(change, { [field]: wanted });
+  }
+  return change;
 }
 
-const FIELDS: (keyof ModelValues)[] = ['runtime_image', 'model_uri'];
-
 /**
- * Serves another runtime image or model: a new revision, rolled out replica by replica. Any
- * member who may write may change a service (the server's rule), while it has not ended (an
- * ended one is refused).
+ * Serves another runtime image, model, port or probes: a new revision, rolled out replica by
+ * replica. Any member who may write may change a service (the server's rule), while it has
+ * not ended (an ended one is refused).
  */
 export function UpdateModelButton({
   tenant,
@@ -71,14 +78,11 @@ export function UpdateModelModal({
   const [form] = Form.useForm<ModelValues>();
   const update = useUpdateModel(tenant, service.id);
   const [formError, setFormError] = useState<string[]>([]);
+  const [sections, setSections] = useState<string[]>([]);
 
   const onFinish = (values: ModelValues) => {
     setFormError([]);
-    const change: ModelChange = {};
-    for (const field of FIELDS) {
-      const value = values[field].trim();
-      if (value !== service[field]) change[field] = value;
-    }
+    const change = changed(values, service);
     if (Object.keys(change).length === 0) {
       setFormError([t('inference.updateUnchanged')]);
       return;
@@ -100,6 +104,10 @@ export function UpdateModelModal({
             FIELDS.map((f) => [f]),
           ).unmatched,
         );
+        // A refused port or probe is shown on its field, so the section opens.
+        if (SERVING_FIELDS.some((field) => form.getFieldError(field).length > 0)) {
+          setSections(['serving']);
+        }
       },
     });
   };
@@ -116,7 +124,7 @@ export function UpdateModelModal({
         form={form}
         layout="vertical"
         name="inference-update"
-        initialValues={{ runtime_image: service.runtime_image, model_uri: service.model_uri }}
+        initialValues={Object.fromEntries(FIELDS.map((field) => [field, service[field]]))}
         onFinish={onFinish}
       >
         <Typography.Paragraph type="secondary" data-testid="update-hint">
@@ -140,6 +148,40 @@ export function UpdateModelModal({
         >
           <Input />
         </Form.Item>
+        <Collapse
+          size="small"
+          style={{ marginBottom: 16 }}
+          activeKey={sections}
+          onChange={(keys) => {
+            setSections(keys);
+          }}
+          items={[
+            {
+              key: 'serving',
+              label: t('inference.portAndProbes'),
+              forceRender: true,
+              children: (
+                <>
+                  <Form.Item name="port" label={t('inference.port')}>
+                    <InputNumber min={1} max={65535} precision={0} />
+                  </Form.Item>
+                  <Form.Item name="readiness_path" label={t('inference.readinessPath')}>
+                    <Input />
+                  </Form.Item>
+                  <Form.Item name="liveness_path" label={t('inference.livenessPath')}>
+                    <Input />
+                  </Form.Item>
+                  <Form.Item name="probe_initial_delay_s" label={t('inference.probeDelay')}>
+                    <InputNumber min={0} max={3600} precision={0} suffix="s" />
+                  </Form.Item>
+                  <Form.Item name="probe_period_s" label={t('inference.probePeriod')}>
+                    <InputNumber min={1} max={300} precision={0} suffix="s" />
+                  </Form.Item>
+                </>
+              ),
+            },
+          ]}
+        />
         {formError.length > 0 && <Alert type="error" showIcon title={formError.join(' ')} />}
       </Form>
     </FormModal>

@@ -43,9 +43,21 @@ export function useServiceRevisions(tenant: string, service: InferenceService) {
   });
 }
 
-/** What the update form may change: a new pair is a new revision, rolled out replica by
- * replica. Only the changed fields are sent. */
-export type ModelChange = Partial<Pick<InferenceServicePatch, 'runtime_image' | 'model_uri'>>;
+/** What the update form may change: what the replicas run (image, model, port, probes), so
+ * any change is a new revision, rolled out replica by replica. Only the changed fields are
+ * sent. */
+export type ModelChange = Partial<
+  Pick<
+    InferenceServicePatch,
+    | 'runtime_image'
+    | 'model_uri'
+    | 'port'
+    | 'readiness_path'
+    | 'liveness_path'
+    | 'probe_initial_delay_s'
+    | 'probe_period_s'
+  >
+>;
 
 /** After a new revision: the service (its rollout line), its revisions and the list. */
 function useRefreshService(tenant: string) {

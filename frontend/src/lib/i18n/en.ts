@@ -190,7 +190,9 @@ export const en = {
     afterPreemption: 'after preemption',
     rolloutStarted: 'rolling out revision {{revision}}: image {{image}}, model {{model}}',
     rolloutRollback:
-      "rolling back to revision {{of}}'s image and model as revision {{revision}}: {{image}}, model {{model}}",
+      'rolling back to revision {{of}} as revision {{revision}}: image {{image}}, model {{model}}',
+    rolloutSettings: 'rolling out revision {{revision}}: {{changes}}',
+    revisionSettings: 'changed {{changes}}',
     rolloutPending: 'revision {{revision}} takes effect when the service starts',
     rolloutWaiting: 'revision {{revision}} waits for room for a surge replica: {{why}}',
     rolloutComplete: 'revision {{revision}} serves on every replica',
@@ -1300,12 +1302,21 @@ export const en = {
     rolloutWaitingForRoom: 'waiting for room for a surge replica',
     rolloutFinishing: 'giving back the surge room',
     rolloutFailed: 'did not roll out; update the model or roll back',
-    updateModel: 'Update model',
-    updateTitle: 'Update the model of {{name}}',
+    updateModel: 'Update',
+    updateTitle: 'Update {{name}}',
     updateOk: 'Roll out',
     updateHint:
-      'A new runtime image or model is a new revision. Replicas are replaced a few at a time: up to {{surge}} surge replica(s) start before old ones stop (max surge), and at most {{unavailable}} may be missing meanwhile (max unavailable). Surge replicas count against the quota.',
-    updateUnchanged: 'Change the runtime image or the model to make a new revision.',
+      'A new runtime image, model, port or probe is a new revision. Replicas are replaced a few at a time: up to {{surge}} surge replica(s) start before old ones stop (max surge), and at most {{unavailable}} may be missing meanwhile (max unavailable). Surge replicas count against the quota.',
+    updateUnchanged:
+      'Change the runtime image, the model, the port or a probe to make a new revision.',
+    portAndProbes: 'Port and probes',
+    port: 'Port',
+    readinessPath: 'Readiness path',
+    livenessPath: 'Liveness path',
+    probeDelay: 'Probes start after',
+    probePeriod: 'Probe every',
+    servingSettings:
+      'port {{port}} · readiness {{readiness}} · liveness {{liveness}} · probes from {{delay}} s, every {{period}} s',
     updateStarted: 'Rolling out revision {{revision}}.',
     updatePending: 'Revision {{revision}} takes effect when the service starts.',
     revisions: 'Revisions',
@@ -1324,7 +1335,7 @@ export const en = {
     },
     rollback: 'Roll back',
     rollbackConfirm:
-      'Roll back to revision {{n}}? Its image and model roll out again as a new revision, replica by replica.',
+      'Roll back to revision {{n}}? Its image, model, port and probes roll out again as a new revision, replica by replica.',
     rolledBack: 'Rolling back to revision {{of}} as revision {{revision}}.',
     simulated: 'Simulated traffic',
     simulatedHint:
