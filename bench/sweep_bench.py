@@ -20,10 +20,10 @@ in time, trials stopped, how often the sweep's best (ranked as the product ranks
 value) is the trial that would have ended lowest had every trial run to the end, and the
 regret: that true best's final loss subtracted from the final loss the chosen best would have
 reached. The rules include successive halving from later first rungs and with Hyperband's
-brackets side by side (``rules.bracket_of``, ``rules.in_bracket``: trials take the brackets in
-turn, each judged within its own), which stop later at a higher cost. For scale, smaller
-sweeps without stopping (the first quarter, third and half of the same draws) spend less the
-other way: fewer trials, each run to the end.
+brackets side by side (``rules.assign_brackets``, ``rules.in_bracket``: trials split between
+the brackets as Hyperband splits its budget, each judged within its own), which stop later
+at a higher cost. For scale, smaller sweeps without stopping (the first quarter, third and
+half of the same draws) spend less the other way: fewer trials, each run to the end.
 
 Then the search methods: the same random sweep against ``tpe``, whose first ``--startup``
 trials are the same random draws and each later one is chosen when it starts by the
@@ -54,7 +54,7 @@ from apps.sweeps.rules import (  # noqa: E402
     ASHA,
     MEDIAN,
     Rule,
-    bracket_of,
+    assign_brackets,
     in_bracket,
     step_to_judge,
     verdict,
@@ -117,10 +117,12 @@ def run(
     brackets: int = 1,
 ) -> Outcome:
     """One sweep of ``lrs`` under ``rule`` (None: no early stopping), its trials taking
-    ``brackets`` halving brackets in turn; a None lr is chosen by TPE when its trial starts."""
+    ``brackets`` halving brackets as the product splits them; a None lr is chosen by TPE when
+    its trial starts."""
     trials = [Trial(i, lr) for i, lr in enumerate(lrs)]
     # Trial i here is the product's trial i + 1.
-    bracket = {t.index: bracket_of(t.index + 1, brackets) for t in trials}
+    split = assign_brackets(len(trials), brackets, rule.factor if rule is not None else 3)
+    bracket = {t.index: split[t.index] for t in trials}
     waiting, running, ended = list(trials), list[Trial](), list[Trial]()
     ticks = used = 0
     while waiting or running:
@@ -211,12 +213,22 @@ def main(argv: list[str] | None = None) -> int:
         "asha 250 x3 (250, 750, 2250), 3 others": (Rule(ASHA, 250, 3, factor=3), trials, 1),
         "asha 250 x2 (250, 500, 1000, 2000), 3 others": (Rule(ASHA, 250, 3, factor=2), trials, 1),
         "asha 500 x3 (500, 1500), 3 others": (Rule(ASHA, 500, 3, factor=3), trials, 1),
-        # Later first rungs, and Hyperband's brackets side by side (trials take them in turn;
+        # Later first rungs, and Hyperband's brackets side by side (trials split as its budget;
         # bracket b's first rung is the b-th rung): both stop later, at a higher cost.
         "asha 500 x2 (500, 1000, 2000), 3 others": (Rule(ASHA, 500, 3, factor=2), trials, 1),
         "asha 1000 x2 (1000, 2000), 3 others": (Rule(ASHA, 1000, 3, factor=2), trials, 1),
         "asha 250 x2, 2 brackets (from 250, from 500), 3 others": (HALVING, trials, 2),
         "asha 250 x2, 3 brackets (from 250, 500, 1000), 3 others": (HALVING, trials, 3),
+        "asha 250 x3, 2 brackets (from 250, 750), 3 others": (
+            Rule(ASHA, 250, 3, factor=3),
+            trials,
+            2,
+        ),
+        "asha 250 x3, 3 brackets (from 250, 750, 2250), 3 others": (
+            Rule(ASHA, 250, 3, factor=3),
+            trials,
+            3,
+        ),
     }
     for share in (4, 3, 2):
         policies[f"none, the first {trials // share} trials only"] = (None, trials // share, 1)

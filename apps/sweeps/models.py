@@ -88,9 +88,9 @@ class Sweep(models.Model):
     )
     brackets = models.PositiveSmallIntegerField(
         default=1,
-        help_text="asha: halving brackets run side by side (Hyperband); trial i is in bracket "
-        "(i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are "
-        "judged against its own.",
+        help_text="asha: halving brackets run side by side (Hyperband); the trials are split "
+        "between them as Hyperband splits its budget (more in the brackets that stop early), "
+        "bracket k's first rung is the k-th rung, and its trials are judged against its own.",
     )
     stop_min_trials = models.PositiveSmallIntegerField(
         default=3, help_text="Other trials that must have reached the step to judge a trial."
@@ -121,6 +121,11 @@ class Trial(models.Model):
     )
     job = models.OneToOneField(
         "jobs.Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="trial"
+    )
+    bracket = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Its halving bracket, 1..brackets, set when the sweep is made "
+        "(rules.assign_brackets).",
     )
     launched_at = models.DateTimeField(null=True, blank=True)
     checked_step = models.BigIntegerField(

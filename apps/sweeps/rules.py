@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import statistics
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 MEDIAN = "median"
 ASHA = "asha"
@@ -25,10 +26,32 @@ class Rule:
     maximize: bool = False  # goal max
 
 
-def bracket_of(index: int, brackets: int) -> int:
-    """The bracket of trial ``index`` (1, 2, ...), from 0: trials take the brackets in turn
-    (users read bracket ``b + 1``)."""
-    return (index - 1) % max(brackets, 1)
+def bracket_shares(brackets: int, factor: int) -> list[Fraction]:
+    """Hyperband's split of the trials between its brackets (Li et al., JMLR 2018, the budget
+    of each bracket): bracket ``b`` (from 0, the first to stop trials) makes
+    ``s = brackets - 1 - b`` more cuts than the last one and gets a share in proportion to
+    ``factor**s / (s + 1)``, so the brackets that stop trials early take more of them and each
+    bracket spends about the same GPU time. Factor 2 with 2 brackets is an even split."""
+    count = max(brackets, 1)
+    weights = [Fraction(factor ** (count - 1 - b), count - b) for b in range(count)]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def assign_brackets(trials: int, brackets: int, factor: int) -> list[int]:
+    """The bracket (from 0; users read ``b + 1``) of trials 1..``trials``, in that order: each
+    trial goes to the bracket furthest behind its share (``bracket_shares``) so far, the
+    earlier bracket on a tie. Deterministic, and any first n trials are split as near the
+    shares as whole trials allow."""
+    shares = bracket_shares(brackets, factor)
+    counts = [0] * len(shares)
+    out = []
+    for n in range(1, trials + 1):
+        behind = [n * share - have for share, have in zip(shares, counts, strict=True)]
+        chosen = behind.index(max(behind))
+        counts[chosen] += 1
+        out.append(chosen)
+    return out
 
 
 def in_bracket(rule: Rule, bracket: int) -> Rule:

@@ -13,7 +13,6 @@ from django.db.models import Count, Q
 from apps.accounting.csvsafe import safe_cell
 from apps.jobs.models import JobState
 from apps.runs.models import ROLLUP_SHIFTS, MetricKey, MetricRollup, Run
-from apps.sweeps import rules
 from apps.sweeps.models import RankBy, Sweep, SweepGoal, Trial
 
 
@@ -110,7 +109,7 @@ def _ranked(sweep: Sweep, trials: list[Trial], runs: dict[int, int], last: dict[
         value, step = ranked.get(t.job_id, none) if t.job_id is not None else none
         newest, newest_step = last.get(t.job_id, none) if t.job_id is not None else none
         run = runs.get(t.job_id) if t.job_id is not None else None
-        bracket = rules.bracket_of(t.index, sweep.brackets) + 1 if sweep.brackets > 1 else None
+        bracket = t.bracket if sweep.brackets > 1 else None
         out.append(Outcome(t, run, value, step, rank.get(t.index), newest, newest_step, bracket))
     return out
 

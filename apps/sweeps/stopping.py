@@ -20,10 +20,12 @@ halving, Li et al., "A System for Massively Parallel Hyperparameter Tuning" (MLS
 trial is not paused and promoted later but goes on at once while it ranks in the rung's top
 fraction, so the cluster never holds a paused trial's slot, and the trials that reach the top
 rung are the survivors of every cut. With ``brackets`` above 1 (Hyperband, Li et al., JMLR
-2018, its brackets run side by side as in the MLSys paper's asynchronous form) trial ``i`` is
-in bracket ``(i - 1) mod brackets + 1``; bracket ``k``'s rungs start at the ``k``-th rung and
-its trials are judged against its own alone, so a later bracket stops fewer trials, later: a
-hedge against a first rung too early to tell the trials apart.
+2018, its brackets run side by side as in the MLSys paper's asynchronous form) each trial is
+given a bracket when the sweep is made, as Hyperband splits its budget
+(``rules.assign_brackets``: more trials in the brackets that stop early); bracket ``k``'s
+rungs start at the ``k``-th rung and its trials are judged against its own alone, so a later
+bracket stops fewer trials, later: a hedge against a first rung too early to tell the trials
+apart.
 
 The decisions are the pure functions of ``apps/sweeps/rules.py`` (which the benchmark calls
 too); this module reads the series from the database and acts on what they say.
@@ -66,7 +68,7 @@ def check(sweep: Sweep, now: datetime) -> int:
         maximize=sweep.goal == SweepGoal.MAX,
     )  # fmt: skip
     trials = list(sweep.trials.filter(job__isnull=False).select_related("job"))
-    bracket = {t.job_id: rules.bracket_of(t.index, sweep.brackets) for t in trials}
+    bracket = {t.job_id: t.bracket - 1 for t in trials}
     series = {
         job_id: (key_id, step, value)
         for job_id, key_id, step, value in MetricKey.objects.filter(

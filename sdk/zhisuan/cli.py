@@ -766,8 +766,8 @@ def cmd_sweep_show(args: argparse.Namespace, out: TextIO) -> int:
         rungs = ", ".join(str(first * factor**k) for k in range(3))
         brackets = s.get("brackets") or 1
         starts = ", ".join(str(first * factor**k) for k in range(brackets))
-        more = (f"; {brackets} brackets (Hyperband), trials taking them in turn, their first "
-                f"rungs at steps {starts}") if brackets > 1 else ""  # fmt: skip
+        more = (f"; {brackets} brackets (Hyperband), more trials in those that stop earlier, "
+                f"their first rungs at steps {starts}") if brackets > 1 else ""  # fmt: skip
         print(f"Early stopping: successive halving (ASHA), at steps {rungs}, ..., only the best "
               f"1/{factor} go on, judged against at least {s['stop_min_trials']} other trials"
               f"{more}", file=out)  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
 
@@ -12,7 +13,8 @@ from apps.sweeps.rules import (
     MEDIAN,
     Rule,
     Stop,
-    bracket_of,
+    assign_brackets,
+    bracket_shares,
     in_bracket,
     rung,
     step_to_judge,
@@ -36,9 +38,22 @@ def test_the_median_rule_judges_every_new_step_and_halving_each_rung_once() -> N
     assert step_to_judge(asha, 790, 400) is None and step_to_judge(asha, 800, 400) == 800
 
 
-def test_trials_take_the_brackets_in_turn_and_each_starts_a_rung_later() -> None:
-    assert [bracket_of(i, 3) for i in range(1, 8)] == [0, 1, 2, 0, 1, 2, 0]
-    assert {bracket_of(i, 1) for i in range(1, 9)} == {0}
+def test_trials_split_as_hyperband_splits_its_budget_and_each_bracket_starts_a_rung_later(
+) -> None:  # fmt: skip
+    # Factor 3, three brackets: 3^2/3 : 3^1/2 : 3^0/1 = 3 : 1.5 : 1 (the JMLR paper's n_i for
+    # R = 9: 9, 5, 3 configurations, before rounding up).
+    assert bracket_shares(3, 3) == [Fraction(6, 11), Fraction(3, 11), Fraction(2, 11)]
+    assert bracket_shares(2, 2) == [Fraction(1, 2), Fraction(1, 2)]  # even: in turn
+    assert bracket_shares(1, 3) == [1]
+    assert assign_brackets(6, 2, 2) == [0, 1, 0, 1, 0, 1]
+    assert assign_brackets(11, 3, 3) == [0, 1, 0, 2, 0, 1, 0, 2, 0, 1, 0]
+    assert [assign_brackets(11, 3, 3).count(b) for b in range(3)] == [6, 3, 2]
+    assert assign_brackets(5, 1, 3) == [0] * 5
+    # Every first n trials are split as near the shares as whole trials allow.
+    shares = bracket_shares(4, 2)
+    split = assign_brackets(200, 4, 2)
+    for n in range(1, 201):
+        assert all(abs(split[:n].count(b) - n * shares[b]) < 1 for b in range(4))
     asha = Rule(ASHA, first_step=250, min_trials=3, factor=2)
     assert [in_bracket(asha, b).first_step for b in (0, 1, 2)] == [250, 500, 1000]
     assert in_bracket(asha, 2).factor == 2 and in_bracket(asha, 2).min_trials == 3

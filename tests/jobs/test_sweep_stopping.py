@@ -226,6 +226,22 @@ def test_halving_brackets_judge_their_own_trials_from_their_own_first_rung(
     assert list(many.json()["errors"]) == ["brackets"]
 
 
+def test_hyperbands_split_gives_the_early_brackets_more_trials(
+    world: World, cluster: Cluster, client_for
+) -> None:
+    client = client_for(world.user("a", Role.MEMBER))
+    body = _sweep(
+        cluster, name="hb", parameters={"lr": list(range(1, 12))}, parallel=1,
+        template=_template(cluster, args=["--lr={{lr}}"]), early_stop="asha",
+        stop_after_step=100, reduction_factor=3, brackets=3,
+    )  # fmt: skip
+    created = client.post(URL, body, format="json")
+    assert created.status_code == 201, created.json()
+    detail = client.get(f"{URL}{created.json()['id']}/").json()
+    # 3 : 1.5 : 1 (factor 3), so 6, 3 and 2 of the 11 trials; the early ones in that order too.
+    assert [o["bracket"] for o in detail["outcomes"]] == [1, 2, 1, 3, 1, 2, 1, 3, 1, 2, 1]
+
+
 def test_successive_halving_needs_its_first_rung(
     world: World, cluster: Cluster, client_for
 ) -> None:

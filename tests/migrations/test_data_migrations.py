@@ -24,6 +24,7 @@ TESTED = {
     "inference/0006_rollout",
     "inference/0007_revision_settings",
     "runs/0003_run_state_follows_job",
+    "sweeps/0007_trial_bracket",
 }
 
 
@@ -168,6 +169,32 @@ def test_runs_of_ended_jobs_end_and_simulated_curves_are_marked(migrator: Migrat
         "kubernetes": ("finished", False),
         "standalone": ("running", False),
     }
+
+
+def test_trials_keep_the_bracket_they_took_in_turn(migrator: Migrator) -> None:
+    old = migrator.apply_initial_migration(("sweeps", "0006_brackets"))
+    world = _world(old)
+    sweep_model = old.apps.get_model("sweeps", "Sweep")
+    trial_model = old.apps.get_model("sweeps", "Trial")
+    made = {}
+    for name, brackets in (("hyperband", 3), ("plain", 1)):
+        sweep = sweep_model.objects.create(
+            name=name, method="random", parameters=[], template={}, parallel=2, seed=1,
+            tenant=world["tenant"], early_stop="asha", brackets=brackets,
+        )  # fmt: skip
+        made[name] = sweep.pk
+        for index in range(1, 8):
+            trial_model.objects.create(sweep=sweep, index=index, params={})
+
+    new = migrator.apply_tested_migration(("sweeps", "0007_trial_bracket"))
+    trial_model = new.apps.get_model("sweeps", "Trial")
+
+    def brackets(name: str) -> list[int]:
+        rows = trial_model.objects.filter(sweep_id=made[name]).order_by("index")
+        return [row.bracket for row in rows]
+
+    assert brackets("hyperband") == [1, 2, 3, 1, 2, 3, 1]
+    assert brackets("plain") == [1] * 7
 
 
 def test_tenant_policies_forget_copied_defaults_and_back(migrator: Migrator) -> None:

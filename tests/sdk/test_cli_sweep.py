@@ -95,13 +95,14 @@ def test_a_sweep_is_submitted_listed_shown_and_cancelled(server, tmp_path, capsy
         "1/3 go on, judged against at least 3 other trials"
     )
     Sweep.objects.filter(pk=sweep.pk).update(brackets=2)
+    Trial.objects.filter(sweep=sweep, index=2).update(bracket=2)  # as a 2-bracket sweep made it
     lines = zs("sweep", "show", str(sweep.pk))[1].splitlines()
     assert lines[2].endswith(
-        "judged against at least 3 other trials; 2 brackets (Hyperband), trials taking them in "
-        "turn, their first rungs at steps 500, 1500"
+        "judged against at least 3 other trials; 2 brackets (Hyperband), more trials in those "
+        "that stop earlier, their first rungs at steps 500, 1500"
     )
     assert lines[3].split()[4:8] == ["JOB", "STATE", "BRACKET", "LOSS"]
-    # Trials take the brackets in turn: 1 and 3 the first, 2 the second.
+    # Each trial's own bracket: 1 and 3 the first, 2 the second.
     brackets = {line.split()[1]: line.split()[6] for line in lines[4:]}
     assert brackets == {"1": "1", "2": "2", "3": "1"}
     Sweep.objects.filter(pk=sweep.pk).update(brackets=1)

@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.jobs.api.serializers import NAME, NAME_RULE, AfterJobSerializer, RejectUnknownFields
-from apps.sweeps import selectors, services, space
+from apps.sweeps import rules, selectors, services, space
 from apps.sweeps.models import EarlyStop, Sweep, SweepMethod, Trial
 from apps.sweeps.services import JOB_ENDED
 from apps.tenancy.models import Project
@@ -211,6 +211,7 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
         validated_data.pop("trials", None)
         sweep = Sweep.objects.create(**validated_data)
         adaptive = sweep.method == SweepMethod.TPE
+        brackets = rules.assign_brackets(len(drawn), sweep.brackets, sweep.reduction_factor)
         Trial.objects.bulk_create(
             # A tpe trial past the startup is chosen when it starts (services.choose); its
             # random draw above only served to check the template.
@@ -218,8 +219,9 @@ class SweepSerializer(RejectUnknownFields, serializers.ModelSerializer[Sweep]):
                 sweep=sweep,
                 index=index,
                 params={} if adaptive and index > sweep.startup_trials else values,
+                bracket=bracket + 1,
             )
-            for index, values in enumerate(drawn, start=1)
+            for index, (values, bracket) in enumerate(zip(drawn, brackets, strict=True), start=1)
         )
         return sweep
 

@@ -4415,7 +4415,7 @@ export interface components {
         Sweep: {
             /** @description The best trial so far by the sweep's metric, goal and rank_by; null without one. */
             readonly best: components["schemas"]["TrialOutcome"] | null;
-            /** @description asha: halving brackets run side by side (Hyperband); trial i is in bracket (i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are judged against its own. */
+            /** @description asha: halving brackets run side by side (Hyperband); the trials are split between them as Hyperband splits its budget (more in the brackets that stop early), bracket k's first rung is the k-th rung, and its trials are judged against its own. */
             brackets?: number;
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
@@ -4490,7 +4490,7 @@ export interface components {
         SweepDetail: {
             /** @description The best trial so far by the sweep's metric, goal and rank_by; null without one. */
             readonly best: components["schemas"]["TrialOutcome"] | null;
-            /** @description asha: halving brackets run side by side (Hyperband); trial i is in bracket (i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are judged against its own. */
+            /** @description asha: halving brackets run side by side (Hyperband); the trials are split between them as Hyperband splits its budget (more in the brackets that stop early), bracket k's first rung is the k-th rung, and its trials are judged against its own. */
             brackets?: number;
             readonly counts: components["schemas"]["SweepCounts"];
             /** Format: date-time */
@@ -4553,7 +4553,7 @@ export interface components {
         };
         /** @description Submit (POST) and read sweeps. */
         SweepRequest: {
-            /** @description asha: halving brackets run side by side (Hyperband); trial i is in bracket (i - 1) mod brackets + 1, bracket k's first rung is the k-th rung, and its trials are judged against its own. */
+            /** @description asha: halving brackets run side by side (Hyperband); the trials are split between them as Hyperband splits its budget (more in the brackets that stop early), bracket k's first rung is the k-th rung, and its trials are judged against its own. */
             brackets?: number;
             /**
              * @description median: stop a running trial whose metric is worse than the median of the other trials' at the same step; asha: at each rung, stop a trial outside the best 1/reduction_factor of the trials there (apps/sweeps/stopping.py).

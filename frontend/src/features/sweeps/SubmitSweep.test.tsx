@@ -332,7 +332,7 @@ describe('submit a sweep', () => {
       ),
     );
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
-      'Successive halving (ASHA): at steps 100, 200, 400, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 2 brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps 100, 200',
+      'Successive halving (ASHA): at steps 100, 200, 400, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 2 brackets side by side (Hyperband), more trials in those that stop earlier, their first rungs at steps 100, 200',
     );
     await user.click(submitButton());
     await screen.findByText('Submitted sweep lr-search.');

@@ -325,7 +325,7 @@ describe('sweep page', () => {
     stubFetch(routes(BOB, detail));
     const { unmount } = renderApp('/sweeps/5');
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
-      'Successive halving (ASHA): at steps 250, 500, 1000, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 3 brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps 250, 500, 1000',
+      'Successive halving (ASHA): at steps 250, 500, 1000, …, only the best 1/2 of the trials go on, judged against at least 3 other trials; 3 brackets side by side (Hyperband), more trials in those that stop earlier, their first rungs at steps 250, 500, 1000',
     );
     const rows = rowTexts('sweep-results');
     expect(rows[0]?.slice(4, 7)).toEqual(['Job', 'Bracket', 'loss']);
@@ -341,7 +341,7 @@ describe('sweep page', () => {
     await setLanguage('zh');
     renderApp('/sweeps/5');
     expect((await screen.findByTestId('sweep-early-stop')).textContent).toBe(
-      '逐次减半（ASHA）：在第 250、500、1000、… 步只有最好的 1/2 的试验继续，与至少 3 个其他试验比较；3 组并行（Hyperband），试验轮流进入各组，各组的第一个检查点在第 250、500、1000 步',
+      '逐次减半（ASHA）：在第 250、500、1000、… 步只有最好的 1/2 的试验继续，与至少 3 个其他试验比较；3 组并行（Hyperband），越早淘汰的组分到越多试验，各组的第一个检查点在第 250、500、1000 步',
     );
   });
 

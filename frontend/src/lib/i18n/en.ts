@@ -624,7 +624,7 @@ export const en = {
     earlyStopAsha_other:
       'Successive halving (ASHA): at steps {{rungs}}, only the best 1/{{factor}} of the trials go on, judged against at least {{count}} other trials',
     brackets_other:
-      '; {{count}} brackets side by side (Hyperband), the trials taking them in turn, their first rungs at steps {{starts}}',
+      '; {{count}} brackets side by side (Hyperband), more trials in those that stop earlier, their first rungs at steps {{starts}}',
     trials: 'Trials',
     stopped: 'The sweep stopped: no more trials start.',
     cancel: 'Cancel sweep',

@@ -611,7 +611,7 @@ export const zh: Messages = {
     earlyStopAsha_other:
       '逐次减半（ASHA）：在第 {{rungs}} 步只有最好的 1/{{factor}} 的试验继续，与至少 {{count}} 个其他试验比较',
     brackets_other:
-      '；{{count}} 组并行（Hyperband），试验轮流进入各组，各组的第一个检查点在第 {{starts}} 步',
+      '；{{count}} 组并行（Hyperband），越早淘汰的组分到越多试验，各组的第一个检查点在第 {{starts}} 步',
     trials: '试验数',
     stopped: '该超参搜索已中止，不会再开始新的试验。',
     cancel: '取消超参搜索',
