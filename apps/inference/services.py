@@ -226,7 +226,12 @@ def _runtime_for(service: InferenceService, now: float) -> _Runtime:
         model = ReplicaModel(cold_start_s=float(service.cold_start_s))
         sim = ServiceSim(model, ready=max(service.ready_replicas, service.desired_replicas))
         rt = _Runtime(sim, Autoscaler(scaler_config(service)), random.Random(service.pk), [], now)
-        rt.revision = service.serving_revision  # a rollout still running starts over
+        rt.revision = service.serving_revision
+        if _rolling(service):
+            # A process that restarts mid-rollout goes on where the rollout was: the replicas
+            # it had moved to the new revision stay moved, the rest are still the old one's.
+            sim.outdated = sim.ready - min(service.updated_replicas, sim.ready)
+            rt.revision = service.revision
         _RUNTIME[service.pk] = rt
     return rt
 

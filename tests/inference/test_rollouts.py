@@ -374,3 +374,27 @@ def test_an_ended_service_keeps_a_new_port_for_no_one(world: World, client_for: 
     assert answer.status_code == 200, answer.data
     assert (answer.data["port"], answer.data["revision"]) == (9000, 1)
     assert ServiceRevision.objects.filter(service=service).count() == 1
+
+
+def test_a_restart_mid_rollout_goes_on_where_it_was(world: World, client_for: Client) -> None:
+    pool = _pool()
+    service = _service(world, pool, min_replicas=3, max_replicas=3)
+    Quota.objects.create(tenant=world.tenant_a, pool=pool, accelerator_model="A800", guarantee=4)
+    client = client_for(world.user("a", Role.MEMBER))
+    assert client.patch(_url(service), {"model_uri": "hf://org/model-v2"},
+                        format="json").status_code == 200  # fmt: skip
+    now = _tick(12)
+    service.refresh_from_db()
+    assert service.rollout_state == RolloutState.ROLLING
+    moved = service.updated_replicas
+    assert moved in (2, 3), moved
+    services._RUNTIME.clear()  # the embedded server restarts: its simulated replicas are new
+    now = _tick(1, now)
+    service.refresh_from_db()
+    # Not back to the first replica: the ones moved to revision 2 stay moved.
+    assert service.rollout_state == RolloutState.IDLE or service.updated_replicas >= moved
+    _tick(30, now)
+    service.refresh_from_db()
+    assert (service.serving_revision, service.rollout_state) == (2, RolloutState.IDLE)
+    assert service.ready_replicas == 3
+    assert not Allocation.objects.filter(job=service.job_id, surge=True).exists()
