@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 from rest_framework import authentication, exceptions
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
 from apps.accounts import tokens
@@ -20,6 +21,12 @@ _LAST_USED_GRANULARITY = timedelta(minutes=1)
 
 def user_for_token(plaintext: str) -> User | None:
     """The active user a token belongs to, or None (unknown, malformed, revoked or expired)."""
+    token = active_token(plaintext)
+    return token.user if token is not None else None
+
+
+def active_token(plaintext: str) -> ApiToken | None:
+    """The token, when it is active and its user too; None otherwise."""
     parts = tokens.split(plaintext)
     if parts is None:
         return None
@@ -32,7 +39,7 @@ def user_for_token(plaintext: str) -> User | None:
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > _LAST_USED_GRANULARITY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
@@ -40,15 +47,15 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     keyword = "Bearer"
 
-    def authenticate(self, request: Request) -> tuple[User, None] | None:
+    def authenticate(self, request: Request) -> tuple[User, ApiToken] | None:
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
         keyword, _, credential = header.partition(" ")
         if keyword != self.keyword:
             return None
-        user = user_for_token(credential.strip())
-        if user is None:
+        token = active_token(credential.strip())
+        if token is None:
             # The prefix is logged to trace abuse; the secret never is.
             parts = tokens.split(credential.strip())
             log.warning(
@@ -57,7 +64,12 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
                 request.path,
             )
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
-        return user, None
+        if token.read_only and request.method not in SAFE_METHODS:
+            # Refused here, before any view's own permissions: no view can forget it.
+            raise exceptions.PermissionDenied(
+                "This API token is read-only; use a token that may write."
+            )
+        return token.user, token
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword

@@ -27,7 +27,8 @@ class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
 
 class ApiToken(models.Model):
     """A personal API token. Only a SHA-256 digest of the secret is stored; the plaintext is
-    shown once at creation. Tokens carry the owner's own permissions, never more."""
+    shown once at creation. Tokens carry the owner's own permissions, never more; a read-only
+    token carries only the reading half of them."""
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
@@ -38,6 +39,11 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField()
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    read_only = models.BooleanField(
+        default=False,
+        help_text="Reads only (GET, HEAD, OPTIONS): a request that would change something is "
+        "refused with 403, whatever its owner may do.",
+    )
 
     objects = ApiTokenQuerySet.as_manager()
 

@@ -12,7 +12,9 @@ from apps.accounts import tokens
 from apps.accounts.models import ApiToken, User
 
 
-def create_token(*, user: User, name: str, ttl_days: int | None = None) -> tuple[ApiToken, str]:
+def create_token(
+    *, user: User, name: str, ttl_days: int | None = None, read_only: bool = False
+) -> tuple[ApiToken, str]:
     """Create a token; returns the row and the plaintext, which is never stored or shown again."""
     days = ttl_days if ttl_days is not None else settings.TOKEN_TTL_DAYS
     new = tokens.generate()
@@ -23,6 +25,7 @@ def create_token(*, user: User, name: str, ttl_days: int | None = None) -> tuple
             prefix=new.prefix,
             digest=new.digest,
             expires_at=timezone.now() + timedelta(days=days),
+            read_only=read_only,
         )
     return token, new.plaintext
 

@@ -58,6 +58,7 @@ class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
             "revoked_at",
             "last_used_at",
             "is_active",
+            "read_only",
             "ttl_days",
         ]
         read_only_fields = [

@@ -112,6 +112,7 @@ class ApiTokenViewSet(
             user=user,
             name=data.validated_data["name"],
             ttl_days=data.validated_data.get("ttl_days"),
+            read_only=data.validated_data.get("read_only", False),
         )
         audit.record(
             actor=user,

@@ -2050,11 +2050,15 @@ export interface components {
             readonly last_used_at: string | null;
             name: string;
             readonly prefix: string;
+            /** @description Reads only (GET, HEAD, OPTIONS): a request that would change something is refused with 403, whatever its owner may do. */
+            read_only?: boolean;
             /** Format: date-time */
             readonly revoked_at: string | null;
         };
         ApiTokenRequest: {
             name: string;
+            /** @description Reads only (GET, HEAD, OPTIONS): a request that would change something is refused with 403, whatever its owner may do. */
+            read_only?: boolean;
             /** @description Lifetime in days. */
             ttl_days?: number;
         };
@@ -3101,6 +3105,8 @@ export interface components {
             readonly last_used_at: string | null;
             name: string;
             readonly prefix: string;
+            /** @description Reads only (GET, HEAD, OPTIONS): a request that would change something is refused with 403, whatever its owner may do. */
+            read_only?: boolean;
             /** Format: date-time */
             readonly revoked_at: string | null;
             /** @description Shown once; store it now. */

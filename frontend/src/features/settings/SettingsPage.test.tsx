@@ -13,6 +13,7 @@ const TOKEN = {
   last_used_at: null,
   revoked_at: null,
   is_active: true,
+  read_only: false,
 };
 
 describe('settings', () => {
@@ -30,7 +31,11 @@ describe('settings', () => {
     const shown = await screen.findByTestId('new-token');
     expect(within(shown).getByTestId('new-token-value').textContent).toBe('zs_ab12.secret-value');
     expect(within(shown).getByText('Copy it now: it is shown only once.')).toBeTruthy();
-    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({ name: 'ci', ttl_days: 90 });
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+      name: 'ci',
+      ttl_days: 90,
+      read_only: false,
+    });
 
     await screen.findByText('zs_ab12…');
     fireEvent.click(screen.getByRole('button', { name: /Revoke/ }));
@@ -45,6 +50,31 @@ describe('settings', () => {
     // Members and the audit log are for admins only.
     expect(screen.queryByRole('tab', { name: 'Members and roles' })).toBeNull();
     expect(screen.queryByRole('tab', { name: 'Audit log' })).toBeNull();
+  });
+
+  it('creates a read-only token and marks it in the list', async () => {
+    const readOnly = { ...TOKEN, name: 'grafana', read_only: true };
+    const { requests } = stubFetch({
+      'GET /api/v1/auth/session/': sessionOf(BOB),
+      'GET /api/v1/tokens/': [page([TOKEN]), page([readOnly, TOKEN])],
+      'POST /api/v1/tokens/': { status: 201, body: { ...readOnly, token: 'zs_cd34.secret' } },
+    });
+    renderApp('/settings');
+    const table = await screen.findByTestId('tokens-table');
+    await within(table).findByText('ci');
+    expect(within(table).queryByTestId('token-read-only')).toBeNull();
+    fireEvent.change(screen.getByLabelText('Name'), { target: { value: 'grafana' } });
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Read-only' }));
+    fireEvent.click(screen.getByRole('button', { name: /Create token/ }));
+    await screen.findByTestId('new-token');
+    expect(requests.find((r) => r.method === 'POST')?.body).toEqual({
+      name: 'grafana',
+      ttl_days: 90,
+      read_only: true,
+    });
+    await within(table).findByText('grafana');
+    const marked = within(table).getAllByTestId('token-read-only');
+    expect(marked.map((tag) => tag.closest('tr')?.textContent.includes('grafana'))).toEqual([true]);
   });
 
   it('lists members for a tenant admin, a page at a time', async () => {

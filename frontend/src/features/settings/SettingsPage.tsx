@@ -5,6 +5,7 @@ import {
   App,
   Button,
   Card,
+  Checkbox,
   Empty,
   Form,
   Input,
@@ -107,18 +108,26 @@ export function SettingsPage() {
   );
 }
 
+/** What the new-token form sends: a read-only token may only read (the server refuses the
+ * rest with 403). */
+interface TokenValues {
+  name: string;
+  ttl_days: number;
+  read_only: boolean;
+}
+
 function Tokens() {
   const { t } = useTranslation();
   const { message } = App.useApp();
   const language = currentLanguage();
   const client = useQueryClient();
-  const [form] = Form.useForm<{ name: string; ttl_days: number }>();
+  const [form] = Form.useForm<TokenValues>();
   const [created, setCreated] = useState<NewApiToken | null>(null);
   const tokens = useQuery({
     queryKey: ['tokens'],
     queryFn: ({ signal }) => unwrap(api.GET('/api/v1/tokens/', { signal })),
   });
-  const create = useMutation<NewApiToken, ApiError, { name: string; ttl_days: number }>({
+  const create = useMutation<NewApiToken, ApiError, TokenValues>({
     mutationFn: (body) => unwrap(api.POST('/api/v1/tokens/', { body })),
     onSuccess: (token) => {
       setCreated(token);
@@ -126,7 +135,7 @@ function Tokens() {
       void client.invalidateQueries({ queryKey: ['tokens'] });
     },
     onError: (error) => {
-      const { unmatched } = applyServerErrors(form, error, [['name'], ['ttl_days']]);
+      const { unmatched } = applyServerErrors(form, error, [['name'], ['ttl_days'], ['read_only']]);
       if (unmatched.length > 0) void message.error(unmatched.join(' '));
     },
   });
@@ -148,7 +157,7 @@ function Tokens() {
         form={form}
         layout="inline"
         name="token"
-        initialValues={{ ttl_days: 90 }}
+        initialValues={{ ttl_days: 90, read_only: false }}
         onFinish={(values) => {
           create.mutate(values);
         }}
@@ -162,6 +171,9 @@ function Tokens() {
         </Form.Item>
         <Form.Item name="ttl_days" label={t('settings.ttl')}>
           <InputNumber min={1} max={365} />
+        </Form.Item>
+        <Form.Item name="read_only" valuePropName="checked" tooltip={t('settings.readOnlyHint')}>
+          <Checkbox>{t('settings.readOnly')}</Checkbox>
         </Form.Item>
         <Button type="primary" htmlType="submit" icon={<PlusOutlined />} loading={create.isPending}>
           {t('settings.createToken')}
@@ -225,12 +237,16 @@ function Tokens() {
           {
             title: t('jobs.state'),
             key: 'state',
-            render: (_, tok) =>
-              tok.is_active ? (
-                <Tag color="green">{t('settings.active')}</Tag>
-              ) : (
-                <Tag>{t('settings.inactive')}</Tag>
-              ),
+            render: (_, tok) => (
+              <>
+                {tok.is_active ? (
+                  <Tag color="green">{t('settings.active')}</Tag>
+                ) : (
+                  <Tag>{t('settings.inactive')}</Tag>
+                )}
+                {tok.read_only && <Tag data-testid="token-read-only">{t('settings.readOnly')}</Tag>}
+              </>
+            ),
           },
           {
             title: t('common.actions'),

@@ -1213,6 +1213,9 @@ export const en = {
     tokenName: 'Name',
     tokenNameRequired: 'Name the token.',
     ttl: 'Valid for (days)',
+    readOnly: 'Read-only',
+    readOnlyHint:
+      'It can read what you can (dashboards, exports, scripts that watch) but changes nothing: every other request is refused.',
     createToken: 'Create token',
     tokenCreated: 'Token "{{name}}" created',
     tokenOnce: 'Copy it now: it is shown only once.',

@@ -1193,6 +1193,9 @@ export const zh: Messages = {
     tokenName: '名称',
     tokenNameRequired: '请填写令牌名称。',
     ttl: '有效期（天）',
+    readOnly: '只读',
+    readOnlyHint:
+      '可读取您能看到的内容（仪表盘、导出、监控脚本），但不能做任何更改：其他请求一律拒绝。',
     createToken: '创建令牌',
     tokenCreated: '令牌“{{name}}”已创建',
     tokenOnce: '请立即复制：令牌只显示这一次。',
