@@ -64,7 +64,7 @@ describe('settings', () => {
     await within(table).findByText('ci');
     expect(within(table).queryByTestId('token-read-only')).toBeNull();
     fireEvent.change(screen.getByLabelText('Name'), { target: { value: 'grafana' } });
-    fireEvent.click(screen.getByRole('checkbox', { name: 'Read-only' }));
+    fireEvent.click(screen.getByRole('checkbox', { name: /^Read-only/ }));
     fireEvent.click(screen.getByRole('button', { name: /Create token/ }));
     await screen.findByTestId('new-token');
     expect(requests.find((r) => r.method === 'POST')?.body).toEqual({

@@ -1,4 +1,4 @@
-import { DeleteOutlined, PlusOutlined } from '@ant-design/icons';
+import { DeleteOutlined, PlusOutlined, QuestionCircleOutlined } from '@ant-design/icons';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   Alert,
@@ -14,6 +14,7 @@ import {
   Space,
   Tabs,
   Tag,
+  Tooltip,
   Typography,
 } from 'antd';
 import { useState } from 'react';
@@ -172,8 +173,13 @@ function Tokens() {
         <Form.Item name="ttl_days" label={t('settings.ttl')}>
           <InputNumber min={1} max={365} />
         </Form.Item>
-        <Form.Item name="read_only" valuePropName="checked" tooltip={t('settings.readOnlyHint')}>
-          <Checkbox>{t('settings.readOnly')}</Checkbox>
+        <Form.Item name="read_only" valuePropName="checked">
+          <Checkbox>
+            {t('settings.readOnly')}{' '}
+            <Tooltip title={t('settings.readOnlyHint')}>
+              <QuestionCircleOutlined aria-label={t('settings.readOnlyHint')} />
+            </Tooltip>
+          </Checkbox>
         </Form.Item>
         <Button type="primary" htmlType="submit" icon={<PlusOutlined />} loading={create.isPending}>
           {t('settings.createToken')}
