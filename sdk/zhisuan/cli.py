@@ -850,6 +850,32 @@ def cmd_inference_list(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def cmd_inference_show(args: argparse.Namespace, out: TextIO) -> int:
+    """One service: what it serves (revision, image, model, port and probes), its replicas
+    and scaling target, and how a rollout goes when one runs."""
+    client = _client(args)
+    s = client.get(client.tenant_path(f"inference/services/{args.id}/"))
+    print(f"{_service_ref(s)}: {s['state']}, revision {s['revision']}, job {s['job']}"
+          + (" (simulated cluster: made-up traffic)" if s.get("simulated") else ""),
+          file=out)  # fmt: skip
+    line = _rollout_line(s)
+    if line:
+        print(line, file=out)
+    each = (f"{s['accelerator_milli'] / 1000:g} of an accelerator" if s.get("accelerator_milli")
+            else f"{s['accelerators']} accelerator(s)")  # fmt: skip
+    print(f"Image: {s['runtime_image']}\nModel: {s['model_uri']}", file=out)
+    print(f"Port and probes: port {s['port']}, readiness {s['readiness_path']}, liveness "
+          f"{s['liveness_path']}, probes from {s['probe_initial_delay_s']} s, every "
+          f"{s['probe_period_s']} s", file=out)  # fmt: skip
+    print(f"Replicas: {s['ready_replicas']} ready, {s['loading_replicas']} loading, "
+          f"{s['desired_replicas']} desired (range {s['min_replicas']}..{s['max_replicas']}), "
+          f"{each} each; target {s['target_metric']} {s['target_value']:g} per replica",
+          file=out)  # fmt: skip
+    print(f"Rolling updates: up to {s['max_surge']} surge replica(s), at most "
+          f"{s['max_unavailable']} unavailable", file=out)  # fmt: skip
+    return 0
+
+
 def _service_ref(service: dict[str, Any]) -> str:
     return f"Service {service['id']} ({service['name']})"
 
@@ -1093,6 +1119,12 @@ def build_parser() -> argparse.ArgumentParser:
     deploy.add_argument("-f", "--file", required=True, help="service file ('-' for stdin)")
     deploy.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="override a top-level field, e.g. --set max_replicas=8")  # fmt: skip
+    show = inference_sub.add_parser(
+        "show", help="one service: revision, image, model, port and probes, replicas",
+        parents=[common],
+    )  # fmt: skip
+    show.set_defaults(func=cmd_inference_show)
+    show.add_argument("id", type=int, help="service id")
     inf_list = inference_sub.add_parser("list", help="list inference services", parents=[common])
     inf_list.set_defaults(func=cmd_inference_list)
     inf_list.add_argument("--limit", type=_positive, default=50, help="at most this many")

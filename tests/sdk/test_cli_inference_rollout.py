@@ -257,6 +257,36 @@ def test_update_rolls_out_a_new_port_and_probe(
     assert ServiceRevision.objects.filter(service=service).count() == 2
 
 
+def test_show_says_what_a_service_runs_and_how_its_rollout_goes(
+    world: World, logged_in: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service = deploy(tmp_path)
+    quota(world, 4)
+    pk = service.pk
+    code, out = zs("inference", "show", str(pk))
+    assert code == 0, capsys.readouterr().err
+    assert out.splitlines() == [
+        f"Service {pk} (chat): running, revision 1, job {service.job_id} (simulated cluster: "
+        "made-up traffic)",
+        f"Image: {IMAGE}",
+        "Model: hf://org/v1",
+        "Port and probes: port 8000, readiness /health, liveness /health, probes from 30 s, "
+        "every 10 s",
+        "Replicas: 2 ready, 0 loading, 2 desired (range 2..2), 1 accelerator(s) each; target "
+        "concurrency 8 per replica",
+        "Rolling updates: up to 1 surge replica(s), at most 0 unavailable",
+    ]
+    assert zs("inference", "update", str(pk), "--port", "9000")[0] == 0
+    tick(1)
+    lines = zs("inference", "show", str(pk))[1].splitlines()
+    assert lines[0].startswith(f"Service {pk} (chat): running, revision 2, job ")
+    assert lines[1] == "Serving revision 1; rolling out revision 2: 1 of 2 replicas updated"
+    assert lines[4].startswith("Port and probes: port 9000, ")
+    # Another tenant's service, or none: not found, exit 4 as for any object.
+    code, _ = zs("inference", "show", "99999")
+    assert code != 0 and "not found" in capsys.readouterr().err.lower()
+
+
 def test_update_needs_an_image_or_a_model(
     world: World, logged_in: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
