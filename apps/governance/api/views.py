@@ -61,13 +61,14 @@ def _audit(request: Request, instance: Any, tenant: Any, before: dict[str, Any] 
 
 def redacted(url: str) -> str:
     """A webhook URL as non-admins see it: scheme and host, not the path or query, which
-    often carry the receiver's secret."""
+    often carry the receiver's secret. Still a valid URL (ASCII dots, not an ellipsis), as
+    the schema says the field is."""
     if not url:
         return ""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}/…"
+    return f"{parts.scheme}://{host}{port}/..."
 
 
 class TenantPolicyViewSet(TenantScopedViewSet[IdlePolicy]):
