@@ -60,10 +60,7 @@ def serving_spec(runtime_image: str, model_uri: str, port: int) -> dict[str, Any
 
 
 # The settings the cluster's workload spec carries (apps.jobs.workload reads them back).
-ROLLOUT_FIELDS = (
-    "port", "readiness_path", "liveness_path", "probe_initial_delay_s", "probe_period_s",
-    "max_surge", "max_unavailable",
-)  # fmt: skip
+ROLLOUT_FIELDS = (*SERVING_FIELDS, "max_surge", "max_unavailable")
 
 
 def rollout_settings(values: dict[str, Any]) -> dict[str, Any]:
