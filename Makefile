@@ -56,10 +56,11 @@ schema: $(VENV_STAMP) ## regenerate the committed OpenAPI schema and the fronten
 
 # Only the code under apps/ and config/ holds the API's sentences.
 MESSAGE_IGNORES := $(foreach d,.venv frontend sdk agent bench tests docs platform var openapi scripts locale,--ignore '$(d)/*')
-messages: $(VENV_STAMP) ## refresh locale/zh_Hans/.../django.po from the marked sentences (translate the new ones), then compile it
+messages: $(VENV_STAMP) ## refresh locale/zh_Hans/.../django.po from the marked sentences (translate the new ones), then compile it; copy the dashboard's Chinese notes for email (apps/jobs/notes.zh.json)
 	scripts/ensure-gettext.sh
 	DJANGO_SETTINGS_MODULE=config.settings.dev $(PY) manage.py makemessages -l zh_Hans --no-obsolete --no-location $(MESSAGE_IGNORES)
 	msgfmt --check -o locale/zh_Hans/LC_MESSAGES/django.mo locale/zh_Hans/LC_MESSAGES/django.po
+	$(PY) scripts/export_notes.py
 
 fuzz-api: $(VENV_STAMP) ## a deeper schemathesis run than make test's: FUZZ_EXAMPLES random cases per operation and mode, per kind of caller
 	scripts/ensure-services.sh

@@ -4,7 +4,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from apps.accounting.api import PlatformUsageViewSet, TenantUsageViewSet
-from apps.accounts.api.views import ApiTokenViewSet, LoginView, LogoutView, SessionView
+from apps.accounts.api.views import (
+    ApiTokenViewSet,
+    LoginView,
+    LogoutView,
+    PasswordView,
+    ProfileView,
+    SessionView,
+)
 from apps.audit.api.views import PlatformAuditViewSet, TenantAuditViewSet
 from apps.clusters.api.pools import PoolViewSet
 from apps.clusters.api.views import ClusterViewSet
@@ -76,6 +83,8 @@ api_v1 = [
     path("auth/session/", SessionView.as_view(), name="auth-session"),
     path("auth/login/", LoginView.as_view(), name="auth-login"),
     path("auth/logout/", LogoutView.as_view(), name="auth-logout"),
+    path("auth/profile/", ProfileView.as_view(), name="auth-profile"),
+    path("auth/password/", PasswordView.as_view(), name="auth-password"),
     path("overview/", OverviewView.as_view(), name="overview"),
     path("health/report/", AgentReportView.as_view(), name="health-report"),
     path("telemetry/", include("apps.telemetry.urls")),

@@ -9,7 +9,7 @@ class ZhisuanUserAdmin(UserAdmin):  # type: ignore[type-arg]  # django-stubs gen
     list_display = ("username", "display_name", "email", "is_platform_admin", "is_active")
     fieldsets = (
         *(UserAdmin.fieldsets or ()),
-        ("Zhisuan", {"fields": ("display_name", "is_platform_admin")}),
+        ("Zhisuan", {"fields": ("display_name", "language", "is_platform_admin")}),
     )
 
 

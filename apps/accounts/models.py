@@ -6,6 +6,9 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.utils import timezone
 
+# The languages of the dashboard (frontend/src/lib/i18n) that the server can write in too.
+LANGUAGES = [("en", "English"), ("zh", "中文")]
+
 
 class User(AbstractUser):
     """A person using Zhisuan. Platform admins see across tenants through admin endpoints."""
@@ -13,6 +16,16 @@ class User(AbstractUser):
     display_name = models.CharField(max_length=150, blank=True)
     is_platform_admin = models.BooleanField(
         default=False, help_text="Operates the whole platform: clusters, pools, all tenants."
+    )
+    # The server cannot see a browser's choice when it writes to the person (notices by email),
+    # so the dashboard's language switch stores it here too; "" until they first choose.
+    language = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        choices=LANGUAGES,
+        help_text="Language of what the platform writes to the user (notices by email); empty: "
+        "English.",
     )
 
     def __str__(self) -> str:

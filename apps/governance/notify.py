@@ -7,8 +7,9 @@ failed for good. A channel that failed in a way worth retrying (a connection err
 (``rules.RETRY_AFTER_S``), then given up; a receiver may so see a notice twice, and its ``id``
 says so.
 A notice is said as notes (apps/jobs/notes.py): its title and body are stored in English, which
-email and the webhook carry, and its ``detail`` (the notes' keys and arguments) lets the
-dashboard say it in the reader's language.
+the webhook carries, and its ``detail`` (the notes' keys and arguments) lets the dashboard say
+it in the reader's language, and the email in the recipient's (``User.language``, which the
+dashboard's language switch sets; apps/jobs/translate.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from apps.accounts.models import User
 from apps.governance import rules
 from apps.governance.models import NoticeKind, Notification
 from apps.governance.webhook import UnsafeTargetError, post_json
+from apps.jobs import translate
 from apps.jobs.models import Job
 from apps.jobs.notes import Note
 from apps.tenancy.models import Tenant
@@ -76,6 +78,17 @@ def payload(notice: Notification) -> dict[str, object]:
     }
 
 
+def said_to_recipient(notice: Notification) -> tuple[str, str]:
+    """The notice's title and body in its recipient's language (English when unset)."""
+    language = notice.recipient.language
+    detail = notice.detail if isinstance(notice.detail, dict) else {}
+    body = detail.get("body")
+    return (
+        translate.note_text(detail.get("title"), language, notice.title),
+        translate.sentences_text(body if isinstance(body, list) else [None], language, notice.body),
+    )
+
+
 def deliver(notice_id: int) -> dict[str, str]:
     """Email the recipient (when they have an address) and POST to the tenant's webhook."""
     from apps.governance.policy import effective_policy
@@ -96,8 +109,8 @@ def deliver(notice_id: int) -> dict[str, str]:
             continue  # served ("sent", "http 2xx"), or failed for good
         try:
             if channel == "email":
-                subject = f"[zhisuan {notice.tenant.slug}] {notice.title}"
-                send_mail(subject, notice.body, None, [target])
+                title, body = said_to_recipient(notice)
+                send_mail(f"[zhisuan {notice.tenant.slug}] {title}", body, None, [target])
                 outcome[channel] = "sent"
             else:
                 # Checked again now, not only when saved: the name may resolve elsewhere today.

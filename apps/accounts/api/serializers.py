@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.accounts.models import ApiToken, User
+from apps.accounts.models import LANGUAGES, ApiToken, User
 from apps.tenancy.models import Membership, Role
 
 
@@ -13,6 +13,44 @@ class UserSerializer(serializers.ModelSerializer[User]):
         model = User
         fields = ["id", "username", "display_name", "is_platform_admin"]
         read_only_fields = fields
+
+
+class SessionUserSerializer(UserSerializer):
+    """The signed-in person: what others see of them, and their own address and language."""
+
+    # A plain string: "" (no address) would fail the schema's format: email.
+    email = serializers.CharField(read_only=True, help_text="Empty: no address given.")
+    language = serializers.ChoiceField(
+        choices=[("", "not chosen"), *LANGUAGES],
+        read_only=True,
+        help_text="Language of what the platform writes to them; empty until they choose one.",
+    )
+
+    class Meta(UserSerializer.Meta):
+        fields = [*UserSerializer.Meta.fields, "email", "language"]
+        read_only_fields = fields
+
+
+class ProfileSerializer(serializers.ModelSerializer[User]):
+    """What a person may change about themselves; the rest is the platform admins'."""
+
+    email = serializers.EmailField(
+        required=False,
+        allow_blank=True,
+        max_length=254,
+        help_text="Where the platform emails notices (idle warnings, runtime limits); empty: "
+        "no email.",
+    )
+
+    class Meta:
+        model = User
+        fields = ["username", "display_name", "email", "language"]
+        read_only_fields = ["username"]
+
+
+class PasswordChangeSerializer(serializers.Serializer[Any]):
+    current_password = serializers.CharField(max_length=256, style={"input_type": "password"})
+    new_password = serializers.CharField(max_length=256, style={"input_type": "password"})
 
 
 class TenantRefSerializer(serializers.Serializer[Any]):
@@ -31,7 +69,7 @@ class MembershipRefSerializer(serializers.ModelSerializer[Membership]):
 
 
 class SessionSerializer(serializers.Serializer[Any]):
-    user = UserSerializer()
+    user = SessionUserSerializer()
     memberships = MembershipRefSerializer(many=True)
     currency = serializers.CharField(help_text="ISO 4217 code of prices and costs (ZS_CURRENCY).")
 

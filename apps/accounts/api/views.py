@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -24,8 +28,11 @@ from apps.accounts.api.serializers import (
     ApiTokenSerializer,
     LoginSerializer,
     NewApiTokenSerializer,
+    PasswordChangeSerializer,
+    ProfileSerializer,
     SessionSerializer,
 )
+from apps.accounts.authentication import CsrfSessionAuthentication
 from apps.accounts.models import ApiToken, User
 from apps.audit import services as audit
 from apps.audit.models import AuditAction
@@ -81,6 +88,94 @@ class LogoutView(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request: Request) -> Response:
         logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProfileView(APIView):
+    """The caller's own name, email address and language (the language notices by email are
+    written in). Username, roles and platform rights are the platform admins' to change."""
+
+    @extend_schema(responses=ProfileSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(ProfileSerializer(request_user(request)).data)
+
+    @extend_schema(request=ProfileSerializer, responses=ProfileSerializer)
+    @transaction.atomic  # the change and its audit entry commit together
+    def patch(self, request: Request) -> Response:
+        user = User.objects.select_for_update().get(pk=request_user(request).pk)
+        before = audit.snapshot(user)
+        data = ProfileSerializer(user, data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        data.save()
+        after = audit.snapshot(user)
+        if after != before:
+            audit.record(
+                actor=user,
+                action=AuditAction.UPDATE,
+                instance=user,
+                tenant=None,
+                before=before,
+                after=after,
+            )
+        return Response(ProfileSerializer(user).data)
+
+
+# Django's own words for these lack a Chinese translation in the release we run (its catalogue
+# still has an older msgid), so the rules we enable (settings AUTH_PASSWORD_VALIDATORS) are said
+# in ours; a rule added later without an entry here keeps Django's message.
+_PASSWORD_RULES = {
+    "password_too_short": gettext_lazy(
+        "This password is too short: use at least {min_length} characters."
+    ),
+    "password_too_common": gettext_lazy("This password is too common; choose another."),
+}
+
+
+def _password_errors(exc: DjangoValidationError) -> list[str]:
+    said: list[str] = []
+    for error in exc.error_list:
+        rule = _PASSWORD_RULES.get(error.code or "")
+        params = error.params if isinstance(error.params, dict) else {}
+        said.append(str(rule).format(**params) if rule is not None else " ".join(error.messages))
+    return said
+
+
+class PasswordView(APIView):
+    """Change the caller's password: the current one, then a new one the password rules accept.
+    Only from a signed-in browser (a stolen API token cannot lock its owner out); other
+    sessions of the user end, this one stays signed in. Throttled as login is."""
+
+    authentication_classes = [CsrfSessionAuthentication]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(request=PasswordChangeSerializer, responses={204: None})
+    @transaction.atomic
+    def post(self, request: Request) -> Response:
+        data = PasswordChangeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = User.objects.select_for_update().get(pk=request_user(request).pk)
+        if not user.check_password(data.validated_data["current_password"]):
+            raise serializers.ValidationError(
+                {"current_password": [_("This is not your current password.")]}
+            )
+        new = data.validated_data["new_password"]
+        try:
+            validate_password(new, user)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError({"new_password": _password_errors(exc)}) from exc
+        before = audit.snapshot(user)
+        user.set_password(new)
+        user.save(update_fields=["password"])
+        audit.record(
+            actor=user,
+            action=AuditAction.UPDATE,
+            instance=user,
+            tenant=None,
+            before=before,
+            after=audit.snapshot(user),
+        )
+        update_session_auth_hash(request._request, user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -52,6 +52,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Change the caller's password: the current one, then a new one the password rules accept.
+         *     Only from a signed-in browser (a stolen API token cannot lock its owner out); other
+         *     sessions of the user end, this one stays signed in. Throttled as login is.
+         */
+        post: operations["auth_password_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/profile/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The caller's own name, email address and language (the language notices by email are
+         *     written in). Username, roles and platform rights are the platform admins' to change.
+         */
+        get: operations["auth_profile_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description The caller's own name, email address and language (the language notices by email are
+         *     written in). Username, roles and platform rights are the platform admins' to change.
+         */
+        patch: operations["auth_profile_partial_update"];
+        trace?: never;
+    };
     "/api/v1/auth/session/": {
         parameters: {
             query?: never;
@@ -2941,6 +2986,12 @@ export interface components {
             /** Format: double */
             mean_util: number;
         };
+        /**
+         * @description * `en` - English
+         *     * `zh` - 中文
+         * @enum {string}
+         */
+        LanguageEnum: "en" | "zh";
         LargestGang: {
             /** @description Whole free devices in the best leaf. */
             leaf: number;
@@ -3582,6 +3633,10 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["WhatIfRun"][];
         };
+        PasswordChangeRequest: {
+            current_password: string;
+            new_password: string;
+        };
         PatchedAlertReceiverRequest: {
             enabled?: boolean;
             kind?: components["schemas"]["AlertReceiverKindEnum"];
@@ -3688,6 +3743,19 @@ export interface components {
             role?: components["schemas"]["RoleEnum"];
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
             username?: string;
+        };
+        /** @description What a person may change about themselves; the rest is the platform admins'. */
+        PatchedProfileRequest: {
+            display_name?: string;
+            /** @description Where the platform emails notices (idle warnings, runtime limits); empty: no email. */
+            email?: string;
+            /**
+             * @description Language of what the platform writes to the user (notices by email); empty: English.
+             *
+             *     * `en` - English
+             *     * `zh` - 中文
+             */
+            language?: components["schemas"]["LanguageEnum"] | components["schemas"]["BlankEnum"];
         };
         PatchedProjectRequest: {
             description?: string;
@@ -4018,6 +4086,21 @@ export interface components {
         };
         ProbeRunRequest: {
             pool: number;
+        };
+        /** @description What a person may change about themselves; the rest is the platform admins'. */
+        Profile: {
+            display_name?: string;
+            /** @description Where the platform emails notices (idle warnings, runtime limits); empty: no email. */
+            email?: string;
+            /**
+             * @description Language of what the platform writes to the user (notices by email); empty: English.
+             *
+             *     * `en` - English
+             *     * `zh` - 中文
+             */
+            language?: components["schemas"]["LanguageEnum"] | components["schemas"]["BlankEnum"];
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly username: string;
         };
         Project: {
             /** Format: date-time */
@@ -4391,7 +4474,26 @@ export interface components {
             /** @description ISO 4217 code of prices and costs (ZS_CURRENCY). */
             currency: string;
             memberships: components["schemas"]["MembershipRef"][];
-            user: components["schemas"]["User"];
+            user: components["schemas"]["SessionUser"];
+        };
+        /** @description The signed-in person: what others see of them, and their own address and language. */
+        SessionUser: {
+            readonly display_name: string;
+            /** @description Empty: no address given. */
+            readonly email: string;
+            readonly id: number;
+            /** @description Operates the whole platform: clusters, pools, all tenants. */
+            readonly is_platform_admin: boolean;
+            /**
+             * @description Language of what the platform writes to them; empty until they choose one.
+             *
+             *     * `` - not chosen
+             *     * `en` - English
+             *     * `zh` - 中文
+             */
+            readonly language: components["schemas"]["LanguageEnum"] | components["schemas"]["BlankEnum"];
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            readonly username: string;
         };
         /**
          * @description * `info` - Info
@@ -4844,14 +4946,6 @@ export interface components {
             /** @description The group; "" for none (no project, owner gone). */
             key: string;
         };
-        User: {
-            readonly display_name: string;
-            readonly id: number;
-            /** @description Operates the whole platform: clusters, pools, all tenants. */
-            readonly is_platform_admin: boolean;
-            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
-            readonly username: string;
-        };
         /**
          * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
          *     asking for ``privileged``, ``hostPath`` or ``hostNetwork`` look accepted while the platform
@@ -5157,6 +5251,74 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    auth_password_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PasswordChangeRequest"];
+                "multipart/form-data": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    auth_profile_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Profile"];
+                };
+            };
+        };
+    };
+    auth_profile_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedProfileRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedProfileRequest"];
+                "multipart/form-data": components["schemas"]["PatchedProfileRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Profile"];
+                };
             };
         };
     };

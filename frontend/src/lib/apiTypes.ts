@@ -10,6 +10,9 @@ export type SessionUser = Session['user'];
 export type Membership = Session['memberships'][number];
 export type Role = Membership['role'];
 export type LoginBody = Json<NonNullable<paths['/api/v1/auth/login/']['post']['requestBody']>>;
+export type Profile = Ok<paths['/api/v1/auth/profile/']['get']>;
+export type ProfileBody = Body<paths['/api/v1/auth/profile/']['patch']>;
+export type PasswordChangeBody = Body<paths['/api/v1/auth/password/']['post']>;
 export type Overview = Ok<paths['/api/v1/overview/']['get']>;
 export type GpuModelCount = Overview['gpus_by_model'][number];
 

@@ -1,14 +1,28 @@
 import type { Job, PipelineJob, Pool, PoolTopology, Session, TopologyNode } from '../lib/apiTypes';
 
 export const BOB: Session = {
-  user: { id: 3, username: 'bob', display_name: 'Bob', is_platform_admin: false },
+  user: {
+    id: 3,
+    username: 'bob',
+    display_name: 'Bob',
+    is_platform_admin: false,
+    email: 'bob@vision.example',
+    language: '',
+  },
   memberships: [{ tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'member' }],
 
   currency: 'CNY',
 };
 
 export const ADMIN: Session = {
-  user: { id: 1, username: 'admin', display_name: 'Platform Admin', is_platform_admin: true },
+  user: {
+    id: 1,
+    username: 'admin',
+    display_name: 'Platform Admin',
+    is_platform_admin: true,
+    email: '',
+    language: '',
+  },
   memberships: [],
 
   currency: 'CNY',

@@ -31,7 +31,14 @@ export function renderApp(path: string) {
 }
 
 export const ALICE: Session = {
-  user: { id: 7, username: 'alice', display_name: 'Alice Chen', is_platform_admin: false },
+  user: {
+    id: 7,
+    username: 'alice',
+    display_name: 'Alice Chen',
+    is_platform_admin: false,
+    email: '',
+    language: '',
+  },
   memberships: [
     { tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'tenant_admin' },
     { tenant: { id: 2, slug: 'nlp', name: 'NLP Group' }, role: 'member' },

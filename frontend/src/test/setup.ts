@@ -237,9 +237,10 @@ if (!('ResizeObserver' in globalThis)) {
 }
 
 beforeEach(async () => {
-  window.localStorage.clear();
   document.cookie = 'csrftoken=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/';
   await setLanguage('en');
+  // A fresh browser: no language of its own chosen (setLanguage stored one).
+  window.localStorage.clear();
   // No real sockets in tests: the shell's live-update client gets a hand-driven fake.
   FakeWebSocket.instances = [];
   vi.stubGlobal('WebSocket', FakeWebSocket);

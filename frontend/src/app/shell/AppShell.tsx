@@ -7,7 +7,7 @@ import { BrandMark } from '../../components/BrandMark';
 import { ConnectionIndicator } from '../../components/ConnectionIndicator';
 import { FullPageSpin } from '../../components/FullPageSpin';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
-import { useSession } from '../../features/auth/api';
+import { useLanguageSync, useSession } from '../../features/auth/api';
 import { NoticeBell } from '../../features/governance/NoticeBell';
 import { TenantSwitcher } from '../../features/tenancy/TenantSwitcher';
 import { useTenant } from '../../features/tenancy/useTenant';
@@ -31,6 +31,7 @@ export function AppShell() {
   const { t } = useTranslation();
   const location = useLocation();
   const session = useSession();
+  useLanguageSync(session.data);
   const [collapsed, setCollapsed] = useState(initialCollapsed);
   const selected = navItemFor(location.pathname);
   const tenant = useTenant();

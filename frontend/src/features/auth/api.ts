@@ -1,6 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import { api, ApiError, unwrap } from '../../lib/api';
-import type { LoginBody, Session } from '../../lib/apiTypes';
+import type {
+  LoginBody,
+  PasswordChangeBody,
+  Profile,
+  ProfileBody,
+  Session,
+} from '../../lib/apiTypes';
+import { currentLanguage, hasStoredLanguage, isLanguage, setLanguage } from '../../lib/i18n';
 import { SESSION_QUERY_KEY } from '../../lib/queryClient';
 
 /** The signed-in user, or null when nobody is signed in. Also primes the CSRF cookie. */
@@ -53,4 +61,56 @@ export function useLogout() {
       queryClient.setQueryData(SESSION_QUERY_KEY, null);
     },
   });
+}
+
+/** Change the signed-in user's name, email address or language; the session follows. */
+export function useSaveProfile() {
+  const queryClient = useQueryClient();
+  return useMutation<Profile, ApiError, ProfileBody>({
+    mutationFn: (body) => unwrap(api.PATCH('/api/v1/auth/profile/', { body })),
+    onSuccess: (profile) => {
+      queryClient.setQueryData<Session | null>(SESSION_QUERY_KEY, (session) =>
+        session
+          ? {
+              ...session,
+              user: {
+                ...session.user,
+                display_name: profile.display_name ?? session.user.display_name,
+                email: profile.email ?? session.user.email,
+                language: profile.language ?? session.user.language,
+              },
+            }
+          : session,
+      );
+    },
+  });
+}
+
+export function useChangePassword() {
+  return useMutation<undefined, ApiError, PasswordChangeBody>({
+    mutationFn: async (body) => {
+      await unwrap(api.POST('/api/v1/auth/password/', { body }));
+      return undefined;
+    },
+  });
+}
+
+/**
+ * The signed-in user's language and this browser's, made one: a browser with no choice of its
+ * own takes the user's (a new laptop opens in their language), and a user with none on the
+ * server takes the browser's, so notices emailed to them are in the language they read.
+ */
+export function useLanguageSync(session: Session | null | undefined): void {
+  const save = useSaveProfile();
+  const saved = session?.user.language;
+  const signedIn = session !== null && session !== undefined;
+  const { mutate } = save;
+  useEffect(() => {
+    if (!signedIn) return;
+    if (isLanguage(saved)) {
+      if (!hasStoredLanguage() && saved !== currentLanguage()) void setLanguage(saved);
+    } else if (hasStoredLanguage()) {
+      mutate({ language: currentLanguage() });
+    }
+  }, [signedIn, saved, mutate]);
 }

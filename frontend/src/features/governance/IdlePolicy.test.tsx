@@ -174,7 +174,7 @@ describe('settings: platform idle policy', () => {
       'GET /api/v1/tokens/': page([]),
     });
     renderApp('/settings');
-    await user.click(await screen.findByRole('tab', { name: 'Language' }));
+    await user.click(await screen.findByRole('tab', { name: 'Profile' }));
     expect(screen.getByRole('tab', { name: 'Idle GPUs' })).toBeTruthy();
     expect(screen.queryByRole('tab', { name: 'Platform idle policy' })).toBeNull();
   });

@@ -19,7 +19,6 @@ import {
 } from 'antd';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { LanguageSwitch } from '../../components/LanguageSwitch';
 import { PageHeader } from '../../components/PageHeader';
 import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
@@ -27,6 +26,7 @@ import type { ApiToken, NewApiToken } from '../../lib/apiTypes';
 import { formatDateTime } from '../../lib/format';
 import { applyServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
+import { useSession } from '../auth/api';
 import { useTenant } from '../tenancy/useTenant';
 import { DefaultPolicyTab } from '../governance/DefaultPolicyTab';
 import { IdlePolicyTab } from '../governance/IdlePolicyTab';
@@ -34,10 +34,12 @@ import { ProjectsTab } from '../projects/ProjectsTab';
 import { AuditLog } from './AuditLog';
 import { IdlePolicyReset } from './IdlePolicyReset';
 import { Members } from './Members';
+import { Profile } from './Profile';
 
 export function SettingsPage() {
   const { t } = useTranslation();
   const tenant = useTenant();
+  const user = useSession().data?.user;
   return (
     <>
       <PageHeader title={t('settings.title')} subtitle={t('settings.subtitle')} />
@@ -92,16 +94,15 @@ export function SettingsPage() {
                   },
                 ]
               : []),
-            {
-              key: 'language',
-              label: t('settings.language'),
-              children: (
-                <Space>
-                  <Typography.Text>{t('settings.languageHint')}</Typography.Text>
-                  <LanguageSwitch />
-                </Space>
-              ),
-            },
+            ...(user
+              ? [
+                  {
+                    key: 'profile',
+                    label: t('settings.profile'),
+                    children: <Profile user={user} />,
+                  },
+                ]
+              : []),
           ]}
         />
       </Card>

@@ -19,7 +19,7 @@ const VIEWER: Session = {
 /** A member of the tenant who did not submit the sweep. */
 const CAROL: Session = {
   ...BOB,
-  user: { id: 9, username: 'carol', display_name: 'Carol', is_platform_admin: false },
+  user: { ...BOB.user, id: 9, username: 'carol', display_name: 'Carol' },
 };
 
 function rowTexts(testId: string): string[][] {

@@ -9,7 +9,7 @@ export type Language = (typeof LANGUAGES)[number];
 export const DEFAULT_LANGUAGE: Language = 'en';
 const STORAGE_KEY = 'zhisuan.language';
 
-function isLanguage(value: unknown): value is Language {
+export function isLanguage(value: unknown): value is Language {
   return typeof value === 'string' && (LANGUAGES as readonly string[]).includes(value);
 }
 
@@ -21,6 +21,15 @@ export function storedLanguage(): Language {
   } catch {
     // Storage can be disabled (privacy modes); the default language still works.
     return DEFAULT_LANGUAGE;
+  }
+}
+
+/** Whether this browser has a language chosen (else the signed-in user's, if they have one). */
+export function hasStoredLanguage(): boolean {
+  try {
+    return isLanguage(window.localStorage.getItem(STORAGE_KEY));
+  } catch {
+    return false;
   }
 }
 
