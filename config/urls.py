@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from apps.accounting.api import PlatformUsageViewSet, TenantUsageViewSet
+from apps.accounts.api.users import UserViewSet
 from apps.accounts.api.views import (
     ApiTokenViewSet,
     LoginView,
@@ -50,6 +51,7 @@ router.include_root_view = False
 router.register("tenants", TenantViewSet, basename="tenant")
 router.register("clusters", ClusterViewSet, basename="cluster")
 router.register("tokens", ApiTokenViewSet, basename="token")
+router.register("users", UserViewSet, basename="user")
 router.register("audit", PlatformAuditViewSet, basename="audit")
 router.register("pools", PoolViewSet, basename="pool")
 router.register("usage", PlatformUsageViewSet, basename="usage")

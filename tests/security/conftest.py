@@ -186,6 +186,7 @@ def build_foreign(world: World) -> Foreign:
         "usage": segment.pk,
         "quota": quota.pk,
         "token": token.pk,
+        "user": b_member.pk,
         "cluster": cluster.pk,
         "pool": pool.pk,
         "node": node.pk,

@@ -41,7 +41,7 @@ COLLECTION_KEY = {
     "audit": "audit", "efficiency": "efficiency", "flags": "flag",
     "notifications": "notification", "services": "inference_service", "jobs": "job",
     "members": "member", "projects": "project", "runs": "run", "usage": "usage",
-    "tokens": "token", "what-if": "what_if", "sweeps": "sweep",
+    "tokens": "token", "what-if": "what_if", "sweeps": "sweep", "users": "user",
 }  # fmt: skip
 
 # What a tenant user (not a platform admin) may get from a path outside /tenants/{tenant}/.
@@ -87,6 +87,11 @@ POLICY: dict[tuple[str, str], str] = {
     ("get", "/api/v1/tokens/{id}/"): "foreign",
     ("delete", "/api/v1/tokens/{id}/"): "foreign",
     ("get", "/api/v1/usage/"): "denied",
+    ("get", "/api/v1/users/"): "denied",
+    ("post", "/api/v1/users/"): "denied",
+    ("get", "/api/v1/users/{id}/"): "denied",
+    ("patch", "/api/v1/users/{id}/"): "denied",
+    ("post", "/api/v1/users/{id}/password/"): "denied",
     **{(m, "/api/v1/tenants/{slug}/"): "foreign" for m in ("get", "put", "patch", "delete")},
     **{(m, "/api/v1/quotas/{id}/"): "denied" for m in ("get", "put", "patch", "delete")},
 }

@@ -8,6 +8,16 @@ from apps.accounts.models import LANGUAGES, ApiToken, User
 from apps.tenancy.models import Membership, Role
 
 
+def saved_language() -> serializers.ChoiceField:
+    """A user's language as read back: "" (none chosen yet) is one of its values, which the
+    model field's own schema (a blank choice) leaves out of a read-only field."""
+    return serializers.ChoiceField(
+        choices=[("", "not chosen"), *LANGUAGES],
+        read_only=True,
+        help_text="Language of what the platform writes to them; empty until they choose one.",
+    )
+
+
 class UserSerializer(serializers.ModelSerializer[User]):
     class Meta:
         model = User
@@ -20,11 +30,7 @@ class SessionUserSerializer(UserSerializer):
 
     # A plain string: "" (no address) would fail the schema's format: email.
     email = serializers.CharField(read_only=True, help_text="Empty: no address given.")
-    language = serializers.ChoiceField(
-        choices=[("", "not chosen"), *LANGUAGES],
-        read_only=True,
-        help_text="Language of what the platform writes to them; empty until they choose one.",
-    )
+    language = saved_language()
 
     class Meta(UserSerializer.Meta):
         fields = [*UserSerializer.Meta.fields, "email", "language"]

@@ -12,7 +12,6 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -24,6 +23,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.accounts import services
+from apps.accounts.api.passwords import CHANGED, password_errors
 from apps.accounts.api.serializers import (
     ApiTokenSerializer,
     LoginSerializer,
@@ -120,26 +120,6 @@ class ProfileView(APIView):
         return Response(ProfileSerializer(user).data)
 
 
-# Django's own words for these lack a Chinese translation in the release we run (its catalogue
-# still has an older msgid), so the rules we enable (settings AUTH_PASSWORD_VALIDATORS) are said
-# in ours; a rule added later without an entry here keeps Django's message.
-_PASSWORD_RULES = {
-    "password_too_short": gettext_lazy(
-        "This password is too short: use at least {min_length} characters."
-    ),
-    "password_too_common": gettext_lazy("This password is too common; choose another."),
-}
-
-
-def _password_errors(exc: DjangoValidationError) -> list[str]:
-    said: list[str] = []
-    for error in exc.error_list:
-        rule = _PASSWORD_RULES.get(error.code or "")
-        params = error.params if isinstance(error.params, dict) else {}
-        said.append(str(rule).format(**params) if rule is not None else " ".join(error.messages))
-    return said
-
-
 class PasswordView(APIView):
     """Change the caller's password: the current one, then a new one the password rules accept.
     Only from a signed-in browser (a stolen API token cannot lock its owner out); other
@@ -163,7 +143,7 @@ class PasswordView(APIView):
         try:
             validate_password(new, user)
         except DjangoValidationError as exc:
-            raise serializers.ValidationError({"new_password": _password_errors(exc)}) from exc
+            raise serializers.ValidationError({"new_password": password_errors(exc)}) from exc
         before = audit.snapshot(user)
         user.set_password(new)
         user.save(update_fields=["password"])
@@ -173,7 +153,7 @@ class PasswordView(APIView):
             instance=user,
             tenant=None,
             before=before,
-            after=audit.snapshot(user),
+            after={**audit.snapshot(user), "password": CHANGED},
         )
         update_session_auth_hash(request._request, user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1987,6 +1987,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The platform's users (platform admins only). No DELETE: deactivate instead. */
+        get: operations["users_list"];
+        put?: never;
+        /** @description The platform's users (platform admins only). No DELETE: deactivate instead. */
+        post: operations["users_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The platform's users (platform admins only). No DELETE: deactivate instead. */
+        get: operations["users_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description The platform's users (platform admins only). No DELETE: deactivate instead. */
+        patch: operations["users_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/users/{id}/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Set a new password for the user (one who lost theirs); their sessions end. Tell
+         *     them through another channel; they can change it in Settings, Profile.
+         */
+        post: operations["users_password_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1998,6 +2054,48 @@ export interface components {
          * @enum {string}
          */
         ActionEnum: "create" | "update" | "delete";
+        AdminUser: {
+            /** Format: date-time */
+            readonly date_joined: string;
+            display_name?: string;
+            email?: string;
+            readonly id: number;
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            is_active?: boolean;
+            /** @description Operates the whole platform: clusters, pools, all tenants. */
+            is_platform_admin?: boolean;
+            /**
+             * @description Language of what the platform writes to them; empty until they choose one.
+             *
+             *     * `` - not chosen
+             *     * `en` - English
+             *     * `zh` - 中文
+             */
+            readonly language: components["schemas"]["LanguageEnum"] | components["schemas"]["BlankEnum"];
+            /** Format: date-time */
+            readonly last_login: string | null;
+            readonly memberships: components["schemas"]["UserMembership"][];
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username: string;
+        };
+        AdminUserRequest: {
+            display_name?: string;
+            email?: string;
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            is_active?: boolean;
+            /** @description Operates the whole platform: clusters, pools, all tenants. */
+            is_platform_admin?: boolean;
+            /** @description The first password (on create only; later: POST .../password/). The platform's password rules apply. */
+            password: string;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username: string;
+        };
         AfterJob: {
             readonly id: number;
             readonly name: string;
@@ -2987,7 +3085,8 @@ export interface components {
             mean_util: number;
         };
         /**
-         * @description * `en` - English
+         * @description * `` - not chosen
+         *     * `en` - English
          *     * `zh` - 中文
          * @enum {string}
          */
@@ -3163,6 +3262,9 @@ export interface components {
             /** @description Shown once; store it now. */
             readonly token: string;
         };
+        NewPasswordRequest: {
+            password: string;
+        };
         NodeChange: {
             /** @description Nodes to add (> 0) or remove (< 0); added ones copy the pool's most common node. */
             nodes: number;
@@ -3320,6 +3422,19 @@ export interface components {
             /** @description Accelerators on hot-spare nodes. */
             spare_gpus: number;
             tenants: number;
+        };
+        PaginatedAdminUserList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["AdminUser"][];
         };
         PaginatedAlertList: {
             /**
@@ -3636,6 +3751,21 @@ export interface components {
         PasswordChangeRequest: {
             current_password: string;
             new_password: string;
+        };
+        PatchedAdminUserRequest: {
+            display_name?: string;
+            email?: string;
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            is_active?: boolean;
+            /** @description Operates the whole platform: clusters, pools, all tenants. */
+            is_platform_admin?: boolean;
+            /** @description The first password (on create only; later: POST .../password/). The platform's password rules apply. */
+            password?: string;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username?: string;
         };
         PatchedAlertReceiverRequest: {
             enabled?: boolean;
@@ -4945,6 +5075,11 @@ export interface components {
             device_hours: number;
             /** @description The group; "" for none (no project, owner gone). */
             key: string;
+        };
+        UserMembership: {
+            role: components["schemas"]["RoleEnum"];
+            /** @description The tenant's slug. */
+            tenant: string;
         };
         /**
          * @description A 400 for keys the serializer does not declare. Silently dropping them would let a spec
@@ -8920,6 +9055,136 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["UsageRow"][];
                 };
+            };
+        };
+    };
+    users_list: {
+        parameters: {
+            query?: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                is_active?: boolean;
+                is_platform_admin?: boolean;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Users whose username, display name or email address contains this (any case). */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAdminUserList"];
+                };
+            };
+        };
+    };
+    users_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUserRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["AdminUserRequest"];
+                "multipart/form-data": components["schemas"]["AdminUserRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+        };
+    };
+    users_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+        };
+    };
+    users_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedAdminUserRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedAdminUserRequest"];
+                "multipart/form-data": components["schemas"]["PatchedAdminUserRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+        };
+    };
+    users_password_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPasswordRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["NewPasswordRequest"];
+                "multipart/form-data": components["schemas"]["NewPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -13,6 +13,9 @@ export type LoginBody = Json<NonNullable<paths['/api/v1/auth/login/']['post']['r
 export type Profile = Ok<paths['/api/v1/auth/profile/']['get']>;
 export type ProfileBody = Body<paths['/api/v1/auth/profile/']['patch']>;
 export type PasswordChangeBody = Body<paths['/api/v1/auth/password/']['post']>;
+export type AdminUser = Item<Ok<paths['/api/v1/users/']['get']>>;
+export type AdminUserCreate = Body<paths['/api/v1/users/']['post']>;
+export type AdminUserEdit = Body<paths['/api/v1/users/{id}/']['patch']>;
 export type Overview = Ok<paths['/api/v1/overview/']['get']>;
 export type GpuModelCount = Overview['gpus_by_model'][number];
 

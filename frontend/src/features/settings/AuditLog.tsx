@@ -32,6 +32,7 @@ const OBJECT_TYPES = {
   'governance.idleflag': 'idleFlag',
   'jobs.job': 'job',
   'accounts.apitoken': 'apiToken',
+  'accounts.user': 'user',
   'quotas.quota': 'quota',
   'clusters.cluster': 'cluster',
   'clusters.resourcepool': 'pool',

@@ -35,6 +35,7 @@ import { AuditLog } from './AuditLog';
 import { IdlePolicyReset } from './IdlePolicyReset';
 import { Members } from './Members';
 import { Profile } from './Profile';
+import { Users } from './Users';
 
 export function SettingsPage() {
   const { t } = useTranslation();
@@ -77,6 +78,7 @@ export function SettingsPage() {
               : []),
             ...(tenant.isPlatformAdmin
               ? [
+                  { key: 'users', label: t('users.tab'), children: <Users /> },
                   {
                     key: 'platform-idle',
                     label: t('idle.defaultTab'),
