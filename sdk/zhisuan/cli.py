@@ -815,7 +815,7 @@ def cmd_sweep_cancel(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------------- main
+# ------------------------------------------------------------------------- inference services
 def cmd_inference_deploy(args: argparse.Namespace, out: TextIO) -> int:
     """Create an inference service (the autoscaled kind the dashboard's Inference page lists)
     from a file of the inference services API's fields."""
@@ -990,6 +990,7 @@ def cmd_inference_rollback(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- notebooks
 def cmd_notebook_open(args: argparse.Namespace, out: TextIO) -> int:
     """Print (and open in a browser) the platform address of a running notebook. The browser
     signs in to the platform as usual; the notebook's token stays on the server."""
@@ -1037,6 +1038,114 @@ def cmd_notebook_delete_files(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- users (admins)
+def _read_password(args: argparse.Namespace) -> str:
+    """--password-stdin: stdin's first line (scripts); else typed twice at a hidden prompt.
+    Never an argument, which other users of the machine could read in the process list."""
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    elif sys.stdin.isatty():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", getpass.GetPassWarning)
+                password = getpass.getpass("Password: ")
+                if getpass.getpass("Again: ") != password:
+                    raise CliError("the two passwords differ", EXIT_USAGE)
+        except getpass.GetPassWarning:
+            raise CliError("this terminal cannot hide the password: give it on stdin with "
+                           "--password-stdin", EXIT_USAGE) from None  # fmt: skip
+        except EOFError:
+            print(file=sys.stderr)
+            password = ""
+    else:
+        raise CliError("no terminal to ask for the password on: give it on stdin with "
+                       "--password-stdin", EXIT_USAGE)  # fmt: skip
+    if not password:
+        raise CliError("the password was empty", EXIT_USAGE)
+    return password
+
+
+def _user_ref(user: dict[str, Any]) -> str:
+    return f"User {user['username']} (id {user['id']})"
+
+
+def _user_by_name(client: ApiClient, username: str) -> dict[str, Any]:
+    """The user of this username (the API's search matches parts of names: pick the exact)."""
+    found, _ = client.list_more("/api/v1/users/", 500, search=username)
+    for user in found:
+        if user["username"] == username:
+            return dict(user)
+    raise CliError(f"no user {username!r}", EXIT_NOT_FOUND)
+
+
+def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
+    """The platform's users by username (platform admins only)."""
+    client = _client(args)
+    params: dict[str, Any] = {}
+    if args.search:
+        params["search"] = args.search
+    if not args.all:
+        params["is_active"] = "true"
+    users, more = client.list_more("/api/v1/users/", args.limit, **params)
+    rows = [
+        (u["username"], u["display_name"], u["email"],
+         ",".join(f"{m['tenant']}:{m['role']}" for m in u["memberships"]) or "-",
+         "admin" if u["is_platform_admin"] else "",
+         "active" if u["is_active"] else "deactivated",
+         _when(u["last_login"]) if u["last_login"] else "never")
+        for u in users
+    ]  # fmt: skip
+    _table(rows, ["USERNAME", "NAME", "EMAIL", "TENANTS", "PLATFORM", "STATE", "LAST-LOGIN"], out)
+    if more:
+        print(f"zs: showing the first {len(users)} users by name; there are more: raise --limit "
+              "to see them", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def cmd_user_create(args: argparse.Namespace, out: TextIO) -> int:
+    """A new user with a first password; add them to a tenant in its Members afterwards."""
+    password = _read_password(args)
+    client = _client(args)
+    body: dict[str, Any] = {"username": args.username, "password": password,
+                            "is_platform_admin": args.platform_admin}  # fmt: skip
+    if args.name is not None:
+        body["display_name"] = args.name
+    if args.email is not None:
+        body["email"] = args.email
+    user = client.post("/api/v1/users/", body)
+    admin = ", a platform admin" if user["is_platform_admin"] else ""
+    print(f"Created {_user_ref(user)}{admin}. Add them to a tenant: Settings, Members (a tenant "
+          "admin).", file=out)  # fmt: skip
+    return 0
+
+
+def cmd_user_active(args: argparse.Namespace, out: TextIO) -> int:
+    """Deactivate or activate a user (``zs user deactivate|activate USERNAME``)."""
+    client = _client(args)
+    user = _user_by_name(client, args.username)
+    active = args.user_command == "activate"
+    if user["is_active"] == active:
+        print(f"{_user_ref(user)} is already {'active' if active else 'deactivated'}; nothing "
+              "to do.", file=out)  # fmt: skip
+        return 0
+    user = client.patch(f"/api/v1/users/{user['id']}/", {"is_active": active})
+    said = ("can sign in again; their API tokens work again" if active else
+            "deactivated: cannot sign in, API tokens refused; jobs and history stay")  # fmt: skip
+    print(f"{_user_ref(user)}: {said}.", file=out)
+    return 0
+
+
+def cmd_user_password(args: argparse.Namespace, out: TextIO) -> int:
+    """Set a new password for a user who lost theirs; their signed-in browsers are signed out."""
+    password = _read_password(args)
+    client = _client(args)
+    user = _user_by_name(client, args.username)
+    client.post(f"/api/v1/users/{user['id']}/password/", {"password": password})
+    print(f"{_user_ref(user)}: new password set; their browsers are signed out.", file=out)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="zs", description="Zhisuan (智算) command line")
     p.add_argument("--version", action="version", version=f"zs {__version__}")
@@ -1199,6 +1308,38 @@ def build_parser() -> argparse.ArgumentParser:
     notebook_actions["delete-files"].add_argument(
         "--yes", action="store_true", help="confirm: the files are lost"
     )
+    user = sub.add_parser("user", help="the platform's users (platform admins): list, create, "
+                          "deactivate, activate, set a password",
+                          description="the platform's users (platform admins only)",
+                          parents=[common])  # fmt: skip
+    user_sub = user.add_subparsers(dest="user_command", required=True, metavar="ACTION")
+    user_list = user_sub.add_parser("list", help="users by username", parents=[common])
+    user_list.set_defaults(func=cmd_user_list)
+    user_list.add_argument("--search", help="only users whose username, name or email contains "
+                           "this")  # fmt: skip
+    user_list.add_argument("--all", action="store_true", help="deactivated users too")
+    user_list.add_argument("--limit", type=_positive, default=200, help="at most this many")
+    stdin_help = "read the password from stdin's first line (else asked twice, hidden)"
+    create = user_sub.add_parser("create", help="a new user with a first password",
+                                 parents=[common])  # fmt: skip
+    create.set_defaults(func=cmd_user_create)
+    create.add_argument("username")
+    create.add_argument("--name", help="display name")
+    create.add_argument("--email", help="where notices about their jobs are emailed")
+    create.add_argument("--platform-admin", action="store_true", help="operates the platform")
+    create.add_argument("--password-stdin", action="store_true", help=stdin_help)
+    for name, text in (
+        ("deactivate", "stop a user signing in (API tokens refused; jobs and history stay)"),
+        ("activate", "let a deactivated user sign in again"),
+    ):
+        action = user_sub.add_parser(name, help=text, parents=[common])
+        action.set_defaults(func=cmd_user_active)
+        action.add_argument("username")
+    password = user_sub.add_parser("password", help="set a new password for a user who lost "
+                                   "theirs", parents=[common])  # fmt: skip
+    password.set_defaults(func=cmd_user_password)
+    password.add_argument("username")
+    password.add_argument("--password-stdin", action="store_true", help=stdin_help)
     return p
 
 
