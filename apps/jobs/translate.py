@@ -20,7 +20,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-LANGUAGES = ("en", "zh")
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 

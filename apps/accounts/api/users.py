@@ -22,7 +22,6 @@ from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.serializers import BaseSerializer
 
 from apps.accounts.api.passwords import CHANGED, password_errors
 from apps.accounts.api.serializers import saved_language
@@ -146,13 +145,6 @@ class UserViewSet(AuditedModelViewSet[User]):
     filterset_class = UserFilter
     pagination_class = UsernamePagination
     http_method_names = ["get", "post", "patch", "head", "options"]
-
-    def perform_update(self, serializer: BaseSerializer[User]) -> None:
-        with transaction.atomic():
-            # Two admins editing one user at once: the second sees the first's change.
-            assert serializer.instance is not None
-            User.objects.select_for_update().filter(pk=serializer.instance.pk).first()
-            super().perform_update(serializer)
 
     @extend_schema(request=NewPasswordSerializer, responses={204: None})
     @action(detail=True, methods=["post"])
