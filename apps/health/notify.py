@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import logging
 import urllib.request
+from datetime import datetime
 
+from django.conf import settings
 from django.core.mail import send_mail
 from django.db.models import F
 
-from apps.health.models import Alert, AlertReceiver, ReceiverKind
+from apps.health import catalogue
+from apps.health.models import Alert, AlertReceiver, FaultRule, ReceiverKind
 
 log = logging.getLogger("zhisuan.health.notify")
 RANK = {"info": 0, "warning": 1, "critical": 2}
@@ -47,6 +50,55 @@ def payload(alert: Alert) -> dict[str, object]:
     }
 
 
+def _utc(at: datetime | str) -> str:
+    moment = datetime.fromisoformat(at) if isinstance(at, str) else at
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _meaning(code: str) -> str:
+    """What the fault means, from the operators' catalogue (their own words first)."""
+    family = catalogue.family(code)
+    rows = {r.code: r.description for r in FaultRule.objects.filter(code__in=[code, family])}
+    defaults = {r.code: r.description for r in catalogue.DEFAULT_RULES}
+    return rows.get(code) or defaults.get(code) or rows.get(family) or defaults.get(family) or ""
+
+
+def email_text(alert: Alert) -> tuple[str, str]:
+    """Subject and body of an alert's email: what broke, where, what the platform did about it
+    and where to look, for the person on call; the webhook's JSON follows, for mail filters and
+    scripts that parse it."""
+    node = alert.node
+    subject = f"[zhisuan {alert.severity}] {node.name}: {alert.fault}"
+    where = f"pool {node.pool.name}" if node.pool is not None else "in no pool"
+    lines = [
+        f"{alert.severity.capitalize()}: fault {alert.fault} on node {node.name} ({where}).",
+        alert.message,
+    ]
+    meaning = _meaning(alert.fault)
+    if meaning:
+        lines.append(f"What it means: {meaning}.")
+    lines.append("")
+    incident = alert.incident
+    if incident is not None:
+        lines.append(
+            f"Incident #{incident.pk} ({incident.state}), opened {_utc(incident.opened_at)}; "
+            f"the rule's action: {incident.get_action_display().lower()}."
+        )
+        taken = [(at, what) for at, what in incident.actions_taken if isinstance(what, str)]
+        if taken:
+            lines.append("What the platform did:")
+            lines.extend(f"  {_utc(at)}  {what}" for at, what in taken)
+        lines.append("")
+    lines += [
+        f"Raised {_utc(alert.created_at)}. Acknowledge it and follow the incident on the "
+        f"dashboard's Health page: {settings.PUBLIC_API_URL}/health",
+        "",
+        "The alert as webhooks receive it:",
+        json.dumps(payload(alert), indent=2),
+    ]
+    return subject, "\n".join(lines)
+
+
 def _webhook(url: str, body: dict[str, object]) -> str:
     request = urllib.request.Request(  # noqa: S310 - an operator-configured http(s) URL
         url,
@@ -60,7 +112,7 @@ def _webhook(url: str, body: dict[str, object]) -> str:
 
 def deliver(alert_id: int) -> dict[str, str]:
     """Send once to each matching receiver not yet delivered to (a retry skips those done)."""
-    alert = Alert.objects.select_related("node").filter(pk=alert_id).first()
+    alert = Alert.objects.select_related("node__pool", "incident").filter(pk=alert_id).first()
     if alert is None:
         return {}
     outcome = dict(alert.deliveries)
@@ -75,8 +127,8 @@ def deliver(alert_id: int) -> dict[str, str]:
             if receiver.kind == ReceiverKind.WEBHOOK:
                 outcome[key] = _webhook(receiver.target, body)
             else:
-                subject = f"[zhisuan {alert.severity}] {alert.node.name}: {alert.fault}"
-                send_mail(subject, json.dumps(body, indent=2), None, [receiver.target])
+                subject, text = email_text(alert)
+                send_mail(subject, text, None, [receiver.target])
                 outcome[key] = "sent"
         except (OSError, ValueError) as exc:  # URLError, SMTP errors, timeouts, a bad URL
             outcome[key] = f"error: {exc}"[:200]

@@ -121,6 +121,18 @@ def test_alert_goes_to_webhook_and_email_once(sim: Pool, hook: str) -> None:
     assert [b["fault"] for b in _Hook.bodies] == ["xid:79"]
     assert len(mail.outbox) == 1 and mail.outbox[0].to == ["ops@example.com"]
     assert "n0: xid:79" in mail.outbox[0].subject
+    # Written for the person on call: what, where, what was done, where to look; then the JSON.
+    text = mail.outbox[0].body
+    lines = text.splitlines()
+    assert lines[0] == f"Critical: fault xid:79 on node n0 (pool {sim.pool.name})."
+    assert lines[1] == alert.message
+    assert lines[2] == "What it means: XID 79: GPU has fallen off the bus."
+    incident = alert.incident
+    assert incident is not None
+    assert f"Incident #{incident.pk} (open)" in text
+    assert "What the platform did:" in text and "cordoned" in text
+    assert "Health page: http://" in text
+    assert json.loads(text.split("The alert as webhooks receive it:\n", 1)[1]) == _Hook.bodies[0]
 
 
 def test_probe_run_finds_and_cordons_the_slow_node(world, sim: Pool) -> None:
