@@ -65,7 +65,9 @@ def _base_url(url: str) -> str:
     return url
 
 
-def _client(args: argparse.Namespace) -> ApiClient:
+def _client(args: argparse.Namespace, *, tenant: bool = True) -> ApiClient:
+    """The client of the stored (or given) server and token; ``tenant``: the command works in
+    one, which must be known."""
     s = _config.load(url=args.url, tenant=args.tenant)
     stored = _config.load_file()
     if s.url and not s.token and stored.get("token"):
@@ -75,9 +77,9 @@ def _client(args: argparse.Namespace) -> ApiClient:
     if not s.url or not s.token:
         raise CliError("not logged in: run `zs login --url URL` (or set ZS_API_URL and ZS_TOKEN)",
                        EXIT_AUTH)  # fmt: skip
-    if not s.tenant:
+    if tenant and not s.tenant:
         raise CliError("no tenant: pass --tenant or run `zs login --tenant SLUG`", EXIT_USAGE)
-    return ApiClient(_base_url(s.url), s.token, s.tenant, timeout=args.timeout)
+    return ApiClient(_base_url(s.url), s.token, s.tenant or "-", timeout=args.timeout)
 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], out: TextIO) -> None:
@@ -220,6 +222,11 @@ def cmd_login(args: argparse.Namespace, out: TextIO) -> int:
     if not isinstance(rows, list) or not all(isinstance(t, dict) and "slug" in t for t in rows):
         raise _not_api(url, 200, "application/json")
     slugs = [str(t["slug"]) for t in rows]
+    if tenant is None and not slugs:
+        # A new platform's first admin: `zs user ...` needs no tenant; other commands say so.
+        path = _config.save_file(url=url, token=token, tenant="")
+        print(f"Logged in to {url} (no tenant yet). Settings saved to {path}.", file=out)
+        return 0
     if tenant is None:
         if len(slugs) != 1:
             raise CliError(f"you belong to {len(slugs)} tenants ({', '.join(slugs) or 'none'}); "
@@ -1080,7 +1087,7 @@ def _user_by_name(client: ApiClient, username: str) -> dict[str, Any]:
 
 def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
     """The platform's users by username (platform admins only)."""
-    client = _client(args)
+    client = _client(args, tenant=False)
     params: dict[str, Any] = {}
     if args.search:
         params["search"] = args.search
@@ -1105,7 +1112,7 @@ def cmd_user_list(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_user_create(args: argparse.Namespace, out: TextIO) -> int:
     """A new user with a first password; add them to a tenant in its Members afterwards."""
     password = _read_password(args)
-    client = _client(args)
+    client = _client(args, tenant=False)
     body: dict[str, Any] = {"username": args.username, "password": password,
                             "is_platform_admin": args.platform_admin}  # fmt: skip
     if args.name is not None:
@@ -1121,7 +1128,7 @@ def cmd_user_create(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_user_active(args: argparse.Namespace, out: TextIO) -> int:
     """Deactivate or activate a user (``zs user deactivate|activate USERNAME``)."""
-    client = _client(args)
+    client = _client(args, tenant=False)
     user = _user_by_name(client, args.username)
     active = args.user_command == "activate"
     if user["is_active"] == active:
@@ -1138,7 +1145,7 @@ def cmd_user_active(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_user_password(args: argparse.Namespace, out: TextIO) -> int:
     """Set a new password for a user who lost theirs; their signed-in browsers are signed out."""
     password = _read_password(args)
-    client = _client(args)
+    client = _client(args, tenant=False)
     user = _user_by_name(client, args.username)
     client.post(f"/api/v1/users/{user['id']}/password/", {"password": password})
     print(f"{_user_ref(user)}: new password set; their browsers are signed out.", file=out)

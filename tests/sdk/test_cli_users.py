@@ -88,3 +88,14 @@ def test_a_member_is_refused(world, live_server, sdk_env, capsys) -> None:
     assert zs("--url", live_server.url, "login", "--token", token)[0] == 0
     assert zs("user", "list")[0] == 3
     assert "HTTP 403" in capsys.readouterr().err
+
+
+def test_a_new_platform_s_first_admin_logs_in_with_no_tenant_yet(live_server, sdk_env, capsys):
+    admin = User.objects.create_user("first", password="a-first-password-9", is_platform_admin=True)
+    _, token = create_token(user=admin, name="cli")
+    code, out = zs("--url", live_server.url, "login", "--token", token)
+    assert code == 0 and "(no tenant yet)" in out
+    code, out = zs("user", "list")
+    assert code == 0 and out.splitlines()[1].startswith("first ")
+    assert zs("list")[0] == 2
+    assert "no tenant: pass --tenant" in capsys.readouterr().err
