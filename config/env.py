@@ -58,6 +58,24 @@ DOCUMENTED: dict[str, str] = {
     "registry.example.com/zhisuan/nccl-tests:2.13, a placeholder: build or mirror your own)",
     "ZS_WEBHOOK_ALLOW_PRIVATE": "let governance webhooks call private, loopback and link-local "
     "addresses (default false: public addresses only, against SSRF)",
+    "ZS_OIDC_ISSUER": "single sign-on: the OpenID Connect provider's issuer (the ID token's iss); "
+    "set it to turn SSO on (docs/sso.md)",
+    "ZS_OIDC_NAME": "single sign-on: what the login page's button names (default single sign-on)",
+    "ZS_OIDC_CLIENT_ID": "single sign-on: this platform's client id at the provider",
+    "ZS_OIDC_CLIENT_SECRET": "single sign-on: its client secret",
+    "ZS_OIDC_AUTHORIZATION_URL": "single sign-on: the provider's authorization_endpoint",
+    "ZS_OIDC_TOKEN_URL": "single sign-on: the provider's token_endpoint",
+    "ZS_OIDC_USERINFO_URL": "single sign-on: the provider's userinfo_endpoint (empty: the ID "
+    "token's claims alone)",
+    "ZS_OIDC_JWKS_URL": "single sign-on: the provider's jwks_uri (the ID token's signing keys)",
+    "ZS_OIDC_SIGN_ALGO": "single sign-on: the ID token's signing algorithm (default RS256)",
+    "ZS_OIDC_SCOPES": "single sign-on: scopes asked for (default openid email profile)",
+    "ZS_OIDC_USERNAME_CLAIM": "single sign-on: the claim a new user's username comes from (default "
+    "preferred_username)",
+    "ZS_OIDC_GROUPS_CLAIM": "single sign-on: the claim listing the person's groups (default "
+    "groups)",
+    "ZS_OIDC_ADMIN_GROUP": "single sign-on: members of this group are platform admins, others not "
+    "(default empty: rights are set in Settings, Users)",
 }
 
 

@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from apps.accounting.api import PlatformUsageViewSet, TenantUsageViewSet
+from apps.accounts.api import sso
 from apps.accounts.api.users import UserViewSet
 from apps.accounts.api.views import (
     ApiTokenViewSet,
@@ -87,6 +88,10 @@ api_v1 = [
     path("auth/logout/", LogoutView.as_view(), name="auth-logout"),
     path("auth/profile/", ProfileView.as_view(), name="auth-profile"),
     path("auth/password/", PasswordView.as_view(), name="auth-password"),
+    path("auth/providers/", sso.ProvidersView.as_view(), name="auth-providers"),
+    # Single sign-on's browser redirects (not part of the JSON API; 404 while not configured).
+    path("auth/oidc/login/", sso.login, name="oidc_authentication_init"),
+    path("auth/oidc/callback/", sso.callback, name="oidc_authentication_callback"),
     path("overview/", OverviewView.as_view(), name="overview"),
     path("health/report/", AgentReportView.as_view(), name="health-report"),
     path("telemetry/", include("apps.telemetry.urls")),

@@ -69,3 +69,21 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None and self.expires_at > timezone.now()
+
+
+class OidcIdentity(models.Model):
+    """Who a user is at the organisation's OpenID Connect provider: the ID token's issuer and
+    subject, which never change (apps/accounts/oidc.py)."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="oidc_identities")
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="uniq_oidc_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

@@ -258,3 +258,30 @@ LOGGING: dict[str, Any] = {
         "celery": {"level": "WARNING"},
     },
 }
+
+# Single sign-on with an OpenID Connect provider (apps/accounts/oidc.py): on when ZS_OIDC_ISSUER
+# is set. The endpoints are the provider's discovery document's (.well-known/openid-configuration):
+# authorization_endpoint, token_endpoint, userinfo_endpoint (optional) and jwks_uri. The
+# provider's client must allow the redirect URI <ZS_PUBLIC_URL>/api/v1/auth/oidc/callback/.
+OIDC_ISSUER = env.get_str("ZS_OIDC_ISSUER", "")
+OIDC_NAME = env.get_str("ZS_OIDC_NAME", "single sign-on")  # the login page's button
+OIDC_RP_CLIENT_ID = env.get_str("ZS_OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = env.get_str("ZS_OIDC_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env.get_str("ZS_OIDC_AUTHORIZATION_URL", "")
+OIDC_OP_TOKEN_ENDPOINT = env.get_str("ZS_OIDC_TOKEN_URL", "")
+OIDC_OP_USER_ENDPOINT = env.get_str("ZS_OIDC_USERINFO_URL", "")
+OIDC_OP_JWKS_ENDPOINT = env.get_str("ZS_OIDC_JWKS_URL", "")
+OIDC_RP_SIGN_ALGO = env.get_str("ZS_OIDC_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = env.get_str("ZS_OIDC_SCOPES", "openid email profile")
+OIDC_USERNAME_CLAIM = env.get_str("ZS_OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_GROUPS_CLAIM = env.get_str("ZS_OIDC_GROUPS_CLAIM", "groups")
+OIDC_ADMIN_GROUP = env.get_str("ZS_OIDC_ADMIN_GROUP", "")  # empty: rights set in Settings, Users
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL = "/"
+LOGIN_REDIRECT_URL_FAILURE = "/login?sso=failed"
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    *(["apps.accounts.oidc.Backend"] if OIDC_ISSUER else []),
+]

@@ -25,14 +25,17 @@ TEST_REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 # a real worker and broker start them explicitly.
 CELERY_BROKER_URL = "memory://"
 CELERY_TASK_ALWAYS_EAGER = False
+# Channel groups per pytest run too: two runs on one Redis would hear each other's broadcasts
+# (a "pools" listener of one run got the other run's pool). Processes a test starts inherit it.
+CHANNEL_PREFIX = os.environ.setdefault("ZS_TEST_CHANNEL_PREFIX", f"zs-test-{os.getpid()}")
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": "zs-test"},
+        "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": CHANNEL_PREFIX},
     },
     "telemetry": {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": "zs-test"},
+        "CONFIG": {"hosts": [TEST_REDIS_URL], "prefix": CHANNEL_PREFIX},
     },
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast tests only

@@ -57,6 +57,7 @@ POLICY: dict[tuple[str, str], str] = {
     ("get", "/api/v1/auth/profile/"): "own",
     ("patch", "/api/v1/auth/profile/"): "own",
     ("post", "/api/v1/auth/password/"): "own",
+    ("get", "/api/v1/auth/providers/"): "readable",
     ("get", "/api/v1/clusters/"): "readable",
     ("post", "/api/v1/clusters/"): "denied",
     ("get", "/api/v1/clusters/{id}/"): "readable",

@@ -36,8 +36,9 @@ APP = get_wsgi_application()
 CHECKS = [not_a_server_error, response_schema_conformance]
 # Public on purpose: login itself, "who am I" (answers anonymous), logout (a no-op without a
 # session). The node agent's report takes a node token, not a user: refused here all the same.
+# The login page's own calls, before anyone has signed in (providers: which SSO it offers).
 PUBLIC = {("POST", "/api/v1/auth/login/"), ("GET", "/api/v1/auth/session/"),
-          ("POST", "/api/v1/auth/logout/")}  # fmt: skip
+          ("POST", "/api/v1/auth/logout/"), ("GET", "/api/v1/auth/providers/")}  # fmt: skip
 EXAMPLES = {GenerationMode.POSITIVE: 240, GenerationMode.NEGATIVE: 160}
 # The platform admin's pass: it may write platform objects (clusters, pools, quotas, health
 # rules, tenants), so its cases also name real objects by id, to reach past the 404.

@@ -97,6 +97,23 @@ export interface paths {
         patch: operations["auth_profile_partial_update"];
         trace?: never;
     };
+    "/api/v1/auth/providers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How one may sign in besides a password: the login page asks before anyone has. */
+        get: operations["auth_providers_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/session/": {
         parameters: {
             query?: never;
@@ -4244,6 +4261,10 @@ export interface components {
             description?: string;
             name: string;
         };
+        Providers: {
+            /** @description null: no single sign-on configured. */
+            sso: components["schemas"]["Sso"] | null;
+        };
         /**
          * @description * `expire` - Expire (fail the job)
          *     * `escalate` - Escalate to tenant admins (job keeps waiting)
@@ -4640,6 +4661,12 @@ export interface components {
             name: string;
             summary: components["schemas"]["Counts"];
             units: components["schemas"]["Unit"][];
+        };
+        Sso: {
+            /** @description Where the button goes; add ?next=/path. */
+            login_url: string;
+            /** @description What the login page's button names (ZS_OIDC_NAME). */
+            name: string;
         };
         /**
          * @description * `ok` - OK
@@ -5453,6 +5480,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Profile"];
+                };
+            };
+        };
+    };
+    auth_providers_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Providers"];
                 };
             };
         };

@@ -23,6 +23,8 @@ export interface RecordedRequest {
  * as "none" unless a test routes it itself, so each page's test lists only its own requests.
  */
 const FRAME_DEFAULTS: [RegExp, StubResponse][] = [
+  // The login page asks how one may sign in; passwords only unless a test says otherwise.
+  [/^GET \/api\/v1\/auth\/providers\/$/, { status: 200, body: { sso: null } }],
   [
     /^GET \/api\/v1\/tenants\/[^/]+\/governance\/notifications\/unread-count\/$/,
     { status: 200, body: { marked: 0, unread: 0 } },

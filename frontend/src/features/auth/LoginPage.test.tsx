@@ -84,4 +84,28 @@ describe('login', () => {
       expect(router.state.location.pathname).toBe('/overview');
     });
   });
+
+  it('offers single sign-on when the server has a provider, keeping where to go after', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': { ...NOT_LOGGED_IN, setCookie: 'csrftoken=tok123; path=/' },
+      'GET /api/v1/auth/providers/': {
+        status: 200,
+        body: { sso: { name: 'Lab SSO', login_url: '/api/v1/auth/oidc/login/' } },
+      },
+    });
+    renderApp('/login?next=%2Fjobs%3Fstate%3Dqueued');
+    const button = await screen.findByRole('link', { name: 'Sign in with Lab SSO' });
+    expect(button.getAttribute('href')).toBe(
+      '/api/v1/auth/oidc/login/?next=%2Fjobs%3Fstate%3Dqueued',
+    );
+    expect(screen.getByText('or with a password')).toBeTruthy();
+  });
+
+  it('says when single sign-on failed', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': { ...NOT_LOGGED_IN, setCookie: 'csrftoken=tok123; path=/' },
+    });
+    renderApp('/login?sso=failed');
+    expect(await screen.findByText(/Single sign-on failed/)).toBeTruthy();
+  });
 });

@@ -1,11 +1,12 @@
 import { LockOutlined, UserOutlined } from '@ant-design/icons';
-import { Alert, Button, Card, Form, Input, Typography } from 'antd';
+import { useQuery } from '@tanstack/react-query';
+import { Alert, Button, Card, Divider, Form, Input, Typography } from 'antd';
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Navigate, useSearchParams } from 'react-router';
 import { BrandMark } from '../../components/BrandMark';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
-import type { ApiError } from '../../lib/api';
+import { api, type ApiError, unwrap } from '../../lib/api';
 import type { LoginBody } from '../../lib/apiTypes';
 import { useDocumentTitle } from '../../lib/useDocumentTitle';
 import { useLogin, useSession } from './api';
@@ -37,13 +38,26 @@ function ServerRedirect({ to }: { to: string }) {
   return null;
 }
 
+/** Single sign-on, when the server has a provider configured (null: passwords only). */
+function useSso() {
+  const providers = useQuery({
+    queryKey: ['auth-providers'],
+    queryFn: ({ signal }) => unwrap(api.GET('/api/v1/auth/providers/', { signal })),
+    staleTime: Infinity,
+  });
+  return providers.data?.sso ?? null;
+}
+
 export function LoginPage() {
   const { t } = useTranslation();
   const [searchParams] = useSearchParams();
   const next = safeNextPath(searchParams.get('next'));
   const session = useSession();
   const login = useLogin();
-  const errorMessage = useLoginErrorMessage(login.error);
+  const sso = useSso();
+  const ssoFailed = searchParams.get('sso') === 'failed';
+  const errorMessage =
+    useLoginErrorMessage(login.error) ?? (ssoFailed ? t('login.ssoFailed') : null);
   useDocumentTitle(t('login.title'));
 
   // Already signed in, or just signed in (useLogin writes the session into the cache).
@@ -74,6 +88,19 @@ export function LoginPage() {
           {errorMessage !== null && (
             <Alert type="error" showIcon title={errorMessage} className={styles.alert} />
           )}
+          {sso !== null && (
+            <>
+              <Button
+                type="primary"
+                block
+                size="large"
+                href={`${sso.login_url}?next=${encodeURIComponent(next)}`}
+              >
+                {t('login.sso', { name: sso.name })}
+              </Button>
+              <Divider plain>{t('login.orPassword')}</Divider>
+            </>
+          )}
           <Form<LoginBody>
             name="login"
             layout="vertical"
@@ -101,7 +128,13 @@ export function LoginPage() {
                 size="large"
               />
             </Form.Item>
-            <Button type="primary" htmlType="submit" block size="large" loading={login.isPending}>
+            <Button
+              type={sso === null ? 'primary' : 'default'}
+              htmlType="submit"
+              block
+              size="large"
+              loading={login.isPending}
+            >
               {t('login.submit')}
             </Button>
           </Form>

@@ -52,6 +52,10 @@ export const en = {
     throttled: 'Too many attempts. Wait a minute and try again.',
     failed: 'Sign-in failed: {{detail}}',
     footer: 'Open-source AI compute platform for GPU clusters',
+    sso: 'Sign in with {{name}}',
+    orPassword: 'or with a password',
+    ssoFailed:
+      'Single sign-on failed: the provider did not confirm who you are, or your account here is deactivated. Try again, or ask an administrator.',
   },
   overview: {
     title: 'Overview',

@@ -53,6 +53,10 @@ export const zh: Messages = {
     throttled: '尝试次数过多，请一分钟后再试。',
     failed: '登录失败：{{detail}}',
     footer: '面向 GPU 集群的开源 AI 算力平台',
+    sso: '使用 {{name}} 登录',
+    orPassword: '或使用密码登录',
+    ssoFailed:
+      '单点登录失败：身份提供方未能确认你的身份，或你在本平台的账号已停用。请重试，或联系管理员。',
   },
   overview: {
     title: '概览',
