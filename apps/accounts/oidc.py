@@ -17,6 +17,7 @@ to give, Settings, Users). A deactivated user stays out. Passwords still work fo
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import jwt
@@ -29,6 +30,7 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from apps.accounts.models import OidcIdentity, User
 
 log = logging.getLogger("zhisuan.auth")
+_USERNAME_UNSAFE = re.compile(r"[^\w.@+-]+")
 
 
 def enabled() -> bool:
@@ -93,8 +95,10 @@ class Backend(OIDCAuthenticationBackend):  # type: ignore[misc]  # the library i
         return f"subject {claims.get('sub')}"
 
     def create_user(self, claims: dict[str, Any]) -> User:
-        wanted = _claim(claims, settings.OIDC_USERNAME_CLAIM) or f"user-{claims['sub']}"
-        wanted = wanted[:140]
+        # A username holds letters, digits and @.+-_ (Django's rule, which Members and the CLI
+        # rely on): "Ada Lovelace" becomes "Ada-Lovelace".
+        wanted = _USERNAME_UNSAFE.sub("-", _claim(claims, settings.OIDC_USERNAME_CLAIM)).strip("-")
+        wanted = (wanted or f"user-{_USERNAME_UNSAFE.sub('-', claims['sub'])}")[:140]
         for n in range(1, 100):
             username = wanted if n == 1 else f"{wanted}-{n}"
             try:
@@ -107,10 +111,11 @@ class Backend(OIDCAuthenticationBackend):  # type: ignore[misc]  # the library i
                         user=user, issuer=settings.OIDC_ISSUER, subject=claims["sub"]
                     )
             except IntegrityError:
-                if OidcIdentity.objects.filter(
+                known = OidcIdentity.objects.filter(
                     issuer=settings.OIDC_ISSUER, subject=claims["sub"]
-                ).exists():
-                    raise  # the same person signing in twice at once: the other won
+                ).first()
+                if known is not None:  # the same person signing in twice at once: one made it
+                    return known.user
                 continue  # the username is someone else's
             log.info("oidc: created user %s for subject %s", username, claims["sub"])
             return user

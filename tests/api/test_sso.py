@@ -138,6 +138,9 @@ def test_a_taken_username_gets_a_number_not_the_other_person_s_account(provider)
     me = whoami(browser)
     assert me is not None and me["username"] == "ada-2"
     assert not local.oidc_identities.exists()
+    # Characters a username may not hold become dashes.
+    me = whoami(sign_in(provider, {"sub": "u-7", "preferred_username": " Grace Hopper/ops "}))
+    assert me is not None and me["username"] == "Grace-Hopper-ops"
 
 
 @pytest.mark.parametrize(
