@@ -32,3 +32,14 @@ export function applyServerErrors(
   if (entries.length === 0) unmatched.push(error.detail);
   return { unmatched, fields };
 }
+
+/** `applyServerErrors`, with what no field can show said in a message (antd's `message`). */
+export function reportServerErrors(
+  form: FormInstance,
+  error: unknown,
+  known: (string | number)[][],
+  message: { error: (text: string) => unknown },
+): void {
+  const { unmatched } = applyServerErrors(form, error, known);
+  if (unmatched.length > 0) void message.error(unmatched.join(' '));
+}

@@ -1,7 +1,7 @@
 import { App, Button, Divider, Form, Input, Space, Typography } from 'antd';
 import { useTranslation } from 'react-i18next';
 import { LanguageSwitch } from '../../components/LanguageSwitch';
-import { applyServerErrors } from '../../lib/formErrors';
+import { reportServerErrors } from '../../lib/formErrors';
 import type { SessionUser } from '../../lib/apiTypes';
 import { useChangePassword, useSaveProfile } from '../auth/api';
 
@@ -52,8 +52,7 @@ function ProfileForm({ user }: { user: SessionUser }) {
         save.mutate(values, {
           onSuccess: () => void message.success(t('settings.profileSaved')),
           onError: (error) => {
-            const { unmatched } = applyServerErrors(form, error, [['display_name'], ['email']]);
-            if (unmatched.length > 0) void message.error(unmatched.join(' '));
+            reportServerErrors(form, error, [['display_name'], ['email']], message);
           },
         });
       }}
@@ -99,11 +98,7 @@ function PasswordForm() {
               void message.success(t('settings.passwordChanged'));
             },
             onError: (error) => {
-              const { unmatched } = applyServerErrors(form, error, [
-                ['current_password'],
-                ['new_password'],
-              ]);
-              if (unmatched.length > 0) void message.error(unmatched.join(' '));
+              reportServerErrors(form, error, [['current_password'], ['new_password']], message);
             },
           },
         );

@@ -14,7 +14,7 @@ import {
   Tag,
   Typography,
 } from 'antd';
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CursorPager } from '../../components/CursorPager';
 import { QueryTable } from '../../components/QueryTable';
@@ -22,7 +22,7 @@ import { api, type ApiError, unwrap } from '../../lib/api';
 import type { AdminUser, AdminUserCreate, AdminUserEdit } from '../../lib/apiTypes';
 import { useCursorPages } from '../../lib/cursorPages';
 import { formatDateTime } from '../../lib/format';
-import { applyServerErrors } from '../../lib/formErrors';
+import { reportServerErrors } from '../../lib/formErrors';
 import { currentLanguage } from '../../lib/i18n';
 import { useSession } from '../auth/api';
 
@@ -248,27 +248,23 @@ function CreateUser({ onClose }: { onClose: () => void }) {
       onClose();
     },
     onError: (error) => {
-      const { unmatched } = applyServerErrors(form, error, [
-        ['username'],
-        ['display_name'],
-        ['email'],
-        ['password'],
-        ['is_platform_admin'],
-      ]);
-      if (unmatched.length > 0) void message.error(unmatched.join(' '));
+      reportServerErrors(
+        form,
+        error,
+        [['username'], ['display_name'], ['email'], ['password'], ['is_platform_admin']],
+        message,
+      );
     },
   });
   return (
-    <Modal
-      open
+    <FormModal
       title={t('users.create')}
       okText={t('users.createOk')}
-      cancelText={t('common.cancel')}
-      confirmLoading={create.isPending}
+      busy={create.isPending}
       onOk={() => {
         form.submit();
       }}
-      onCancel={onClose}
+      onClose={onClose}
     >
       <Form
         form={form}
@@ -308,7 +304,7 @@ function CreateUser({ onClose }: { onClose: () => void }) {
           <Checkbox>{t('users.platformAdmin')}</Checkbox>
         </Form.Item>
       </Form>
-    </Modal>
+    </FormModal>
   );
 }
 
@@ -334,25 +330,23 @@ function EditUser({
       onClose();
     },
     onError: (error) => {
-      const { unmatched } = applyServerErrors(form, error, [
-        ['display_name'],
-        ['email'],
-        ['is_platform_admin'],
-      ]);
-      if (unmatched.length > 0) void message.error(unmatched.join(' '));
+      reportServerErrors(
+        form,
+        error,
+        [['display_name'], ['email'], ['is_platform_admin']],
+        message,
+      );
     },
   });
   return (
-    <Modal
-      open
+    <FormModal
       title={t('users.editTitle', { user: user.username })}
       okText={t('common.save')}
-      cancelText={t('common.cancel')}
-      confirmLoading={save.isPending}
+      busy={save.isPending}
       onOk={() => {
         form.submit();
       }}
-      onCancel={onClose}
+      onClose={onClose}
     >
       <Form
         form={form}
@@ -385,7 +379,7 @@ function EditUser({
           <Checkbox disabled={self}>{t('users.platformAdmin')}</Checkbox>
         </Form.Item>
       </Form>
-    </Modal>
+    </FormModal>
   );
 }
 
@@ -405,21 +399,18 @@ function SetPassword({ user, onClose }: { user: AdminUser; onClose: () => void }
       onClose();
     },
     onError: (error) => {
-      const { unmatched } = applyServerErrors(form, error, [['password']]);
-      if (unmatched.length > 0) void message.error(unmatched.join(' '));
+      reportServerErrors(form, error, [['password']], message);
     },
   });
   return (
-    <Modal
-      open
+    <FormModal
       title={t('users.setPasswordTitle', { user: user.username })}
       okText={t('users.setPassword')}
-      cancelText={t('common.cancel')}
-      confirmLoading={set.isPending}
+      busy={set.isPending}
       onOk={() => {
         form.submit();
       }}
-      onCancel={onClose}
+      onClose={onClose}
     >
       <Form
         form={form}
@@ -438,6 +429,38 @@ function SetPassword({ user, onClose }: { user: AdminUser; onClose: () => void }
           <Input.Password autoComplete="new-password" />
         </Form.Item>
       </Form>
+    </FormModal>
+  );
+}
+
+/** A dialog around one form: OK submits it, Cancel closes. */
+function FormModal({
+  title,
+  okText,
+  busy,
+  onOk,
+  onClose,
+  children,
+}: {
+  title: string;
+  okText: string;
+  busy: boolean;
+  onOk: () => void;
+  onClose: () => void;
+  children: ReactNode;
+}) {
+  const { t } = useTranslation();
+  return (
+    <Modal
+      open
+      title={title}
+      okText={okText}
+      cancelText={t('common.cancel')}
+      confirmLoading={busy}
+      onOk={onOk}
+      onCancel={onClose}
+    >
+      {children}
     </Modal>
   );
 }
