@@ -29,7 +29,7 @@ def test_login_session_logout(world: World) -> None:
     )
     assert response.status_code == 200, response.content
     body = response.json()
-    assert body["user"]["username"] == "a-member"
+    assert body["user"]["username"] == "a-member" and body["user"]["has_password"] is True
     assert body["memberships"] == [
         {
             "tenant": {"id": world.tenant_a.pk, "slug": "tenant-a", "name": "Tenant-A"},

@@ -125,6 +125,7 @@ def test_a_first_sign_in_makes_the_user_and_later_ones_find_them_by_subject(prov
     )  # fmt: skip
     user = User.objects.get(username="ada")
     assert not user.has_usable_password() and not user.is_platform_admin
+    assert me["has_password"] is False  # the profile offers no password form
     assert OidcIdentity.objects.get().subject == "u-1"
     # Renamed and moved at the provider: the same user, name and address following.
     again = sign_in(provider, {**ada, "preferred_username": "ada2", "email": "ada@new.example"})

@@ -31,10 +31,16 @@ class SessionUserSerializer(UserSerializer):
     # A plain string: "" (no address) would fail the schema's format: email.
     email = serializers.CharField(read_only=True, help_text="Empty: no address given.")
     language = saved_language()
+    has_password = serializers.SerializerMethodField(
+        help_text="False for a user made by single sign-on, who signs in at the provider."
+    )
 
     class Meta(UserSerializer.Meta):
-        fields = [*UserSerializer.Meta.fields, "email", "language"]
+        fields = [*UserSerializer.Meta.fields, "email", "language", "has_password"]
         read_only_fields = fields
+
+    def get_has_password(self, user: User) -> bool:
+        return user.has_usable_password()
 
 
 class ProfileSerializer(serializers.ModelSerializer[User]):

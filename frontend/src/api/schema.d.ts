@@ -4632,6 +4632,8 @@ export interface components {
             readonly display_name: string;
             /** @description Empty: no address given. */
             readonly email: string;
+            /** @description False for a user made by single sign-on, who signs in at the provider. */
+            readonly has_password: boolean;
             readonly id: number;
             /** @description Operates the whole platform: clusters, pools, all tenants. */
             readonly is_platform_admin: boolean;

@@ -8,6 +8,7 @@ export const BOB: Session = {
     is_platform_admin: false,
     email: 'bob@vision.example',
     language: '',
+    has_password: true,
   },
   memberships: [{ tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'member' }],
 
@@ -22,6 +23,7 @@ export const ADMIN: Session = {
     is_platform_admin: true,
     email: '',
     language: '',
+    has_password: true,
   },
   memberships: [],
 

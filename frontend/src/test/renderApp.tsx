@@ -38,6 +38,7 @@ export const ALICE: Session = {
     is_platform_admin: false,
     email: '',
     language: '',
+    has_password: true,
   },
   memberships: [
     { tenant: { id: 1, slug: 'vision', name: 'Vision Lab' }, role: 'tenant_admin' },

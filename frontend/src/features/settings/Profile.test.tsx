@@ -143,4 +143,17 @@ describe('profile', () => {
       ]);
     });
   });
+
+  it('offers no password form to a user who signs in through single sign-on', async () => {
+    stubFetch({
+      'GET /api/v1/auth/session/': sessionOf({
+        ...BOB,
+        user: { ...BOB.user, has_password: false },
+      }),
+      'GET /api/v1/tokens/': page([]),
+    });
+    await openProfile();
+    expect(screen.getByText(/You sign in through single sign-on/)).toBeTruthy();
+    expect(screen.queryByLabelText('Current password')).toBeNull();
+  });
 });

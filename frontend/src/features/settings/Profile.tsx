@@ -32,7 +32,11 @@ export function Profile({ user }: { user: SessionUser }) {
       </Space>
       <Typography.Text type="secondary">{t('settings.languageEmail')}</Typography.Text>
       <Divider titlePlacement="start">{t('settings.password')}</Divider>
-      <PasswordForm />
+      {user.has_password ? (
+        <PasswordForm />
+      ) : (
+        <Typography.Text type="secondary">{t('settings.passwordSso')}</Typography.Text>
+      )}
     </Space>
   );
 }

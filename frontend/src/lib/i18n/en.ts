@@ -1277,6 +1277,8 @@ export const en = {
     passwordHint:
       'At least 8 characters, not a common password. Your other signed-in browsers are signed out; API tokens keep working.',
     changePassword: 'Change password',
+    passwordSso:
+      "You sign in through single sign-on: your password is kept by your organisation's identity provider, not here.",
     passwordChanged: 'Password changed.',
     revoked: 'Token revoked',
     tokenName: 'Name',

@@ -1254,6 +1254,7 @@ export const zh: Messages = {
     passwordHint:
       '至少 8 个字符，且不能是常见密码。你在其他浏览器中的登录会被退出；API 令牌仍然有效。',
     changePassword: '修改密码',
+    passwordSso: '你通过单点登录进入本平台：密码由所在组织的身份提供方管理，不在这里修改。',
     passwordChanged: '密码已修改。',
     revoked: '令牌已吊销',
     tokenName: '名称',
