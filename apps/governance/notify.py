@@ -82,11 +82,11 @@ def said_to_recipient(notice: Notification) -> tuple[str, str]:
     """The notice's title and body in its recipient's language (English when unset)."""
     language = notice.recipient.language
     detail = notice.detail if isinstance(notice.detail, dict) else {}
+    title = translate.note_text(detail.get("title"), language, notice.title)
     body = detail.get("body")
-    return (
-        translate.note_text(detail.get("title"), language, notice.title),
-        translate.sentences_text(body if isinstance(body, list) else [None], language, notice.body),
-    )
+    if not isinstance(body, list) or not body:  # a notice without its notes: as stored
+        return title, notice.body
+    return title, translate.sentences_text(body, language, notice.body)
 
 
 def deliver(notice_id: int) -> dict[str, str]:

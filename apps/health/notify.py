@@ -14,7 +14,8 @@ from django.core.mail import send_mail
 from django.db.models import F
 
 from apps.health import catalogue
-from apps.health.models import Alert, AlertReceiver, FaultRule, ReceiverKind
+from apps.health.models import Alert, AlertReceiver, ReceiverKind
+from apps.health.services import rule_for
 
 log = logging.getLogger("zhisuan.health.notify")
 RANK = {"info": 0, "warning": 1, "critical": 2}
@@ -55,14 +56,6 @@ def _utc(at: datetime | str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _meaning(code: str) -> str:
-    """What the fault means, from the operators' catalogue (their own words first)."""
-    family = catalogue.family(code)
-    rows = {r.code: r.description for r in FaultRule.objects.filter(code__in=[code, family])}
-    defaults = {r.code: r.description for r in catalogue.DEFAULT_RULES}
-    return rows.get(code) or defaults.get(code) or rows.get(family) or defaults.get(family) or ""
-
-
 def email_text(alert: Alert) -> tuple[str, str]:
     """Subject and body of an alert's email: what broke, where, what the platform did about it
     and where to look, for the person on call; the webhook's JSON follows, for mail filters and
@@ -74,9 +67,9 @@ def email_text(alert: Alert) -> tuple[str, str]:
         f"{alert.severity.capitalize()}: fault {alert.fault} on node {node.name} ({where}).",
         alert.message,
     ]
-    meaning = _meaning(alert.fault)
-    if meaning:
-        lines.append(f"What it means: {meaning}.")
+    rule = rule_for(alert.fault)  # the catalogue entry that decided what was done
+    if rule.code != catalogue.FALLBACK.code and rule.description:
+        lines.append(f"What it means: {rule.description}.")
     lines.append("")
     incident = alert.incident
     if incident is not None:
@@ -117,6 +110,7 @@ def deliver(alert_id: int) -> dict[str, str]:
         return {}
     outcome = dict(alert.deliveries)
     body = payload(alert)
+    email: tuple[str, str] | None = None  # written once a round, for the first email receiver
     for receiver in AlertReceiver.objects.filter(enabled=True):
         key = str(receiver.pk)
         if delivered(outcome.get(key, "")):
@@ -127,8 +121,8 @@ def deliver(alert_id: int) -> dict[str, str]:
             if receiver.kind == ReceiverKind.WEBHOOK:
                 outcome[key] = _webhook(receiver.target, body)
             else:
-                subject, text = email_text(alert)
-                send_mail(subject, text, None, [receiver.target])
+                email = email or email_text(alert)
+                send_mail(email[0], email[1], None, [receiver.target])
                 outcome[key] = "sent"
         except (OSError, ValueError) as exc:  # URLError, SMTP errors, timeouts, a bad URL
             outcome[key] = f"error: {exc}"[:200]

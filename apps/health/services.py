@@ -59,6 +59,7 @@ class Rule:
     remediation: str
     max_remediations: int
     substitute_spare: bool
+    description: str = ""
 
 
 def rule_for(code: str) -> Rule:
@@ -76,10 +77,11 @@ def rule_for(code: str) -> Rule:
             row.remediation,
             row.max_remediations,
             row.substitute_spare,
+            row.description,
         )
     defaults = {r.code: r for r in catalogue.DEFAULT_RULES}
     spec = defaults.get(code) or defaults.get(catalogue.family(code)) or catalogue.FALLBACK
-    return Rule(spec.code, spec.severity, spec.action, spec.remediation, 1, True)
+    return Rule(spec.code, spec.severity, spec.action, spec.remediation, 1, True, spec.description)
 
 
 def _note(incident: Incident, what: str) -> None:

@@ -7,16 +7,16 @@ import {
   Empty,
   Form,
   Input,
-  Modal,
   Popconfirm,
   Segmented,
   Space,
   Tag,
   Typography,
 } from 'antd';
-import { type ReactNode, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { CursorPager } from '../../components/CursorPager';
+import { FormModal } from '../../components/FormModal';
 import { QueryTable } from '../../components/QueryTable';
 import { api, type ApiError, unwrap } from '../../lib/api';
 import type { AdminUser, AdminUserCreate, AdminUserEdit } from '../../lib/apiTypes';
@@ -260,10 +260,8 @@ function CreateUser({ onClose }: { onClose: () => void }) {
     <FormModal
       title={t('users.create')}
       okText={t('users.createOk')}
-      busy={create.isPending}
-      onOk={() => {
-        form.submit();
-      }}
+      form={form}
+      pending={create.isPending}
       onClose={onClose}
     >
       <Form
@@ -342,10 +340,8 @@ function EditUser({
     <FormModal
       title={t('users.editTitle', { user: user.username })}
       okText={t('common.save')}
-      busy={save.isPending}
-      onOk={() => {
-        form.submit();
-      }}
+      form={form}
+      pending={save.isPending}
       onClose={onClose}
     >
       <Form
@@ -406,10 +402,8 @@ function SetPassword({ user, onClose }: { user: AdminUser; onClose: () => void }
     <FormModal
       title={t('users.setPasswordTitle', { user: user.username })}
       okText={t('users.setPassword')}
-      busy={set.isPending}
-      onOk={() => {
-        form.submit();
-      }}
+      form={form}
+      pending={set.isPending}
       onClose={onClose}
     >
       <Form
@@ -430,37 +424,5 @@ function SetPassword({ user, onClose }: { user: AdminUser; onClose: () => void }
         </Form.Item>
       </Form>
     </FormModal>
-  );
-}
-
-/** A dialog around one form: OK submits it, Cancel closes. */
-function FormModal({
-  title,
-  okText,
-  busy,
-  onOk,
-  onClose,
-  children,
-}: {
-  title: string;
-  okText: string;
-  busy: boolean;
-  onOk: () => void;
-  onClose: () => void;
-  children: ReactNode;
-}) {
-  const { t } = useTranslation();
-  return (
-    <Modal
-      open
-      title={title}
-      okText={okText}
-      cancelText={t('common.cancel')}
-      confirmLoading={busy}
-      onOk={onOk}
-      onCancel={onClose}
-    >
-      {children}
-    </Modal>
   );
 }

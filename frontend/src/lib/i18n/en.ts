@@ -114,7 +114,6 @@ export const en = {
     previous: 'Previous',
     next: 'Next',
     save: 'Save',
-    cancel: 'Cancel',
   },
   users: {
     tab: 'Users',

@@ -13,24 +13,25 @@ export function isLanguage(value: unknown): value is Language {
   return typeof value === 'string' && (LANGUAGES as readonly string[]).includes(value);
 }
 
-/** The language chosen earlier in this browser, or English. */
-export function storedLanguage(): Language {
+/** The language chosen earlier in this browser, if any. */
+function chosenLanguage(): Language | null {
   try {
     const value = window.localStorage.getItem(STORAGE_KEY);
-    return isLanguage(value) ? value : DEFAULT_LANGUAGE;
+    return isLanguage(value) ? value : null;
   } catch {
     // Storage can be disabled (privacy modes); the default language still works.
-    return DEFAULT_LANGUAGE;
+    return null;
   }
+}
+
+/** The language chosen earlier in this browser, or English. */
+export function storedLanguage(): Language {
+  return chosenLanguage() ?? DEFAULT_LANGUAGE;
 }
 
 /** Whether this browser has a language chosen (else the signed-in user's, if they have one). */
 export function hasStoredLanguage(): boolean {
-  try {
-    return isLanguage(window.localStorage.getItem(STORAGE_KEY));
-  } catch {
-    return false;
-  }
+  return chosenLanguage() !== null;
 }
 
 /** The cookie the server reads the language from: the API's errors, the notebook proxy's pages. */

@@ -113,7 +113,6 @@ export const zh: Messages = {
     previous: '上一页',
     next: '下一页',
     save: '保存',
-    cancel: '取消',
   },
   users: {
     tab: '用户',
